@@ -1,0 +1,49 @@
+# Every target does its own set-up: a Python venv from requirements-dev.txt and the pinned CDK
+# CLI from package-lock.json. Only python3 (3.11+), node (20+) and npm are assumed.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export NODE_NO_WARNINGS := 1
+export CDK_DISABLE_VERSION_CHECK := 1
+export CDK_DISABLE_CLI_TELEMETRY := true
+
+.PHONY: setup demo test synth up down status clean
+
+setup: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+## The main job: embedded AWS, real cdk deploy, the lab scenario checked, destroy, all stopped.
+demo: setup
+	$(PY) -m local demo
+
+## The whole test suite (unit, infra, end-to-end against the embedded AWS).
+test: setup
+	$(PY) -m pytest
+
+synth: setup
+	npx cdk synth
+
+## Leave the embedded AWS, the deployed stack and the Lambda host running; prints exports.
+up: setup
+	$(PY) -m local up
+
+## Destroy the stack and stop everything `make up` started.
+down: setup
+	$(PY) -m local down
+
+status: setup
+	$(PY) -m local status
+
+clean:
+	rm -rf cdk.out .local .pytest_cache
