@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""CDK entry point: reads context, builds the consumer stack, nothing else."""
+
+import sys
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks, ServerlessChecks
+
+from stacks.config import ConfigError, StackConfig
+from stacks.consumer_stack import ConsumerStack
+
+
+def build(app: cdk.App) -> ConsumerStack:
+    config = StackConfig.from_context(app.node.try_get_context)
+    # The emulator cannot reuse the BootstrapVersion parameter on update deploys, so the
+    # bootstrap-version rule is dropped only for target=local; real accounts keep it.
+    synthesizer = cdk.DefaultStackSynthesizer(
+        generate_bootstrap_version_rule=config.target != "local"
+    )
+    # Every synth runs both rule packs; an unacknowledged finding is a synth error.
+    cdk.Aspects.of(app).add(AwsSolutionsChecks())
+    cdk.Aspects.of(app).add(ServerlessChecks())
+    return ConsumerStack(
+        app,
+        config.names.stack,
+        config=config,
+        synthesizer=synthesizer,
+        description="Idempotent order consumer: SQS -> Lambda -> DynamoDB (conditional write on the order id)",
+    )
+
+
+def main() -> None:
+    app = cdk.App()
+    try:
+        build(app)
+    except ConfigError as error:
+        sys.exit(f"error: {error}")
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""CDK constructs and the stack of the idempotent order consumer."""

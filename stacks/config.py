@@ -1,0 +1,165 @@
+"""The one place for physical names and context: every name derives from the prefix, every
+context value is validated here, and synth stops with a one-line message naming a bad value."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+DEFAULT_PREFIX = "labex-q05"
+
+# Environment variable the worker reads for its table; lambda/worker/app.py reads the same
+# name (tests/infra pin that both sides agree).
+WORKER_TABLE_ENV = "TABLE_NAME"
+
+# The item the stack seeds into the reference table. Nothing of the worker may touch it; the
+# lab checks it still reads "keep unchanged" after the run.
+REFERENCE_ITEM = {"id": "reference", "note": "keep unchanged"}
+
+# Lambda: "set the source queue's visibility timeout to at least six times the timeout that you
+# configure on your function", so a retried batch is not delivered again while still running.
+VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO = 6
+
+REMOVAL_CHOICES = ("retain", "destroy")
+TARGET_CHOICES = ("aws", "local")
+
+# Lowercase letters, digits and inner hyphens; short enough that the longest derived name
+# (`<prefix>-reference-seeder`, a Lambda name, max 64) and queue names (max 80) stay valid.
+_PREFIX_RE = re.compile(r"^[a-z][a-z0-9-]{0,38}[a-z0-9]$")
+
+CONTEXT_DEFAULTS: dict[str, Any] = {
+    "prefix": DEFAULT_PREFIX,
+    "batch_size": 1,
+    "removal": "retain",
+    "visibility_timeout_seconds": 30,
+    "function_timeout_seconds": 5,
+    "max_receive_count": 5,
+    "target": "aws",
+}
+
+
+class ConfigError(ValueError):
+    """A context value that cannot produce a valid stack."""
+
+
+@dataclass(frozen=True)
+class Names:
+    """Physical names, all derived from one prefix."""
+
+    prefix: str
+
+    @property
+    def stack(self) -> str:
+        return f"{self.prefix}-consumer"
+
+    @property
+    def jobs_queue(self) -> str:
+        return f"{self.prefix}-jobs"
+
+    @property
+    def dead_letter_queue(self) -> str:
+        return f"{self.prefix}-jobs-dlq"
+
+    @property
+    def orders_table(self) -> str:
+        return f"{self.prefix}-orders"
+
+    @property
+    def reference_table(self) -> str:
+        return f"{self.prefix}-reference"
+
+    @property
+    def worker_function(self) -> str:
+        return f"{self.prefix}-worker"
+
+    @property
+    def worker_role(self) -> str:
+        return f"{self.prefix}-worker-role"
+
+    @property
+    def seeder_function(self) -> str:
+        return f"{self.prefix}-reference-seeder"
+
+    @property
+    def seeder_role(self) -> str:
+        return f"{self.prefix}-reference-seeder-role"
+
+    @staticmethod
+    def log_group_of(function_name: str) -> str:
+        return f"/aws/lambda/{function_name}"
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """Validated context for one synth."""
+
+    names: Names
+    batch_size: int
+    removal: str
+    visibility_timeout_seconds: int
+    function_timeout_seconds: int
+    max_receive_count: int
+    target: str
+
+    @property
+    def destroy_on_removal(self) -> bool:
+        return self.removal == "destroy"
+
+    @classmethod
+    def from_context(cls, get: Mapping[str, Any] | Any) -> "StackConfig":
+        """Build from a mapping or from a callable like `node.try_get_context`."""
+        lookup = get.get if isinstance(get, Mapping) else get
+
+        def value(key: str) -> Any:
+            found = lookup(key)
+            return CONTEXT_DEFAULTS[key] if found is None else found
+
+        prefix = value("prefix")
+        if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix) or "--" in prefix:
+            raise ConfigError(
+                f"context prefix={prefix!r} is invalid: use 2-40 lowercase letters, digits and "
+                "single inner hyphens, starting with a letter"
+            )
+        batch_size = _int(value("batch_size"), "batch_size", 1, 10)
+        visibility = _int(value("visibility_timeout_seconds"), "visibility_timeout_seconds", 1, 43200)
+        timeout = _int(value("function_timeout_seconds"), "function_timeout_seconds", 1, 900)
+        max_receive = _int(value("max_receive_count"), "max_receive_count", 5, 1000)
+        if visibility < VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO * timeout:
+            raise ConfigError(
+                f"context visibility_timeout_seconds={visibility} is below "
+                f"{VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO} x function_timeout_seconds={timeout} "
+                f"(needs at least {VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO * timeout})"
+            )
+        removal = _choice(value("removal"), "removal", REMOVAL_CHOICES)
+        target = _choice(value("target"), "target", TARGET_CHOICES)
+        return cls(
+            names=Names(prefix),
+            batch_size=batch_size,
+            removal=removal,
+            visibility_timeout_seconds=visibility,
+            function_timeout_seconds=timeout,
+            max_receive_count=max_receive,
+            target=target,
+        )
+
+
+def _int(raw: Any, key: str, low: int, high: int) -> int:
+    # `-c key=3` arrives as the string "3", cdk.json gives an int; a bool is neither.
+    if isinstance(raw, bool):
+        parsed = None
+    elif isinstance(raw, int):
+        parsed = raw
+    elif isinstance(raw, str) and re.fullmatch(r"[0-9]+", raw.strip()):
+        parsed = int(raw.strip())
+    else:
+        parsed = None
+    if parsed is None or not low <= parsed <= high:
+        raise ConfigError(f"context {key}={raw!r} is invalid: use a whole number from {low} to {high}")
+    return parsed
+
+
+def _choice(raw: Any, key: str, choices: tuple[str, ...]) -> str:
+    if raw not in choices:
+        raise ConfigError(f"context {key}={raw!r} is invalid: use one of {', '.join(choices)}")
+    return raw

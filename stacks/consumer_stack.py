@@ -1,0 +1,76 @@
+"""The idempotent order consumer: SQS jobs queue -> Lambda worker -> DynamoDB orders table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack
+from constructs import Construct
+
+from stacks.config import REFERENCE_ITEM, StackConfig
+from stacks.messaging import Messaging
+from stacks.storage import SeededItem, Storage
+from stacks.worker import Worker
+
+# The worker's whole permission set; the infra tests pin the synthesized policy to exactly this.
+WORKER_QUEUE_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+WORKER_TABLE_ACTIONS = ("dynamodb:PutItem",)
+
+
+class ConsumerStack(Stack):
+    """Composes messaging, storage and the worker, grants the worker its few permissions and
+    exports every name a user needs."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        names = config.names
+        retained = RemovalPolicy.DESTROY if config.destroy_on_removal else RemovalPolicy.RETAIN
+
+        messaging = Messaging(
+            self,
+            "Messaging",
+            queue_name=names.jobs_queue,
+            dead_letter_queue_name=names.dead_letter_queue,
+            visibility_timeout=Duration.seconds(config.visibility_timeout_seconds),
+            max_receive_count=config.max_receive_count,
+            dead_letter_removal=retained,
+        )
+        storage = Storage(
+            self,
+            "Storage",
+            orders_table_name=names.orders_table,
+            reference_table_name=names.reference_table,
+            removal_policy=retained,
+        )
+        reference = SeededItem(
+            self,
+            "ReferenceItem",
+            table=storage.reference_table,
+            item=REFERENCE_ITEM,
+            function_name=names.seeder_function,
+        )
+        worker = Worker(
+            self,
+            "Worker",
+            function_name=names.worker_function,
+            table_name=storage.orders_table.table_name,
+            queue=messaging.queue,
+            batch_size=config.batch_size,
+            timeout=Duration.seconds(config.function_timeout_seconds),
+        )
+        messaging.queue.grant(worker.role, *WORKER_QUEUE_ACTIONS)
+        storage.orders_table.grant(worker.role, *WORKER_TABLE_ACTIONS)
+
+        outputs = {
+            "QueueUrl": messaging.queue.queue_url,
+            "QueueArn": messaging.queue.queue_arn,
+            "DeadLetterQueueUrl": messaging.dead_letter_queue.queue_url,
+            "OrdersTableName": storage.orders_table.table_name,
+            "ReferenceTableName": storage.reference_table.table_name,
+            "FunctionName": worker.function.function_name,
+            "LogGroupName": worker.log_group.log_group_name,
+            "EventSourceMappingId": worker.mapping.event_source_mapping_id,
+            "SeederFunctionName": reference.seeder.function.function_name,
+        }
+        for key, value in outputs.items():
+            CfnOutput(self, key, value=value)

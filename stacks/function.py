@@ -1,0 +1,73 @@
+"""A Python Lambda function with a role and a log group of its own, nothing shared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+from stacks.config import Names
+
+LAMBDA_SOURCE = Path(__file__).resolve().parent.parent / "lambda"
+
+
+class PythonFunction(Construct):
+    """Function from `lambda/<source>/app.py` (handler `app.handler`) with its own role that
+    starts with no permissions (no managed policy) and an explicit log group removed with the
+    stack. Callers grant exactly what the function needs on `role`."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        function_name: str,
+        source: str,
+        description: str,
+        timeout: Duration,
+        environment: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"Execution role of {function_name}; grants are added explicitly",
+        )
+        self.log_group = logs.LogGroup(
+            self,
+            "Logs",
+            log_group_name=Names.log_group_of(function_name),
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.log_group.grant_write(self.role)
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            function_name=function_name,
+            description=description,
+            runtime=lambda_.Runtime.PYTHON_3_14,
+            architecture=lambda_.Architecture.ARM_64,
+            handler="app.handler",
+            code=lambda_.Code.from_asset(
+                str(LAMBDA_SOURCE / source), exclude=["__pycache__", "*.pyc"]
+            ),
+            role=self.role,
+            timeout=timeout,
+            memory_size=256,
+            environment=dict(environment or {}),
+            log_group=self.log_group,
+        )
+        NagSuppressions.add_resource_suppressions(self.function, [{
+            "id": "Serverless-LambdaTracing",
+            "reason": "Active tracing needs xray:PutTraceSegments on Resource '*', which the "
+                      "least-privilege roles here may not have; JOB/WRITE/RESULT log lines trace each order.",
+        }])

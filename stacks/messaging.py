@@ -1,0 +1,54 @@
+"""The jobs queue and its dead-letter queue: where orders wait and where poison orders end."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_sqs as sqs
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+
+class Messaging(Construct):
+    """Jobs queue with SSE and TLS-only access, redriving to a 14-day dead-letter queue."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        queue_name: str,
+        dead_letter_queue_name: str,
+        visibility_timeout: Duration,
+        max_receive_count: int,
+        dead_letter_removal: RemovalPolicy,
+    ) -> None:
+        super().__init__(scope, construct_id)
+
+        # The DLQ holds orders a human still has to look at, so it follows the table's
+        # removal policy rather than CDK's queue default (destroy).
+        self.dead_letter_queue = sqs.Queue(
+            self,
+            "DeadLetters",
+            queue_name=dead_letter_queue_name,
+            retention_period=Duration.days(14),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            removal_policy=dead_letter_removal,
+        )
+        NagSuppressions.add_resource_suppressions(self.dead_letter_queue, [{
+            "id": "Serverless-SQSRedrivePolicy",
+            "reason": "This is the terminal dead-letter queue; its messages wait for a human.",
+        }])
+        self.queue = sqs.Queue(
+            self,
+            "Jobs",
+            queue_name=queue_name,
+            visibility_timeout=visibility_timeout,
+            # The maximum, so orders survive a worker outage of up to two weeks.
+            retention_period=Duration.days(14),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            dead_letter_queue=sqs.DeadLetterQueue(
+                queue=self.dead_letter_queue, max_receive_count=max_receive_count
+            ),
+        )

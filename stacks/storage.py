@@ -1,0 +1,89 @@
+"""The orders table (the durable duplicate guard), the reference table and its seeded item."""
+
+from __future__ import annotations
+
+import json
+from typing import Mapping
+
+from aws_cdk import CustomResource, Duration, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+from stacks.function import PythonFunction
+
+
+def _table(scope: Construct, construct_id: str, name: str, removal: RemovalPolicy) -> dynamodb.Table:
+    return dynamodb.Table(
+        scope,
+        construct_id,
+        table_name=name,
+        partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
+        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+        point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=True
+        ),
+        removal_policy=removal,
+    )
+
+
+class Storage(Construct):
+    """Orders keyed on the business `id` and a reference table the worker never touches.
+
+    An order's item is what makes a repeated delivery a duplicate: deleting the table (or an
+    item) lets the same id be written again. That is why both tables are retained by default.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        orders_table_name: str,
+        reference_table_name: str,
+        removal_policy: RemovalPolicy,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.orders_table = _table(self, "Orders", orders_table_name, removal_policy)
+        self.reference_table = _table(self, "Reference", reference_table_name, removal_policy)
+
+
+class SeededItem(Construct):
+    """Puts one item into a table at create time through a small Python custom resource.
+
+    Plain Python (no Node provider framework) so that the local Lambda host can run it too.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table: dynamodb.ITable,
+        item: Mapping[str, str],
+        function_name: str,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.seeder = PythonFunction(
+            self,
+            "Seeder",
+            function_name=function_name,
+            source="reference_seeder",
+            description="Seeds the reference item at stack create (CloudFormation custom resource)",
+            timeout=Duration.seconds(30),
+        )
+        table.grant(self.seeder.role, "dynamodb:PutItem")
+        NagSuppressions.add_resource_suppressions(self.seeder.function, [{
+            "id": "Serverless-LambdaDLQ",
+            "reason": "Invoked by CloudFormation, which receives every outcome through the response URL "
+                      "and fails the deployment on error; a DLQ would hold nothing anyone reads.",
+        }])
+        self.resource = CustomResource(
+            self,
+            "Item",
+            service_token=self.seeder.function.function_arn,
+            resource_type="Custom::SeededItem",
+            properties={"TableName": table.table_name, "Item": json.dumps(dict(item), sort_keys=True)},
+        )
+        # The grant lives in the role's policy; the item cannot be written before it exists.
+        self.resource.node.add_dependency(self.seeder.role)

@@ -1,0 +1,64 @@
+"""The order worker: its function, role, log group and the queue's event source mapping."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+from stacks.config import WORKER_TABLE_ENV
+from stacks.function import PythonFunction
+
+
+class Worker(Construct):
+    """Runs `lambda/worker/app.py` for each batch polled from `queue`.
+
+    Partial batch responses are on, so one failed order in a batch is retried alone while the
+    rest are acknowledged. The stack grants the role what it may do.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        function_name: str,
+        table_name: str,
+        queue: sqs.IQueue,
+        batch_size: int,
+        timeout: Duration,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        handler = PythonFunction(
+            self,
+            "Handler",
+            function_name=function_name,
+            source="worker",
+            description="Idempotent order worker: one conditional PutItem per order id",
+            timeout=timeout,
+            environment={WORKER_TABLE_ENV: table_name},
+        )
+        self.role = handler.role
+        self.log_group = handler.log_group
+        self.function = handler.function
+        # A plain mapping rather than SqsEventSource: that one also grants sqs:GetQueueUrl and
+        # sqs:ChangeMessageVisibility, which the poller does not need. The stack grants the rest.
+        self.mapping = self.function.add_event_source_mapping(
+            "Jobs",
+            event_source_arn=queue.queue_arn,
+            batch_size=batch_size,
+            enabled=True,
+            report_batch_item_failures=True,
+        )
+        NagSuppressions.add_resource_suppressions(self.function, [{
+            "id": "Serverless-LambdaDLQ",
+            "reason": "Invoked synchronously by the SQS event source mapping; a failed order stays on the "
+                      "jobs queue and its redrive policy moves it to the queue's dead-letter queue.",
+        }])
+        NagSuppressions.add_resource_suppressions(self.mapping, [{
+            "id": "Serverless-LambdaEventSourceMappingDestination",
+            "reason": "An SQS event source mapping cannot take an on-failure destination; the jobs "
+                      "queue's redrive policy is the failure path.",
+        }])
