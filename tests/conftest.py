@@ -1,0 +1,62 @@
+"""Shared fixtures: the handler modules loaded from lambda/, and one synth per session."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+os.environ.setdefault("NODE_NO_WARNINGS", "1")
+
+
+
+def load_lambda(source: str) -> ModuleType:
+    """Import lambda/<source>/app.py as a module of its own (lambda/ is not a package)."""
+    path = ROOT / "lambda" / source / "app.py"
+    spec = importlib.util.spec_from_file_location(f"{source}_app", path)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def worker() -> ModuleType:
+    return load_lambda("worker")
+
+
+@pytest.fixture(scope="session")
+def seeder() -> ModuleType:
+    return load_lambda("reference_seeder")
+
+
+def synth_stack(context: dict | None = None):
+    """Synthesize the app as `cdk synth` would, environment-agnostic; returns (app, stack)."""
+    import aws_cdk as cdk
+
+    from app import build
+
+    app = cdk.App(context=context or {})
+    stack = build(app)
+    return app, stack
+
+
+@pytest.fixture(scope="session")
+def synthesized():
+    return synth_stack()
+
+
+@pytest.fixture(scope="session")
+def template(synthesized):
+    from aws_cdk.assertions import Template
+
+    _, stack = synthesized
+    return Template.from_stack(stack)

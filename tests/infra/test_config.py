@@ -1,0 +1,65 @@
+"""Context validation: bad values stop synth with one line naming the value; defaults agree
+with the documented cdk.json context."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stacks.config import CONTEXT_DEFAULTS, WORKER_TABLE_ENV, ConfigError, Names, StackConfig
+from tests.conftest import ROOT
+
+
+def test_defaults_match_cdk_json_context():
+    """cdk.json documents the same defaults the code falls back to."""
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    assert {key: context[key] for key in CONTEXT_DEFAULTS} == CONTEXT_DEFAULTS
+
+
+def test_default_names_are_the_labs():
+    """Every physical name derives from the prefix labex-q05."""
+    names = StackConfig.from_context({}).names
+    assert (names.jobs_queue, names.dead_letter_queue, names.orders_table, names.reference_table,
+            names.worker_function, Names.log_group_of(names.worker_function)) == (
+        "labex-q05-jobs", "labex-q05-jobs-dlq", "labex-q05-orders", "labex-q05-reference",
+        "labex-q05-worker", "/aws/lambda/labex-q05-worker")
+
+
+def test_string_context_values_are_parsed():
+    """`-c batch_size=3` arrives as a string and is accepted."""
+    config = StackConfig.from_context({"batch_size": "3", "removal": "destroy", "prefix": "team-a"})
+    assert (config.batch_size, config.destroy_on_removal, config.names.jobs_queue) == (3, True, "team-a-jobs")
+
+
+@pytest.mark.parametrize(
+    "context,message",
+    [
+        ({"prefix": "Labex"}, "context prefix='Labex' is invalid"),
+        ({"prefix": "a"}, "context prefix='a' is invalid"),
+        ({"prefix": "bad--prefix"}, "context prefix='bad--prefix' is invalid"),
+        ({"prefix": "trailing-"}, "context prefix='trailing-' is invalid"),
+        ({"prefix": "x" * 41}, "is invalid"),
+        ({"batch_size": 0}, "context batch_size=0 is invalid: use a whole number from 1 to 10"),
+        ({"batch_size": 11}, "context batch_size=11 is invalid"),
+        ({"batch_size": "ten"}, "context batch_size='ten' is invalid"),
+        ({"batch_size": True}, "context batch_size=True is invalid"),
+        ({"batch_size": 2.5}, "context batch_size=2.5 is invalid"),
+        ({"visibility_timeout_seconds": 29}, "visibility_timeout_seconds=29 is below 6 x function_timeout_seconds=5 (needs at least 30)"),
+        ({"function_timeout_seconds": 6}, "visibility_timeout_seconds=30 is below 6 x function_timeout_seconds=6"),
+        ({"max_receive_count": 4}, "context max_receive_count=4 is invalid"),
+        ({"removal": "keep"}, "context removal='keep' is invalid: use one of retain, destroy"),
+        ({"target": "docker"}, "context target='docker' is invalid: use one of aws, local"),
+    ],
+)
+def test_bad_context_is_a_one_line_error_naming_the_value(context, message):
+    """Each bad value raises ConfigError whose single line names the key and the value."""
+    with pytest.raises(ConfigError) as raised:
+        StackConfig.from_context(context)
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_handler_and_stack_agree_on_the_table_env_var(worker):
+    """The env var the stack sets is the one the handler reads."""
+    assert worker.TABLE_NAME_ENV == WORKER_TABLE_ENV

@@ -1,0 +1,235 @@
+"""The synthesized template, property by property: queues, tables, the seeded item, the worker
+function and mapping, and above all the worker role's exact permissions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from tests.conftest import synth_stack
+
+QUEUE = "labex-q05-jobs"
+WORKER = "labex-q05-worker"
+
+
+def only(template: Template, resource_type: str, properties: dict) -> tuple[str, dict]:
+    """The single resource of a type matching the properties: (logical id, resource)."""
+    found = template.find_resources(resource_type, {"Properties": Match.object_like(properties)})
+    assert len(found) == 1, f"expected one {resource_type} matching {properties}, found {len(found)}"
+    return next(iter(found.items()))
+
+
+def role_statements(template: Template, function_name: str) -> list[dict]:
+    """All policy statements attached to the role of the named function."""
+    _, function = only(template, "AWS::Lambda::Function", {"FunctionName": function_name})
+    role_id = function["Properties"]["Role"]["Fn::GetAtt"][0]
+    role = template.to_json()["Resources"][role_id]
+    assert "Policies" not in role["Properties"], "inline policies on the role itself"
+    policies = template.find_resources("AWS::IAM::Policy", {"Properties": {"Roles": [{"Ref": role_id}]}})
+    assert len(policies) == 1
+    return next(iter(policies.values()))["Properties"]["PolicyDocument"]["Statement"]
+
+
+def logical_id(template: Template, resource_type: str, properties: dict) -> str:
+    return only(template, resource_type, properties)[0]
+
+
+def test_jobs_queue_redrives_to_dlq_with_sse_and_visibility(template):
+    """Jobs queue: 30 s visibility, 14-day retention, SQS-managed SSE, redrive to the DLQ
+    after 5 receives."""
+    dlq = logical_id(template, "AWS::SQS::Queue", {"QueueName": f"{QUEUE}-dlq"})
+    template.has_resource_properties("AWS::SQS::Queue", {
+        "QueueName": QUEUE,
+        "VisibilityTimeout": 30,
+        "MessageRetentionPeriod": 1209600,
+        "SqsManagedSseEnabled": True,
+        "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq, "Arn"]}, "maxReceiveCount": 5},
+    })
+
+
+def test_dead_letter_queue_keeps_messages_14_days_and_is_retained(template):
+    """DLQ: 14-day retention, SSE, and kept on destroy by default (it holds orders for a human)."""
+    template.has_resource("AWS::SQS::Queue", {
+        "Properties": {"QueueName": f"{QUEUE}-dlq", "MessageRetentionPeriod": 1209600,
+                       "SqsManagedSseEnabled": True, "RedrivePolicy": Match.absent()},
+        "DeletionPolicy": "Retain",
+    })
+
+
+@pytest.mark.parametrize("queue_name", [QUEUE, f"{QUEUE}-dlq"])
+def test_queues_deny_plain_http(template, queue_name):
+    """Both queues carry a policy denying any request without TLS."""
+    queue = logical_id(template, "AWS::SQS::Queue", {"QueueName": queue_name})
+    template.has_resource_properties("AWS::SQS::QueuePolicy", {
+        "Queues": [{"Ref": queue}],
+        "PolicyDocument": {"Statement": Match.array_with([Match.object_like({
+            "Effect": "Deny", "Action": "sqs:*",
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        })])},
+    })
+
+
+@pytest.mark.parametrize("table_name", ["labex-q05-orders", "labex-q05-reference"])
+def test_tables_keyed_on_id_on_demand_with_pitr_and_retained(template, table_name):
+    """Both tables: partition key id (S), on-demand, PITR, retained on destroy by default."""
+    template.has_resource("AWS::DynamoDB::Table", {
+        "Properties": {
+            "TableName": table_name,
+            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+        },
+        "DeletionPolicy": "Retain",
+        "UpdateReplacePolicy": "Retain",
+    })
+
+
+def test_removal_destroy_removes_tables_and_dlq():
+    """`-c removal=destroy` makes every stateful resource go with the stack."""
+    _, stack = synth_stack({"removal": "destroy"})
+    template = Template.from_stack(stack)
+    for resource_type in ("AWS::DynamoDB::Table", "AWS::SQS::Queue", "AWS::Logs::LogGroup"):
+        for resource in template.find_resources(resource_type).values():
+            assert resource.get("DeletionPolicy", "Delete") == "Delete", resource_type
+
+
+def test_reference_item_is_seeded_by_custom_resource(template):
+    """The stack puts {"id": "reference", "note": "keep unchanged"} into the reference table."""
+    reference = logical_id(template, "AWS::DynamoDB::Table", {"TableName": "labex-q05-reference"})
+    seeder = logical_id(template, "AWS::Lambda::Function", {"FunctionName": "labex-q05-reference-seeder"})
+    template.has_resource_properties("Custom::SeededItem", {
+        "ServiceToken": {"Fn::GetAtt": [seeder, "Arn"]},
+        "TableName": {"Ref": reference},
+        "Item": '{"id": "reference", "note": "keep unchanged"}',
+    })
+
+
+def test_worker_function(template):
+    """Worker: name, handler app.handler, Python runtime, 5 s timeout, TABLE_NAME -> orders
+    table, logging to its explicit log group."""
+    orders = logical_id(template, "AWS::DynamoDB::Table", {"TableName": "labex-q05-orders"})
+    logs = logical_id(template, "AWS::Logs::LogGroup", {"LogGroupName": f"/aws/lambda/{WORKER}"})
+    template.has_resource_properties("AWS::Lambda::Function", {
+        "FunctionName": WORKER,
+        "Handler": "app.handler",
+        "Runtime": Match.string_like_regexp(r"^python3\.\d+$"),
+        "Timeout": 5,
+        "Environment": {"Variables": {"TABLE_NAME": {"Ref": orders}}},
+        "LoggingConfig": {"LogGroup": {"Ref": logs}},
+    })
+
+
+def test_visibility_timeout_is_at_least_six_times_function_timeout(template):
+    """The Lambda rule for SQS sources, checked on the template values."""
+    _, queue = only(template, "AWS::SQS::Queue", {"QueueName": QUEUE})
+    _, function = only(template, "AWS::Lambda::Function", {"FunctionName": WORKER})
+    assert queue["Properties"]["VisibilityTimeout"] >= 6 * function["Properties"]["Timeout"]
+
+
+def test_worker_log_group_has_retention_and_goes_with_stack(template):
+    """Explicit log group /aws/lambda/labex-q05-worker with retention, deleted on destroy."""
+    template.has_resource("AWS::Logs::LogGroup", {
+        "Properties": {"LogGroupName": f"/aws/lambda/{WORKER}", "RetentionInDays": 30},
+        "DeletionPolicy": "Delete",
+    })
+
+
+def test_event_source_mapping(template):
+    """Jobs queue -> worker, batch size 1, enabled, partial batch responses."""
+    queue = logical_id(template, "AWS::SQS::Queue", {"QueueName": QUEUE})
+    function = logical_id(template, "AWS::Lambda::Function", {"FunctionName": WORKER})
+    template.resource_count_is("AWS::Lambda::EventSourceMapping", 1)
+    template.has_resource_properties("AWS::Lambda::EventSourceMapping", {
+        "EventSourceArn": {"Fn::GetAtt": [queue, "Arn"]},
+        "FunctionName": {"Ref": function},
+        "BatchSize": 1,
+        "Enabled": True,
+        "FunctionResponseTypes": ["ReportBatchItemFailures"],
+    })
+
+
+def test_batch_size_comes_from_context():
+    """`-c batch_size=10` reaches the mapping."""
+    _, stack = synth_stack({"batch_size": "10"})
+    Template.from_stack(stack).has_resource_properties("AWS::Lambda::EventSourceMapping", {"BatchSize": 10})
+
+
+def test_worker_role_is_lambda_only_with_no_managed_policy(template):
+    """The worker's role trusts only Lambda and carries no managed or inline policy."""
+    _, function = only(template, "AWS::Lambda::Function", {"FunctionName": WORKER})
+    role = template.to_json()["Resources"][function["Properties"]["Role"]["Fn::GetAtt"][0]]
+    assert role["Properties"]["AssumeRolePolicyDocument"]["Statement"] == [{
+        "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}}]
+    assert "ManagedPolicyArns" not in role["Properties"]
+    assert "Policies" not in role["Properties"]
+
+
+def test_worker_policy_is_exactly_queue_consume_putitem_and_own_logs(template):
+    """Exactly three statements: receive/delete/get-attributes on the jobs queue, PutItem on the
+    orders table, create-stream/put-events on its own log group. Nothing else."""
+    queue = logical_id(template, "AWS::SQS::Queue", {"QueueName": QUEUE})
+    orders = logical_id(template, "AWS::DynamoDB::Table", {"TableName": "labex-q05-orders"})
+    logs = logical_id(template, "AWS::Logs::LogGroup", {"LogGroupName": f"/aws/lambda/{WORKER}"})
+    statements = role_statements(template, WORKER)
+    normalized = sorted(
+        (sorted([s["Action"]] if isinstance(s["Action"], str) else s["Action"]),
+         s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]], s["Effect"])
+        for s in statements
+    )
+    assert normalized == sorted([
+        (["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [{"Fn::GetAtt": [queue, "Arn"]}], "Allow"),
+        (["dynamodb:PutItem"], [{"Fn::GetAtt": [orders, "Arn"]}], "Allow"),
+        (["logs:CreateLogStream", "logs:PutLogEvents"], [{"Fn::GetAtt": [logs, "Arn"]}], "Allow"),
+    ])
+    assert all("Condition" not in s and "NotAction" not in s and "NotResource" not in s for s in statements)
+
+
+def test_seeder_may_only_put_into_reference_table(template):
+    """The seeder role: PutItem on the reference table and its own logs, nothing else."""
+    reference = logical_id(template, "AWS::DynamoDB::Table", {"TableName": "labex-q05-reference"})
+    statements = role_statements(template, "labex-q05-reference-seeder")
+    actions = sorted(a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))
+    assert actions == ["dynamodb:PutItem", "logs:CreateLogStream", "logs:PutLogEvents"]
+    put = next(s for s in statements if s["Action"] == "dynamodb:PutItem")
+    assert put["Resource"] == [{"Fn::GetAtt": [reference, "Arn"]}] or put["Resource"] == {"Fn::GetAtt": [reference, "Arn"]}
+
+
+def test_no_policy_uses_a_wildcard_resource_or_managed_policy(template):
+    """No identity policy in the stack grants on Resource '*' and no role has a managed policy."""
+    for policy in template.find_resources("AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+            assert "*" not in resources
+    for role in template.find_resources("AWS::IAM::Role").values():
+        assert "ManagedPolicyArns" not in role["Properties"]
+
+
+def test_outputs_name_everything_a_user_needs(template):
+    """Outputs: queue URL/ARN, DLQ URL, table names, function, log group, mapping id."""
+    outputs = template.to_json()["Outputs"]
+    for key in ("QueueUrl", "QueueArn", "DeadLetterQueueUrl", "OrdersTableName", "ReferenceTableName",
+                "FunctionName", "LogGroupName", "EventSourceMappingId"):
+        assert key in outputs, key
+
+
+def test_target_local_drops_only_the_bootstrap_version_rule(template):
+    """The default keeps CDK's bootstrap-version rule for real accounts; target=local drops it."""
+    assert "CheckBootstrapVersion" in template.to_json().get("Rules", {})
+    _, stack = synth_stack({"target": "local"})
+    assert "CheckBootstrapVersion" not in Template.from_stack(stack).to_json().get("Rules", {})
+
+
+def test_worker_asset_is_the_handler_source_without_caches(synthesized):
+    """The worker's code asset is lambda/worker as-is (no Docker bundling): app.py, no caches."""
+    app, stack = synthesized
+    assembly = app.synth()
+    template = assembly.get_stack_by_name(stack.stack_name).template
+    function = next(r for r in template["Resources"].values()
+                    if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("FunctionName") == WORKER)
+    asset_hash = function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
+    asset_dir = Path(assembly.directory) / f"asset.{asset_hash}"
+    files = sorted(p.name for p in asset_dir.rglob("*") if p.is_file())
+    assert files == ["app.py"]

@@ -1,0 +1,204 @@
+"""The worker's shell against moto's DynamoDB: the conditional write, what is acknowledged,
+what is reported as failed, and what the logs say."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from moto import mock_aws
+
+TABLE = "orders"
+RECEIPT = "AQEB-receipt-handle-must-never-be-logged"
+
+
+@pytest.fixture
+def aws_env(monkeypatch):
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+
+
+@pytest.fixture
+def client(aws_env):
+    with mock_aws():
+        ddb = boto3.client("dynamodb")
+        ddb.create_table(
+            TableName=TABLE,
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield ddb
+
+
+def record(body: str) -> dict:
+    return {
+        "messageId": str(uuid.uuid4()),
+        "receiptHandle": RECEIPT,
+        "body": body,
+        "attributes": {"ApproximateReceiveCount": "1"},
+        "eventSource": "aws:sqs",
+    }
+
+
+def order(order_id: str, quantity: int) -> dict:
+    return record(json.dumps({"id": order_id, "quantity": quantity}))
+
+
+def items(client) -> list[dict]:
+    scanned = client.scan(TableName=TABLE)["Items"]
+    return sorted(
+        ({"id": i["id"]["S"], "quantity": int(i["quantity"]["N"]), "total_cents": int(i["total_cents"]["N"])}
+         for i in scanned),
+        key=lambda i: i["id"],
+    )
+
+
+def log_lines(capsys, tag: str) -> list[dict]:
+    out = capsys.readouterr().out
+    assert RECEIPT not in out
+    return [json.loads(line[len(tag) + 1:]) for line in out.splitlines() if line.startswith(tag + " ")]
+
+
+def test_first_write_stores_item_and_logs_job_write_result(worker, client, capsys):
+    """A new order is written once with total_cents and reported processed; the logs carry JOB,
+    WRITE (Accepted) and RESULT lines in sorted-key JSON and never the receipt handle."""
+    response = worker.handle_event({"Records": [order("dedup-order", 4)]}, client, TABLE)
+    assert response == {"batchItemFailures": []}
+    assert items(client) == [{"id": "dedup-order", "quantity": 4, "total_cents": 1100}]
+    out = capsys.readouterr().out
+    assert RECEIPT not in out
+    lines = out.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == ["JOB", "WRITE", "RESULT"]
+    assert lines[2] == 'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}'
+    write = json.loads(lines[1][len("WRITE "):])
+    assert write["outcome"] == "Accepted" and write["previous"] is None
+    assert write["condition"] == "attribute_not_exists(id)"
+    assert write["stored"] == {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
+
+
+def test_identical_copy_is_acknowledged_as_duplicate_and_item_unchanged(worker, client, capsys):
+    """A second delivery of the same order is a conditional rejection that is acknowledged."""
+    worker.handle_event({"Records": [order("dedup-order", 4)]}, client, TABLE)
+    capsys.readouterr()
+    response = worker.handle_event({"Records": [order("dedup-order", 4)]}, client, TABLE)
+    assert response == {"batchItemFailures": []}
+    assert items(client) == [{"id": "dedup-order", "quantity": 4, "total_cents": 1100}]
+    out = capsys.readouterr().out
+    write = json.loads(next(l for l in out.splitlines() if l.startswith("WRITE "))[6:])
+    assert write["outcome"] == "ConditionalCheckFailed" and write["decision"] == "duplicate"
+    assert write["previous"] == {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
+    result = json.loads(next(l for l in out.splitlines() if l.startswith("RESULT "))[7:])
+    assert result == {"id": "dedup-order", "quantity": 4, "processed": False, "duplicate": True}
+
+
+def test_conflicting_copy_is_reported_failed_and_item_unchanged(worker, client, capsys):
+    """Same id, other quantity: never acknowledged (it goes back to the queue, then the DLQ)."""
+    worker.handle_event({"Records": [order("o-1", 2)]}, client, TABLE)
+    capsys.readouterr()
+    conflicting = order("o-1", 3)
+    response = worker.handle_event({"Records": [conflicting]}, client, TABLE)
+    assert response == {"batchItemFailures": [{"itemIdentifier": conflicting["messageId"]}]}
+    assert items(client) == [{"id": "o-1", "quantity": 2, "total_cents": 600}]
+    errors = log_lines(capsys, "ERROR")
+    assert errors[0]["error"] == "ConflictingOrder"
+    assert "already stored with different details" in errors[0]["message"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "not json", '{"id": "a"}', '{"quantity": 1}', '{"id": "a", "quantity": 1, "x": 1}',
+        '{"id": 5, "quantity": 1}', '{"id": "", "quantity": 1}', '{"id": "a", "quantity": true}',
+        '{"id": "a", "quantity": 0}', '{"id": "a", "quantity": 11}', '{"id": "a", "quantity": 2.5}',
+        "[]",
+    ],
+)
+def test_bad_input_is_reported_failed_and_nothing_written(worker, client, capsys, body):
+    """Bad input is a failure (never acknowledged silently) and writes nothing."""
+    bad = record(body)
+    response = worker.handle_event({"Records": [bad]}, client, TABLE)
+    assert response == {"batchItemFailures": [{"itemIdentifier": bad["messageId"]}]}
+    assert items(client) == []
+    errors = log_lines(capsys, "ERROR")
+    assert len(errors) == 1 and errors[0]["error"] == "JobError"
+
+
+@pytest.mark.parametrize(
+    "code,status",
+    [("ProvisionedThroughputExceededException", 400), ("ThrottlingException", 400),
+     ("AccessDeniedException", 400), ("InternalServerError", 500)],
+)
+def test_service_errors_are_raised_not_acknowledged(worker, client, code, status):
+    """Throttling, access denied and 5xx are re-raised by process_record and reported failed
+    by the batch handler; they are never mistaken for duplicates."""
+    stubber = Stubber(client)
+    stubber.add_client_error("put_item", service_error_code=code, http_status_code=status)
+    stubber.add_client_error("put_item", service_error_code=code, http_status_code=status)
+    with stubber:
+        with pytest.raises(Exception) as raised:
+            worker.process_record(order("a", 1), client, TABLE)
+        assert raised.value.response["Error"]["Code"] == code
+        failed = order("a", 1)
+        response = worker.handle_event({"Records": [failed]}, client, TABLE)
+    assert response == {"batchItemFailures": [{"itemIdentifier": failed["messageId"]}]}
+
+
+def test_mixed_batch_reports_only_the_failed_records(worker, client, capsys):
+    """In one batch: new, duplicate, conflict, bad input, new. Only conflict and bad input are
+    reported; the others are acknowledged."""
+    worker.handle_event({"Records": [order("seen", 1)]}, client, TABLE)
+    batch = [order("fresh", 2), order("seen", 1), order("seen", 9), record("{}"), order("fresh-2", 10)]
+    response = worker.handle_event({"Records": batch}, client, TABLE)
+    assert response == {"batchItemFailures": [
+        {"itemIdentifier": batch[2]["messageId"]}, {"itemIdentifier": batch[3]["messageId"]}]}
+    assert items(client) == [
+        {"id": "fresh", "quantity": 2, "total_cents": 600},
+        {"id": "fresh-2", "quantity": 10, "total_cents": 2600},
+        {"id": "seen", "quantity": 1, "total_cents": 350},
+    ]
+
+
+def test_lab_scenario_figures(worker, client, capsys):
+    """The lab: dedup-order x3 and other-order x1 give two accepted writes, two conditional
+    rejections, both copies acknowledged as duplicates, and the table holds 4/1100 and 1/350."""
+    for body in [order("dedup-order", 4), order("dedup-order", 4), order("dedup-order", 4), order("other-order", 1)]:
+        assert worker.handle_event({"Records": [body]}, client, TABLE) == {"batchItemFailures": []}
+    out = capsys.readouterr().out
+    writes = [json.loads(l[6:]) for l in out.splitlines() if l.startswith("WRITE ")]
+    assert [w["outcome"] for w in writes] == ["Accepted", "ConditionalCheckFailed", "ConditionalCheckFailed", "Accepted"]
+    results = [json.loads(l[7:]) for l in out.splitlines() if l.startswith("RESULT ")]
+    assert [r["duplicate"] for r in results] == [False, True, True, False]
+    assert items(client) == [
+        {"id": "dedup-order", "quantity": 4, "total_cents": 1100},
+        {"id": "other-order", "quantity": 1, "total_cents": 350},
+    ]
+
+
+def test_handler_reads_table_from_env_and_creates_one_client(worker, aws_env, monkeypatch):
+    """`handler` uses TABLE_NAME from the environment and one boto3 client per process."""
+    created = []
+    real_client = boto3.client
+
+    def counting_client(*args, **kwargs):
+        created.append(args)
+        return real_client(*args, **kwargs)
+
+    with mock_aws():
+        real_client("dynamodb").create_table(
+            TableName="from-env", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST")
+        monkeypatch.setenv(worker.TABLE_NAME_ENV, "from-env")
+        monkeypatch.setattr(worker, "_CLIENT", None)
+        monkeypatch.setattr(worker.boto3, "client", counting_client)
+        assert worker.handler({"Records": [order("a", 1)]}, None) == {"batchItemFailures": []}
+        assert worker.handler({"Records": [order("b", 1)]}, None) == {"batchItemFailures": []}
+        assert created == [("dynamodb",)]
+        assert real_client("dynamodb").get_item(TableName="from-env", Key={"id": {"S": "b"}})["Item"]
