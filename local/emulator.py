@@ -1,0 +1,278 @@
+"""The embedded AWS: moto's server in this process, with the few changes that make it behave like
+AWS where this project depends on it.
+
+- Lambda code runs for real: moto's `LambdaFunction.invoke` (used by the Invoke API and by
+  CloudFormation custom resources) is routed to the local Lambda host.
+- moto's own SQS -> Lambda wiring is switched off: it would receive messages inside the
+  producer's SendMessage call and bump receive counts without running anything. The local host
+  polls mappings the way the Lambda service does.
+- IAM enforcement: moto matches policy resources only for a few services. For DynamoDB and
+  CloudWatch Logs it is told the resource ARN of each request, so a policy scoped to one table
+  or one log group is enforced as on AWS.
+- A custom resource's response URL points at this server under `localhost`, and answering it
+  needs no signature (on AWS it is a pre-signed S3 URL).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from local.lambda_host import LambdaHost
+
+ACCOUNT_ID = "123456789012"  # moto's default account
+ADMIN_USER = "local-admin"
+_ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+
+log = logging.getLogger("local.emulator")
+
+
+@dataclass(frozen=True)
+class Credentials:
+    access_key_id: str
+    secret_access_key: str
+    session_token: str | None = None
+
+    def as_env(self) -> dict[str, str]:
+        env = {"AWS_ACCESS_KEY_ID": self.access_key_id, "AWS_SECRET_ACCESS_KEY": self.secret_access_key}
+        if self.session_token:
+            env["AWS_SESSION_TOKEN"] = self.session_token
+        return env
+
+    def as_client_kwargs(self) -> dict[str, str]:
+        kwargs = {"aws_access_key_id": self.access_key_id, "aws_secret_access_key": self.secret_access_key}
+        if self.session_token:
+            kwargs["aws_session_token"] = self.session_token
+        return kwargs
+
+
+# --- resource ARNs for moto's access check --------------------------------------------------
+
+def dynamodb_resource_arns(action: str, params: dict[str, Any], region: str, account: str) -> list[str]:
+    """Every table (or index) ARN a DynamoDB request touches; ["*"] for account-level calls."""
+    def table_arn(name: str, index: str | None = None) -> str:
+        if name.startswith("arn:"):
+            base = name
+        else:
+            base = f"arn:aws:dynamodb:{region}:{account}:table/{name}"
+        return f"{base}/index/{index}" if index else base
+
+    if "TableName" in params:
+        return [table_arn(params["TableName"], params.get("IndexName"))]
+    if "RequestItems" in params:  # BatchGetItem, BatchWriteItem
+        return [table_arn(name) for name in params["RequestItems"]] or ["*"]
+    if "TransactItems" in params:  # TransactGetItems, TransactWriteItems
+        arns = [
+            table_arn(operation["TableName"])
+            for item in params["TransactItems"]
+            for operation in item.values()
+            if isinstance(operation, dict) and "TableName" in operation
+        ]
+        return sorted(set(arns)) or ["*"]
+    if "ResourceArn" in params:
+        return [params["ResourceArn"]]
+    return ["*"]
+
+
+def logs_resource_arn(params: dict[str, Any], region: str, account: str) -> str:
+    """The log-stream ARN when the request names a stream, else the log-group ARN, else *."""
+    group = params.get("logGroupName")
+    if not group:
+        identifier = params.get("logGroupIdentifier")
+        if identifier and identifier.startswith("arn:"):
+            return identifier
+        group = identifier
+    if not group:
+        return "*"
+    arn = f"arn:aws:logs:{region}:{account}:log-group:{group}"
+    stream = params.get("logStreamName")
+    return f"{arn}:log-stream:{stream}" if stream else arn
+
+
+def _patch_access_control() -> None:
+    from moto.cloudformation.responses import CloudFormationResponse
+    from moto.core.authorization import ActionAuthenticatorMixin
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.logs.responses import LogsResponse
+
+    check = ActionAuthenticatorMixin._authenticate_and_authorize_normal_action
+
+    def dynamodb_check(self: Any, resource: str = "*") -> None:
+        params = getattr(self, "body", None)
+        params = params if isinstance(params, dict) else {}
+        for arn in dynamodb_resource_arns(self._get_action(), params, self.region, self.current_account):
+            check(self, arn)
+
+    def logs_check(self: Any, resource: str = "*") -> None:
+        try:
+            params = json.loads(self.body or "{}")
+        except (TypeError, ValueError):
+            params = {}
+        check(self, logs_resource_arn(params, self.region, self.current_account))
+
+    def cloudformation_check(self: Any, resource: str = "*") -> None:
+        # The custom-resource response URL stands in for a pre-signed S3 URL: no SigV4 header.
+        if self._get_action() == "ProcessCfnResponse":
+            return
+        check(self, resource)
+
+    DynamoHandler._authenticate_and_authorize_normal_action = dynamodb_check
+    LogsResponse._authenticate_and_authorize_normal_action = logs_check
+    CloudFormationResponse._authenticate_and_authorize_normal_action = cloudformation_check
+
+
+# SQS authorizes a batch call with the permission of its single-message action.
+_SQS_BATCH_PERMISSIONS = {
+    "sqs:SendMessageBatch": "sqs:SendMessage",
+    "sqs:DeleteMessageBatch": "sqs:DeleteMessage",
+    "sqs:ChangeMessageVisibilityBatch": "sqs:ChangeMessageVisibility",
+}
+
+
+def _patch_sqs_batch_permissions() -> None:
+    from moto.iam.access_control import IAMRequestBase
+
+    init = IAMRequestBase.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self._action = _SQS_BATCH_PERMISSIONS.get(self._action, self._action)
+
+    IAMRequestBase.__init__ = __init__
+
+
+def _patch_log_group_arn() -> None:
+    """CloudFormation's `Fn::GetAtt LogGroup.Arn` ends in `:*` on AWS (it covers the group's
+    streams); moto leaves it off, which would deny every stream a role is granted."""
+    from moto.logs.models import LogGroup
+
+    get_attribute = LogGroup.get_cfn_attribute
+
+    def get_cfn_attribute(self: Any, attribute_name: str) -> Any:
+        value = get_attribute(self, attribute_name)
+        return f"{value}:*" if attribute_name == "Arn" else value
+
+    LogGroup.get_cfn_attribute = get_cfn_attribute
+
+
+def _patch_signature_of_bodyless_requests() -> None:
+    """moto re-signs a GET without a body over its parsed parameters instead of an empty
+    payload, so every signed REST GET (e.g. Lambda ListFunctions) fails SignatureDoesNotMatch."""
+    from moto.iam.access_control import IAMRequestBase
+
+    create = IAMRequestBase._create_aws_request
+
+    def create_aws_request(self: Any) -> Any:
+        request = create(self)
+        if self._method in ("GET", "HEAD", "DELETE") and not self._body:
+            request.data = b""
+        return request
+
+    IAMRequestBase._create_aws_request = create_aws_request
+
+
+def _patch_sqs_lambda_trigger() -> None:
+    from moto.sqs.models import Queue
+
+    # A data descriptor on the class wins over the attribute moto sets per queue: every read
+    # sees no mapping, so SendMessage never receives on the mapping's behalf.
+    Queue.lambda_event_source_mappings = property(lambda self: {}, lambda self, value: None)
+
+
+def _patch_lambda_invoke(host: "LambdaHost") -> None:
+    from moto.awslambda.models import LambdaFunction
+
+    def invoke(fn: Any, body: Any, request_headers: Any, response_headers: Any) -> bytes:
+        event = json.loads(body) if body else {}
+        invocation_type = (request_headers or {}).get("X-Amz-Invocation-Type") or (
+            request_headers or {}).get("x-amz-invocation-type") or "RequestResponse"
+        spec = host.spec_from_moto(fn)
+        if invocation_type == "Event":
+            threading.Thread(target=host.invoke, args=(spec, event), daemon=True).start()
+            return b""
+        result = host.invoke(spec, event)
+        if result.function_error:
+            response_headers["x-amz-function-error"] = result.function_error
+        response_headers["x-amz-log-result"] = result.log_tail_base64()
+        return result.payload
+
+    LambdaFunction.invoke = invoke
+
+
+def _patch_custom_resource_host(port: int) -> None:
+    import os
+
+    from moto import settings
+
+    os.environ["MOTO_PORT"] = str(port)
+    settings.moto_server_host = lambda: "http://localhost"
+
+
+class EmbeddedAWS:
+    """moto's threaded server on localhost:<port>, patched, with an admin user for callers."""
+
+    def __init__(self, port: int, region: str = "us-east-1") -> None:
+        self.port = port
+        self.region = region
+        self.endpoint = f"http://localhost:{port}"
+        self._server: Any = None
+        self.admin: Credentials | None = None
+
+    def start(self, host: "LambdaHost") -> None:
+        from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+        _patch_access_control()
+        _patch_signature_of_bodyless_requests()
+        _patch_sqs_batch_permissions()
+        _patch_log_group_arn()
+        _patch_sqs_lambda_trigger()
+        _patch_lambda_invoke(host)
+        _patch_custom_resource_host(self.port)
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self._server.start()
+        self.admin = self._create_admin()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def client(self, service: str, credentials: Credentials | None = None) -> Any:
+        import boto3
+
+        creds = credentials or self.admin
+        assert creds is not None
+        return boto3.client(service, region_name=self.region, endpoint_url=self.endpoint,
+                            **creds.as_client_kwargs())
+
+    def _create_admin(self) -> Credentials:
+        iam = self.client("iam", Credentials("bootstrap", "bootstrap"))
+        iam.create_user(UserName=ADMIN_USER)
+        iam.put_user_policy(UserName=ADMIN_USER, PolicyName="allow-all", PolicyDocument=json.dumps(_ALLOW_ALL))
+        key = iam.create_access_key(UserName=ADMIN_USER)["AccessKey"]
+        return Credentials(key["AccessKeyId"], key["SecretAccessKey"])
+
+    @staticmethod
+    def enforce_iam(enabled: bool = True) -> None:
+        """From now on every request must be signed by known credentials and be allowed."""
+        from moto import settings
+        from moto.core.authorization import ActionAuthenticatorMixin
+
+        settings.INITIAL_NO_AUTH_ACTION_COUNT = 0 if enabled else float("inf")
+        ActionAuthenticatorMixin.request_count = 0
+
+    def role_credentials(self, role_arn: str, session_name: str) -> Credentials:
+        """What the Lambda service gets for a function's role. Asked of moto's STS backend
+        directly: the role trusts lambda.amazonaws.com, which no local caller can sign as."""
+        from moto.sts.models import sts_backends
+
+        account = role_arn.split(":")[4]
+        role = sts_backends[account]["aws"].assume_role(
+            region_name=self.region, role_session_name=session_name[:64], role_arn=role_arn,
+            policy="", duration=3600, external_id="",
+        )
+        return Credentials(role.access_key_id, role.secret_access_key, role.session_token)

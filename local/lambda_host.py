@@ -1,0 +1,469 @@
+"""The local Lambda host: runs deployed function code and polls SQS event source mappings the
+way the Lambda service does, for whatever functions and mappings the embedded AWS holds.
+
+- Code: the zip the emulator stored at deploy time (the CDK asset), unpacked per code hash, run
+  with the function's handler, environment, timeout and its own role's credentials.
+- Sandboxes: one warm Python process per concurrent invocation, reused (module-level clients are
+  created once, as on Lambda); a timed-out sandbox is killed and replaced.
+- Logs: START / output / END / REPORT to the function's log group, one stream per sandbox,
+  written with the function role's credentials.
+- Mappings: a poller per enabled SQS mapping receives up to batch-size messages with the role's
+  credentials, invokes through the Lambda API, deletes on success, honours batchItemFailures
+  (ReportBatchItemFailures), and leaves failed messages for the visibility timeout so the
+  queue's redrive policy moves poison messages to the dead-letter queue.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import logging
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import uuid
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from local.emulator import Credentials
+
+BOOTSTRAP = Path(__file__).resolve().parent / "runtime_bootstrap.py"
+FRAME = "\x1e\x1eLAMBDA-RESULT "
+MAX_SANDBOXES_PER_FUNCTION = 8
+CREDENTIALS_MAX_AGE_SECONDS = 1800
+MAPPING_REFRESH_SECONDS = 0.5
+
+log = logging.getLogger("local.lambda_host")
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    name: str
+    arn: str
+    handler: str
+    timeout: int
+    memory: int
+    role_arn: str
+    environment: tuple[tuple[str, str], ...]
+    code_sha: str
+    code_zip: bytes = field(repr=False, compare=False)
+    log_group: str = ""
+
+    @property
+    def identity(self) -> tuple:
+        """Sandboxes are reused only while code and configuration stay the same."""
+        return (self.name, self.code_sha, self.handler, self.timeout, self.role_arn, self.environment)
+
+
+@dataclass
+class InvocationResult:
+    payload: bytes
+    function_error: str | None
+    log_lines: list[str]
+    duration_ms: float
+
+    def log_tail_base64(self) -> str:
+        tail = "\n".join(self.log_lines).encode()[-4096:]
+        return base64.b64encode(tail).decode()
+
+
+class Sandbox:
+    """One warm Python process serving invocations of one function version."""
+
+    def __init__(self, spec: FunctionSpec, code_dir: Path, env: dict[str, str]) -> None:
+        self.spec = spec
+        self.created = time.monotonic()
+        day = time.strftime("%Y/%m/%d", time.gmtime())
+        self.log_stream = f"{day}/[$LATEST]{uuid.uuid4().hex}"
+        env = dict(env, AWS_LAMBDA_LOG_STREAM_NAME=self.log_stream)
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self.process = subprocess.Popen(
+            [sys.executable, "-u", str(BOOTSTRAP)],
+            cwd=code_dir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, bufsize=1,
+        )
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.stream_created = False
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def invoke(self, event: Any, request_id: str) -> tuple[dict | None, list[str], bool]:
+        """(outcome or None if it died or timed out, output lines, timed_out)."""
+        deadline = time.time() + self.spec.timeout
+        request = {"event": event, "request_id": request_id, "function_arn": self.spec.arn, "deadline": deadline}
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return None, [], False
+        output: list[str] = []
+        while True:
+            remaining = deadline - time.time()
+            try:
+                line = self._lines.get(timeout=max(remaining, 0.001))
+            except queue.Empty:
+                self.kill()
+                return None, output, True
+            if line is None:
+                return None, output, False
+            if line.startswith(FRAME):
+                return json.loads(line[len(FRAME):]), output, False
+            output.append(line)
+
+    def kill(self) -> None:
+        if self.alive:
+            self.process.kill()
+        self.process.wait()
+
+    def close(self) -> None:
+        if self.alive and self.process.stdin:
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class LambdaHost:
+    """Runs functions for the embedded AWS and polls its SQS event source mappings."""
+
+    def __init__(self, *, endpoint: str, region: str, workdir: Path,
+                 role_credentials: Callable[[str, str], Credentials],
+                 service_credentials: Callable[[], Credentials]) -> None:
+        self.endpoint = endpoint
+        self.region = region
+        self.workdir = workdir
+        self._role_credentials = role_credentials
+        self._service_credentials = service_credentials
+        self._idle: dict[tuple, list[Sandbox]] = {}
+        self._busy: dict[tuple, int] = {}
+        self._lock = threading.Condition()
+        self._credentials: dict[str, tuple[float, Credentials]] = {}
+        self._stop = threading.Event()
+        self._pollers: dict[str, MappingPoller] = {}
+
+    # --- functions ----------------------------------------------------------------------
+
+    @staticmethod
+    def spec_from_moto(fn: Any) -> FunctionSpec:
+        """Read a function as the emulator stored it (code bytes from the deployed asset)."""
+        logging_config = getattr(fn, "logging_config", None) or {}
+        return FunctionSpec(
+            name=fn.function_name,
+            arn=fn.function_arn,
+            handler=fn.handler,
+            timeout=int(fn.timeout),
+            memory=int(fn.memory_size),
+            role_arn=fn.role,
+            environment=tuple(sorted((fn.environment_vars or {}).items())),
+            code_sha=hashlib.sha256(fn.code_bytes).hexdigest(),
+            code_zip=fn.code_bytes,
+            log_group=logging_config.get("LogGroup") or f"/aws/lambda/{fn.function_name}",
+        )
+
+    def credentials(self, role_arn: str) -> Credentials:
+        with self._lock:
+            cached = self._credentials.get(role_arn)
+            if cached and time.monotonic() - cached[0] < CREDENTIALS_MAX_AGE_SECONDS:
+                return cached[1]
+        fresh = self._role_credentials(role_arn, "local-lambda-host")
+        with self._lock:
+            self._credentials[role_arn] = (time.monotonic(), fresh)
+        return fresh
+
+    def _code_dir(self, spec: FunctionSpec) -> Path:
+        target = self.workdir / "code" / f"{spec.name}-{spec.code_sha[:16]}"
+        if not target.exists():
+            staging = target.with_name(target.name + f".{uuid.uuid4().hex}")
+            with zipfile.ZipFile(io.BytesIO(spec.code_zip)) as archive:
+                archive.extractall(staging)
+            try:
+                staging.rename(target)
+            except OSError:  # another thread unpacked it first
+                shutil.rmtree(staging, ignore_errors=True)
+        return target
+
+    def _sandbox_env(self, spec: FunctionSpec, credentials: Credentials) -> dict[str, str]:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "AWS_REGION": self.region,
+            "AWS_DEFAULT_REGION": self.region,
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_LAMBDA_FUNCTION_NAME": spec.name,
+            "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
+            "AWS_LAMBDA_LOG_GROUP_NAME": spec.log_group,
+            "AWS_EXECUTION_ENV": "local-lambda-host",
+            "_HANDLER": spec.handler,
+        }
+        env["LAMBDA_TASK_ROOT"] = str(self._code_dir(spec))
+        env.update(dict(spec.environment))
+        env.update(credentials.as_env())
+        return env
+
+    def _acquire(self, spec: FunctionSpec) -> Sandbox:
+        key = spec.identity
+        with self._lock:
+            while True:
+                idle = self._idle.setdefault(key, [])
+                while idle:
+                    sandbox = idle.pop()
+                    fresh = time.monotonic() - sandbox.created < CREDENTIALS_MAX_AGE_SECONDS
+                    if sandbox.alive and fresh:
+                        self._busy[key] = self._busy.get(key, 0) + 1
+                        return sandbox
+                    sandbox.close()
+                if self._busy.get(key, 0) < MAX_SANDBOXES_PER_FUNCTION:
+                    self._busy[key] = self._busy.get(key, 0) + 1
+                    break
+                self._lock.wait(timeout=1)
+        try:
+            env = self._sandbox_env(spec, self.credentials(spec.role_arn))
+            return Sandbox(spec, Path(env["LAMBDA_TASK_ROOT"]), env)
+        except BaseException:
+            with self._lock:
+                self._busy[key] -= 1
+                self._lock.notify_all()
+            raise
+
+    def _release(self, sandbox: Sandbox) -> None:
+        key = sandbox.spec.identity
+        with self._lock:
+            self._busy[key] -= 1
+            if sandbox.alive and not self._stop.is_set():
+                self._idle.setdefault(key, []).append(sandbox)
+            self._lock.notify_all()
+
+    def invoke(self, spec: FunctionSpec, event: Any) -> InvocationResult:
+        request_id = str(uuid.uuid4())
+        sandbox = self._acquire(spec)
+        started = time.perf_counter()
+        try:
+            outcome, output, timed_out = sandbox.invoke(event, request_id)
+        finally:
+            self._release(sandbox)
+        duration_ms = (time.perf_counter() - started) * 1000
+        if timed_out:
+            message = f"Task timed out after {spec.timeout:.2f} seconds"
+            output.append(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {request_id} {message}")
+            outcome = {"error": {"errorMessage": f"{time.strftime('%Y-%m-%dT%H:%M:%SZ')} {request_id} {message}",
+                                 "errorType": "Sandbox.Timedout"}}
+        elif outcome is None:
+            outcome = {"error": {"errorMessage": "Runtime exited without providing a reason",
+                                 "errorType": "Runtime.ExitError"}}
+        if "error" in outcome:
+            payload, function_error = json.dumps(outcome["error"]).encode(), "Unhandled"
+        else:
+            payload, function_error = json.dumps(outcome["result"]).encode(), None
+        self._write_logs(sandbox, request_id, output, duration_ms)
+        return InvocationResult(payload, function_error, output, duration_ms)
+
+    def _write_logs(self, sandbox: Sandbox, request_id: str, output: list[str], duration_ms: float) -> None:
+        """Write the invocation's log events with the function role's own credentials; a role
+        without log permissions loses its logs, as on AWS (noted in the host's own log)."""
+        import boto3
+        from botocore.exceptions import ClientError
+
+        spec = sandbox.spec
+        now = int(time.time() * 1000)
+        lines = [f"START RequestId: {request_id} Version: $LATEST", *output,
+                 f"END RequestId: {request_id}",
+                 f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
+                 f"Billed Duration: {int(duration_ms) + 1} ms\tMemory Size: {spec.memory} MB"]
+        logs = boto3.client("logs", region_name=self.region, endpoint_url=self.endpoint,
+                            **self.credentials(spec.role_arn).as_client_kwargs())
+        try:
+            if not sandbox.stream_created:
+                logs.create_log_stream(logGroupName=spec.log_group, logStreamName=sandbox.log_stream)
+                sandbox.stream_created = True
+            logs.put_log_events(
+                logGroupName=spec.log_group, logStreamName=sandbox.log_stream,
+                logEvents=[{"timestamp": now, "message": line} for line in lines],
+            )
+        except ClientError as error:
+            log.warning("logs of %s not written to %s: %s", spec.name, spec.log_group, error)
+
+    # --- event source mappings ----------------------------------------------------------
+
+    def start_polling(self) -> None:
+        threading.Thread(target=self._supervise, name="mapping-supervisor", daemon=True).start()
+
+    def _supervise(self) -> None:
+        import boto3
+
+        while not self._stop.is_set():
+            try:
+                lambda_api = boto3.client("lambda", region_name=self.region, endpoint_url=self.endpoint,
+                                          **self._service_credentials().as_client_kwargs())
+                mappings = []
+                for page in lambda_api.get_paginator("list_event_source_mappings").paginate():
+                    mappings.extend(page["EventSourceMappings"])
+                wanted = {m["UUID"]: m for m in mappings
+                          if m.get("State") == "Enabled" and ":sqs:" in m.get("EventSourceArn", "")}
+                for mapping_id in list(self._pollers):
+                    if mapping_id not in wanted:
+                        self._pollers.pop(mapping_id).stop()
+                for mapping_id, mapping in wanted.items():
+                    poller = self._pollers.get(mapping_id)
+                    if poller is None or not poller.alive:
+                        poller = MappingPoller(self, mapping)
+                        self._pollers[mapping_id] = poller
+                        poller.start()
+                    else:
+                        poller.mapping = mapping
+            except Exception as error:  # noqa: BLE001 - the supervisor must outlive a bad read
+                log.warning("reading event source mappings failed: %s", error)
+            self._stop.wait(MAPPING_REFRESH_SECONDS)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for poller in list(self._pollers.values()):
+            poller.stop()
+        with self._lock:
+            sandboxes = [s for idle in self._idle.values() for s in idle]
+            self._idle.clear()
+        for sandbox in sandboxes:
+            sandbox.close()
+
+
+def sqs_record(message: dict, queue_arn: str, region: str) -> dict:
+    """An SQS message as the Lambda service hands it to a function."""
+    attributes = message.get("Attributes", {})
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": {key: attributes[key] for key in (
+            "ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp",
+            "SequenceNumber", "MessageGroupId", "MessageDeduplicationId", "AWSTraceHeader",
+        ) if key in attributes},
+        "messageAttributes": {
+            name: {
+                "stringValue": value.get("StringValue"),
+                "binaryValue": base64.b64encode(value["BinaryValue"]).decode() if "BinaryValue" in value else None,
+                "stringListValues": value.get("StringListValues", []),
+                "binaryListValues": value.get("BinaryListValues", []),
+                "dataType": value["DataType"],
+            }
+            for name, value in message.get("MessageAttributes", {}).items()
+        },
+        "md5OfBody": message.get("MD5OfBody"),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": region,
+    }
+
+
+def acknowledged_ids(message_ids: list[str], function_error: str | None, payload: bytes,
+                     report_batch_item_failures: bool) -> set[str]:
+    """Which messages of a batch the Lambda service deletes after an invocation.
+
+    A function error fails the whole batch. With ReportBatchItemFailures, the listed ids stay;
+    a malformed response (not an object, an id that is empty or not in the batch) fails the
+    whole batch, as the Lambda service does.
+    """
+    if function_error:
+        return set()
+    if not report_batch_item_failures:
+        return set(message_ids)
+    try:
+        response = json.loads(payload) if payload and payload.strip() else None
+    except ValueError:
+        return set()
+    if response is None:
+        return set(message_ids)
+    if not isinstance(response, dict):
+        return set()
+    failures = response.get("batchItemFailures")
+    if failures is None:
+        return set(message_ids)
+    if not isinstance(failures, list):
+        return set()
+    failed = set()
+    for failure in failures:
+        identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None
+        if not isinstance(identifier, str) or identifier not in message_ids:
+            return set()
+        failed.add(identifier)
+    return set(message_ids) - failed
+
+
+class MappingPoller:
+    """Polls one SQS event source mapping until it is disabled or deleted."""
+
+    def __init__(self, host: LambdaHost, mapping: dict) -> None:
+        self.host = host
+        self.mapping = mapping
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"poller-{mapping['UUID'][:8]}", daemon=True)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        import boto3
+
+        host = self.host
+        while not self._stop.is_set() and not host._stop.is_set():
+            mapping = self.mapping
+            try:
+                lambda_api = boto3.client("lambda", region_name=host.region, endpoint_url=host.endpoint,
+                                          **host._service_credentials().as_client_kwargs())
+                function = lambda_api.get_function_configuration(FunctionName=mapping["FunctionArn"])
+                sqs = boto3.client("sqs", region_name=host.region, endpoint_url=host.endpoint,
+                                   **host.credentials(function["Role"]).as_client_kwargs())
+                self._poll(lambda_api, sqs)
+            except Exception as error:  # noqa: BLE001 - keep polling, as the service does
+                log.warning("mapping %s: %s", mapping["UUID"], error)
+                self._stop.wait(1)
+
+    def _poll(self, lambda_api: Any, sqs: Any) -> None:
+        queue_arn = self.mapping["EventSourceArn"]
+        _, _, _, region, account, queue_name = queue_arn.split(":")
+        # Built from the ARN, as the service does: the role needs no sqs:GetQueueUrl.
+        queue_url = f"{self.host.endpoint}/{account}/{queue_name}"
+        while not self._stop.is_set() and not self.host._stop.is_set():
+            mapping = self.mapping  # batch size or response types may change while polling
+            received = sqs.receive_message(
+                QueueUrl=queue_url, MaxNumberOfMessages=int(mapping.get("BatchSize", 10)),
+                WaitTimeSeconds=1, AttributeNames=["All"], MessageAttributeNames=["All"],
+            ).get("Messages", [])
+            if not received:
+                continue
+            event = {"Records": [sqs_record(m, queue_arn, region) for m in received]}
+            response = lambda_api.invoke(FunctionName=mapping["FunctionArn"], Payload=json.dumps(event).encode())
+            payload = response["Payload"].read()
+            ids = [m["MessageId"] for m in received]
+            done = acknowledged_ids(ids, response.get("FunctionError"), payload,
+                                    "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or []))
+            entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
+                       for i, m in enumerate(received) if m["MessageId"] in done]
+            if entries:
+                sqs.delete_message_batch(QueueUrl=queue_url, Entries=entries)

@@ -1,0 +1,44 @@
+"""The background process behind `make up`: the embedded AWS and the Lambda host, until signalled."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+from pathlib import Path
+
+from local.emulator import EmbeddedAWS
+from local.lambda_host import LambdaHost
+
+STATE_FILE = "emulator.json"
+
+
+def serve(port: int, state_dir: Path, region: str = "us-east-1") -> None:
+    """Start everything, write the state file (endpoint, admin keys, pid), wait for SIGTERM."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    aws = EmbeddedAWS(port, region)
+    host = LambdaHost(
+        endpoint=aws.endpoint, region=region, workdir=state_dir / "lambda",
+        role_credentials=aws.role_credentials, service_credentials=lambda: aws.admin,
+    )
+    stopped = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    signal.signal(signal.SIGINT, lambda *_: stopped.set())
+    aws.start(host)
+    aws.enforce_iam()
+    host.start_polling()
+    state = {
+        "pid": os.getpid(), "port": port, "endpoint": aws.endpoint, "region": region,
+        "access_key_id": aws.admin.access_key_id, "secret_access_key": aws.admin.secret_access_key,
+    }
+    temporary = state_dir / (STATE_FILE + ".tmp")
+    temporary.write_text(json.dumps(state, indent=2))
+    temporary.rename(state_dir / STATE_FILE)
+    logging.getLogger("local.server").info("embedded AWS ready on %s", aws.endpoint)
+    stopped.wait()
+    host.stop()
+    aws.stop()
+    (state_dir / STATE_FILE).unlink(missing_ok=True)

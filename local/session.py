@@ -1,0 +1,229 @@
+"""Drive a local run from the outside: start the background emulator process, deploy and destroy
+the stack with the real CDK CLI, and hand out the environment a user or test needs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from local.server import STATE_FILE
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PORT = 5000
+DEFAULT_STATE_DIR = ROOT / ".local"
+# Local stacks go entirely on destroy, and skip the bootstrap-version rule moto cannot evaluate.
+LOCAL_CONTEXT = {"removal": "destroy", "target": "local"}
+QUIET_NODE = {
+    "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    "NODE_NO_WARNINGS": "1",
+    "CDK_DISABLE_VERSION_CHECK": "1",
+    "CDK_DISABLE_CLI_TELEMETRY": "true",
+}
+
+T = TypeVar("T")
+
+
+class LocalError(RuntimeError):
+    """A local run cannot go on; the message says why in one line."""
+
+
+def wait_for(check: Callable[[], T], *, timeout: float, interval: float = 0.1, what: str) -> T:
+    """Poll `check` until it returns something truthy, or fail naming `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise LocalError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def progress(message: str) -> None:
+    """Progress goes to stderr so stdout of `make up` stays paste-ready exports."""
+    print(message, file=sys.stderr, flush=True)
+
+
+class LocalSession:
+    """One embedded AWS (a background process) and the stack deployed into it."""
+
+    def __init__(self, state_dir: Path = DEFAULT_STATE_DIR, context: dict[str, str] | None = None) -> None:
+        self.state_dir = Path(state_dir)
+        self.context = {**LOCAL_CONTEXT, **(context or {})}
+
+    # --- the emulator process -----------------------------------------------------------
+
+    @property
+    def state(self) -> dict[str, Any] | None:
+        path = self.state_dir / STATE_FILE
+        if not path.exists():
+            return None
+        state = json.loads(path.read_text())
+        return state if _alive(state["pid"]) else None
+
+    def start_emulator(self, port: int, timeout: float = 60) -> dict[str, Any]:
+        if self.state:
+            return self.state
+        if port_in_use(port):
+            raise LocalError(f"port {port} is already in use; stop what listens there or pass --port")
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        (self.state_dir / STATE_FILE).unlink(missing_ok=True)
+        log_path = self.state_dir / "emulator.log"
+        with open(log_path, "ab") as log_file:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "local", "serve", "--port", str(port), "--state-dir", str(self.state_dir)],
+                cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
+                start_new_session=True,  # survives the `make up` that started it
+            )
+
+        def ready() -> dict[str, Any] | None:
+            if process.poll() is not None:
+                tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
+                raise LocalError(f"the embedded AWS exited with {process.returncode}: {' | '.join(tail)}")
+            return self.state
+
+        state = wait_for(ready, timeout=timeout, what=f"the embedded AWS on port {port}")
+        progress(f"embedded AWS up on {state['endpoint']} (pid {state['pid']}, log {log_path})")
+        return state
+
+    def stop_emulator(self, timeout: float = 30) -> None:
+        state = self.state
+        if not state:
+            return
+        os.kill(state["pid"], signal.SIGTERM)
+        wait_for(lambda: not _alive(state["pid"]), timeout=timeout, what="the embedded AWS to stop")
+        (self.state_dir / STATE_FILE).unlink(missing_ok=True)
+
+    def require_state(self) -> dict[str, Any]:
+        state = self.state
+        if not state:
+            raise LocalError("the local stack is not running; start it with `make up`")
+        return state
+
+    # --- credentials and clients --------------------------------------------------------
+
+    def aws_env(self) -> dict[str, str]:
+        """What the AWS CLI, boto3 and the CDK CLI need to talk to the embedded AWS."""
+        state = self.require_state()
+        return {
+            "AWS_ENDPOINT_URL": state["endpoint"],
+            "AWS_ACCESS_KEY_ID": state["access_key_id"],
+            "AWS_SECRET_ACCESS_KEY": state["secret_access_key"],
+            "AWS_REGION": state["region"],
+            "AWS_DEFAULT_REGION": state["region"],
+        }
+
+    def client(self, service: str) -> Any:
+        import boto3
+
+        env = self.aws_env()
+        return boto3.client(
+            service, endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
+            aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+        )
+
+    # --- the CDK CLI --------------------------------------------------------------------
+
+    def cdk(self, *args: str, timeout: float = 600) -> str:
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith("AWS_") and key not in ("CDK_DEFAULT_ACCOUNT", "CDK_DEFAULT_REGION")}
+        env.update(QUIET_NODE)
+        env.update(self.aws_env())
+        context = [item for key, value in self.context.items() for item in ("-c", f"{key}={value}")]
+        command = ["npx", "--no-install", "cdk", *args, *context,
+                   "--output", str(self.state_dir / "cdk.out"), "--ci", "--no-color"]
+        result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+        if result.returncode != 0:
+            tail = [line for line in result.stderr.strip().splitlines() if line.strip()][-4:]
+            raise LocalError(f"cdk {args[0]} failed ({result.returncode}): {' | '.join(tail)}")
+        return result.stdout + result.stderr
+
+    def deploy(self) -> dict[str, str]:
+        region = self.require_state()["region"]
+        progress("cdk bootstrap ...")
+        self.cdk("bootstrap", f"aws://123456789012/{region}")
+        progress("cdk deploy ...")
+        # --method=direct: moto's change-set path returns no outputs and breaks updates.
+        self.cdk("deploy", "--require-approval", "never", "--method=direct",
+                 "--outputs-file", str(self.state_dir / "outputs.json"))
+        return self.outputs()
+
+    def destroy(self) -> None:
+        progress("cdk destroy ...")
+        self.cdk("destroy", "--force")
+        (self.state_dir / "outputs.json").unlink(missing_ok=True)
+
+    def outputs(self) -> dict[str, str]:
+        path = self.state_dir / "outputs.json"
+        if not path.exists():
+            raise LocalError("no stack outputs; deploy the stack first (`make up`)")
+        stacks = json.loads(path.read_text())
+        return next(iter(stacks.values()))
+
+    # --- what the commands do -----------------------------------------------------------
+
+    def up(self, port: int = DEFAULT_PORT) -> dict[str, str]:
+        self.start_emulator(port)
+        return self.deploy()
+
+    def down(self) -> None:
+        if self.state:
+            if (self.state_dir / "outputs.json").exists():
+                self.destroy()
+            self.stop_emulator()
+        progress("local stack down")
+
+    def local_queue_url(self, queue_url: str) -> str:
+        """Stack outputs carry AWS-style queue URLs; give the user the emulator's own."""
+        account, name = queue_url.rstrip("/").split("/")[-2:]
+        return f"{self.require_state()['endpoint']}/{account}/{name}"
+
+    def user_env(self) -> dict[str, str]:
+        outputs = self.outputs()
+        return {
+            **self.aws_env(),
+            "QUEUE_URL": self.local_queue_url(outputs["QueueUrl"]),
+            "DLQ_URL": self.local_queue_url(outputs["DeadLetterQueueUrl"]),
+            "ORDERS_TABLE": outputs["OrdersTableName"],
+            "REFERENCE_TABLE": outputs["ReferenceTableName"],
+            "FUNCTION_NAME": outputs["FunctionName"],
+            "LOG_GROUP": outputs["LogGroupName"],
+        }
+
+    def exports(self) -> str:
+        return "\n".join(f"export {key}={value}" for key, value in self.user_env().items())
+
+    def status(self) -> str:
+        state = self.state
+        if not state:
+            return "local stack: not running"
+        deployed = (self.state_dir / "outputs.json").exists()
+        return f"local stack: embedded AWS on {state['endpoint']} (pid {state['pid']}), stack {'deployed' if deployed else 'not deployed'}"
