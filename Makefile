@@ -4,6 +4,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+PORT ?= 5000
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export NODE_NO_WARNINGS := 1
 export CDK_DISABLE_VERSION_CHECK := 1
@@ -13,19 +14,20 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 
 setup: $(VENV)/.installed node_modules/.installed
 
+# Set-up output goes to stderr so that `make up` prints nothing but the exports on stdout.
 $(VENV)/.installed: requirements.txt requirements-dev.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
-	touch $@
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) >&2
+	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
+	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt >&2
+	@touch $@
 
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	@npm ci --no-audit --no-fund --loglevel=error >&2
+	@touch $@
 
 ## The main job: embedded AWS, real cdk deploy, the lab scenario checked, destroy, all stopped.
 demo: setup
-	$(PY) -m local demo
+	@$(PY) -m local demo --port $(PORT)
 
 ## The whole test suite (unit, infra, end-to-end against the embedded AWS).
 test: setup
@@ -36,14 +38,14 @@ synth: setup
 
 ## Leave the embedded AWS, the deployed stack and the Lambda host running; prints exports.
 up: setup
-	$(PY) -m local up
+	@$(PY) -m local up --port $(PORT)
 
 ## Destroy the stack and stop everything `make up` started.
 down: setup
-	$(PY) -m local down
+	@$(PY) -m local down
 
 status: setup
-	$(PY) -m local status
+	@$(PY) -m local status
 
 clean:
 	rm -rf cdk.out .local .pytest_cache

@@ -38,7 +38,12 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1") -> None:
     temporary.write_text(json.dumps(state, indent=2))
     temporary.rename(state_dir / STATE_FILE)
     logging.getLogger("local.server").info("embedded AWS ready on %s", aws.endpoint)
-    stopped.wait()
+    while not stopped.wait(0.5):  # a timed wait lets the signal handler run promptly
+        pass
+    logger = logging.getLogger("local.server")
+    logger.info("stopping: Lambda host")
     host.stop()
+    logger.info("stopping: embedded AWS")
     aws.stop()
+    logger.info("stopped")
     (state_dir / STATE_FILE).unlink(missing_ok=True)

@@ -78,6 +78,7 @@ class LocalSession:
     def __init__(self, state_dir: Path = DEFAULT_STATE_DIR, context: dict[str, str] | None = None) -> None:
         self.state_dir = Path(state_dir)
         self.context = {**LOCAL_CONTEXT, **(context or {})}
+        self._process: subprocess.Popen | None = None  # set when this process started it
 
     # --- the emulator process -----------------------------------------------------------
 
@@ -103,6 +104,7 @@ class LocalSession:
                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
                 start_new_session=True,  # survives the `make up` that started it
             )
+        self._process = process
 
         def ready() -> dict[str, Any] | None:
             if process.poll() is not None:
@@ -119,7 +121,13 @@ class LocalSession:
         if not state:
             return
         os.kill(state["pid"], signal.SIGTERM)
-        wait_for(lambda: not _alive(state["pid"]), timeout=timeout, what="the embedded AWS to stop")
+        if self._process is not None and self._process.pid == state["pid"]:
+            try:
+                self._process.wait(timeout=timeout)  # our child: reap it, or it lingers as a zombie
+            except subprocess.TimeoutExpired:
+                raise LocalError(f"the embedded AWS (pid {state['pid']}) did not stop within {timeout:.0f} s") from None
+        else:
+            wait_for(lambda: not _alive(state["pid"]), timeout=timeout, what="the embedded AWS to stop")
         (self.state_dir / STATE_FILE).unlink(missing_ok=True)
 
     def require_state(self) -> dict[str, Any]:

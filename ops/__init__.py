@@ -1,0 +1,1 @@
+"""Operating a deployed consumer: read-only views shared by the demo, tests and the live view."""
