@@ -99,20 +99,30 @@ def _patch_access_control() -> None:
     from moto.dynamodb.responses import DynamoHandler
     from moto.logs.responses import LogsResponse
 
+    from moto.core.exceptions import AccessDeniedError, JsonRESTError
+
     check = ActionAuthenticatorMixin._authenticate_and_authorize_normal_action
+
+    def json_check(self: Any, resource: str) -> None:
+        # JSON-protocol services answer a denial with a JSON AccessDeniedException naming the
+        # resource, as AWS does; moto's XML body would reach SDKs as an unparsed 403.
+        try:
+            check(self, resource)
+        except AccessDeniedError as denied:
+            raise JsonRESTError("AccessDeniedException", f"{denied.message} on resource: {resource}") from None
 
     def dynamodb_check(self: Any, resource: str = "*") -> None:
         params = getattr(self, "body", None)
         params = params if isinstance(params, dict) else {}
         for arn in dynamodb_resource_arns(self._get_action(), params, self.region, self.current_account):
-            check(self, arn)
+            json_check(self, arn)
 
     def logs_check(self: Any, resource: str = "*") -> None:
         try:
             params = json.loads(self.body or "{}")
         except (TypeError, ValueError):
             params = {}
-        check(self, logs_resource_arn(params, self.region, self.current_account))
+        json_check(self, logs_resource_arn(params, self.region, self.current_account))
 
     def cloudformation_check(self: Any, resource: str = "*") -> None:
         # The custom-resource response URL stands in for a pre-signed S3 URL: no SigV4 header.
