@@ -6,6 +6,7 @@ AWS where this project depends on it.
 - moto's own SQS -> Lambda wiring is switched off: it would receive messages inside the
   producer's SendMessage call and bump receive counts without running anything. The local host
   polls mappings the way the Lambda service does.
+- Conditional writes are atomic, as DynamoDB guarantees (moto checks and stores in two steps).
 - IAM enforcement: moto matches policy resources only for a few services. For DynamoDB and
   CloudWatch Logs it is told the resource ARN of each request, so a policy scoped to one table
   or one log group is enforced as on AWS.
@@ -185,6 +186,27 @@ def _patch_signature_of_bodyless_requests() -> None:
     IAMRequestBase._create_aws_request = create_aws_request
 
 
+_DYNAMODB_WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
+
+
+def _patch_dynamodb_write_atomicity() -> None:
+    """DynamoDB applies a conditional write atomically; moto checks the condition and stores the
+    item in two Python steps, so two threads of the server could both pass the check. Writes
+    are serialized here so a race test measures the worker, not the emulator."""
+    from moto.dynamodb.responses import DynamoHandler
+
+    call_action = DynamoHandler.call_action
+    lock = threading.RLock()
+
+    def serialized_call_action(self: Any) -> Any:
+        if self._get_action() in _DYNAMODB_WRITES:
+            with lock:
+                return call_action(self)
+        return call_action(self)
+
+    DynamoHandler.call_action = serialized_call_action
+
+
 def _patch_sqs_lambda_trigger() -> None:
     from moto.sqs.models import Queue
 
@@ -240,6 +262,7 @@ class EmbeddedAWS:
         _patch_sqs_batch_permissions()
         _patch_log_group_arn()
         _patch_sqs_lambda_trigger()
+        _patch_dynamodb_write_atomicity()
         _patch_lambda_invoke(host)
         _patch_custom_resource_host(self.port)
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)

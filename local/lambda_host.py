@@ -7,8 +7,8 @@ way the Lambda service does, for whatever functions and mappings the embedded AW
   created once, as on Lambda); a timed-out sandbox is killed and replaced.
 - Logs: START / output / END / REPORT to the function's log group, one stream per sandbox,
   written with the function role's credentials.
-- Mappings: a poller per enabled SQS mapping receives up to batch-size messages with the role's
-  credentials, invokes through the Lambda API, deletes on success, honours batchItemFailures
+- Mappings: five pollers per enabled SQS mapping (fewer if its MaximumConcurrency says so) each
+  receive up to batch-size messages with the role's credentials, invokes through the Lambda API, deletes on success, honours batchItemFailures
   (ReportBatchItemFailures), and leaves failed messages for the visibility timeout so the
   queue's redrive policy moves poison messages to the dead-letter queue.
 """
@@ -40,6 +40,7 @@ FRAME = "\x1e\x1eLAMBDA-RESULT "
 MAX_SANDBOXES_PER_FUNCTION = 8
 CREDENTIALS_MAX_AGE_SECONDS = 1800
 MAPPING_REFRESH_SECONDS = 0.5
+INITIAL_POLLERS = 5  # the Lambda service starts an SQS mapping with five concurrent batches
 
 log = logging.getLogger("local.lambda_host")
 
@@ -409,20 +410,29 @@ def acknowledged_ids(message_ids: list[str], function_error: str | None, payload
 
 
 class MappingPoller:
-    """Polls one SQS event source mapping until it is disabled or deleted."""
+    """Polls one SQS event source mapping until it is disabled or deleted.
+
+    Like the Lambda service, several batches are in flight at once: five pollers, or the
+    mapping's ScalingConfig.MaximumConcurrency when that is lower.
+    """
 
     def __init__(self, host: LambdaHost, mapping: dict) -> None:
         self.host = host
         self.mapping = mapping
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"poller-{mapping['UUID'][:8]}", daemon=True)
+        concurrency = min(INITIAL_POLLERS, (mapping.get("ScalingConfig") or {}).get("MaximumConcurrency") or INITIAL_POLLERS)
+        self._threads = [
+            threading.Thread(target=self._run, name=f"poller-{mapping['UUID'][:8]}-{n}", daemon=True)
+            for n in range(concurrency)
+        ]
 
     @property
     def alive(self) -> bool:
-        return self._thread.is_alive()
+        return any(thread.is_alive() for thread in self._threads)
 
     def start(self) -> None:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
 
     def stop(self) -> None:
         self._stop.set()
