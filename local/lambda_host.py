@@ -38,6 +38,7 @@ from local.emulator import Credentials
 BOOTSTRAP = Path(__file__).resolve().parent / "runtime_bootstrap.py"
 FRAME = "\x1e\x1eLAMBDA-RESULT "
 MAX_SANDBOXES_PER_FUNCTION = 8
+INIT_TIMEOUT_SECONDS = 10  # Lambda's init phase limit, separate from the function timeout
 CREDENTIALS_MAX_AGE_SECONDS = 1800
 MAPPING_REFRESH_SECONDS = 0.5
 INITIAL_POLLERS = 5  # the Lambda service starts an SQS mapping with five concurrent batches
@@ -93,6 +94,7 @@ class Sandbox:
         )
         threading.Thread(target=self._pump, daemon=True).start()
         self.stream_created = False
+        self.ready = False
 
     def _pump(self) -> None:
         assert self.process.stdout is not None
@@ -104,8 +106,28 @@ class Sandbox:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def _read_frame(self, deadline: float, output: list[str]) -> tuple[dict | None, bool]:
+        """Collect output lines until the next frame: (frame or None if it died, timed_out)."""
+        while True:
+            try:
+                line = self._lines.get(timeout=max(deadline - time.time(), 0.001))
+            except queue.Empty:
+                self.kill()
+                return None, True
+            if line is None:
+                return None, False
+            if line.startswith(FRAME):
+                return json.loads(line[len(FRAME):]), False
+            output.append(line)
+
     def invoke(self, event: Any, request_id: str) -> tuple[dict | None, list[str], bool]:
         """(outcome or None if it died or timed out, output lines, timed_out)."""
+        output: list[str] = []
+        if not self.ready:
+            frame, timed_out = self._read_frame(time.time() + INIT_TIMEOUT_SECONDS, output)
+            if frame is None:
+                return None, output, timed_out
+            self.ready = True
         deadline = time.time() + self.spec.timeout
         request = {"event": event, "request_id": request_id, "function_arn": self.spec.arn, "deadline": deadline}
         assert self.process.stdin is not None
@@ -113,20 +135,9 @@ class Sandbox:
             self.process.stdin.write(json.dumps(request) + "\n")
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
-            return None, [], False
-        output: list[str] = []
-        while True:
-            remaining = deadline - time.time()
-            try:
-                line = self._lines.get(timeout=max(remaining, 0.001))
-            except queue.Empty:
-                self.kill()
-                return None, output, True
-            if line is None:
-                return None, output, False
-            if line.startswith(FRAME):
-                return json.loads(line[len(FRAME):]), output, False
-            output.append(line)
+            return None, output, False
+        frame, timed_out = self._read_frame(deadline, output)
+        return frame, output, timed_out
 
     def kill(self) -> None:
         if self.alive:

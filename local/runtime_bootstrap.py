@@ -1,5 +1,6 @@
 """Inside one warm sandbox of the local Lambda host: import the handler once, then serve
-invocations read from stdin, one JSON line each, until stdin closes.
+invocations read from stdin, one JSON line each, until stdin closes. A first frame says when
+the import (the init phase) is done.
 
 Whatever the handler prints (stdout and stderr share one pipe) is the function's log output. The
 end of each invocation is one line on the same pipe that starts with FRAME and carries the
@@ -59,6 +60,10 @@ def main() -> None:
     except Exception as error:  # noqa: BLE001 - reported on every invocation, as Lambda does
         init_error = _error(error)
         print(f"[ERROR] Runtime.ImportModuleError: Unable to import module '{os.environ['_HANDLER']}': {error}")
+    # Init is over: the host starts the first invocation's timeout only now, as Lambda does.
+    sys.stdout.flush()
+    frames.write(FRAME + json.dumps({"ready": True}) + "\n")
+    frames.flush()
     for line in sys.stdin:
         request = json.loads(line)
         if init_error:
