@@ -60,3 +60,21 @@ def template(synthesized):
 
     _, stack = synthesized
     return Template.from_stack(stack)
+
+
+_FIGURES: list[tuple[str, str]] = []
+
+
+@pytest.fixture
+def figure():
+    """Record a measured figure; all of them are printed at the end of the run."""
+    def record(name: str, text: str) -> None:
+        _FIGURES.append((name, text))
+    return record
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _FIGURES:
+        terminalreporter.section("figures")
+        for name, text in _FIGURES:
+            terminalreporter.write_line(f"{name}: {text}")

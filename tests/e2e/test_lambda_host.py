@@ -5,17 +5,17 @@ disabled mappings left alone, IAM enforced with the function's own role, real co
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pytest
 
-from local.session import ROOT, LocalSession, wait_for
+from local.session import ROOT, wait_for
 from ops import observe
-from tests.e2e.conftest import consume_statement, function_zip, logs_statement, make_role
+from tests.e2e.conftest import (
+    ACCOUNT, REGION, batches, dead_letters, drained, pipeline, put_item_on, table,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-ACCOUNT, REGION = "123456789012", "us-east-1"
 PROBE = '''
 import json, time
 
@@ -36,65 +36,10 @@ def handler(event, context):
 '''
 
 
-@dataclass
-class Pipeline:
-    name: str
-    queue_url: str
-    dlq_url: str
-    mapping_id: str
-
-
-def pipeline(session: LocalSession, name: str, *, batch_size: int = 1, enabled: bool = True,
-             source: str = PROBE, extra_statements: tuple = (), environment: dict | None = None,
-             create_mapping: bool = True) -> Pipeline:
-    """A queue with a DLQ (maxReceiveCount 2, 1 s visibility), a function with its own role
-    (consume + own logs + extras) and a mapping with partial batch responses."""
-    sqs, lambda_api = session.client("sqs"), session.client("lambda")
-    dlq_url = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
-    dlq_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}-dlq"
-    queue_url = sqs.create_queue(QueueName=name, Attributes={
-        "VisibilityTimeout": "1",
-        "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2}),
-    })["QueueUrl"]
-    queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"
-    role = make_role(session, f"{name}-role", [consume_statement(queue_arn), logs_statement(name), *extra_statements])
-    session.client("logs").create_log_group(logGroupName=f"/aws/lambda/{name}")
-    lambda_api.create_function(
-        FunctionName=name, Runtime="python3.12", Role=role, Handler="app.handler", Timeout=1,
-        Code={"ZipFile": function_zip(source)}, Environment={"Variables": environment or {}},
-    )
-    mapping_id = ""
-    if create_mapping:
-        mapping_id = lambda_api.create_event_source_mapping(
-            EventSourceArn=queue_arn, FunctionName=name, BatchSize=batch_size, Enabled=enabled,
-            FunctionResponseTypes=["ReportBatchItemFailures"],
-        )["UUID"]
-    return Pipeline(name, queue_url, dlq_url, mapping_id)
-
-
-def batches(session: LocalSession, name: str) -> list[dict]:
-    events = observe.log_events(session.client("logs"), f"/aws/lambda/{name}")
-    return [json.loads(e["message"][len("BATCH "):]) for e in events if e["message"].startswith("BATCH ")]
-
-
-def dead_letters(session: LocalSession, p: Pipeline, expected: int) -> list[str]:
-    """Wait until the DLQ holds `expected` messages; return their bodies (left in place)."""
-    sqs = session.client("sqs")
-    wait_for(lambda: observe.queue_counters(sqs, p.dlq_url)["visible"] == expected,
-             timeout=30, what=f"{expected} message(s) in {p.name}-dlq")
-    received = sqs.receive_message(QueueUrl=p.dlq_url, MaxNumberOfMessages=10, VisibilityTimeout=0)
-    return sorted(m["Body"] for m in received.get("Messages", []))
-
-
-def drained(session: LocalSession, p: Pipeline) -> bool:
-    counters = observe.queue_counters(session.client("sqs"), p.queue_url)
-    return counters["visible"] == 0 and counters["in_flight"] == 0
-
-
 def test_poison_message_redrives_to_dlq_with_body_intact(emulator):
     """A message whose invocation fails is not deleted; it comes back after the visibility
     timeout and, after maxReceiveCount (2) receives, the queue moves it to the DLQ unchanged."""
-    p = pipeline(emulator, "poison")
+    p = pipeline(emulator, "poison", source=PROBE)
     body = 'boom {"id": "x", "quantity": 1} ünïcode'
     emulator.client("sqs").send_message(QueueUrl=p.queue_url, MessageBody=body)
     assert dead_letters(emulator, p, 1) == [body]
@@ -106,7 +51,7 @@ def test_poison_message_redrives_to_dlq_with_body_intact(emulator):
 def test_partial_batch_failure_retries_only_failed_records(emulator):
     """Batch size 3: one invocation gets all three; the record reported in batchItemFailures is
     retried alone (then dead-lettered), the other two are deleted after one execution."""
-    p = pipeline(emulator, "partial", batch_size=3, create_mapping=False)
+    p = pipeline(emulator, "partial", source=PROBE, batch_size=3, create_mapping=False)
     sqs = emulator.client("sqs")
     for body in ("ok-1", "fail-2", "ok-3"):
         sqs.send_message(QueueUrl=p.queue_url, MessageBody=body)
@@ -124,8 +69,8 @@ def test_partial_batch_failure_retries_only_failed_records(emulator):
 def test_disabled_mapping_is_not_polled_until_enabled(emulator):
     """A disabled mapping's queue is left alone while an enabled one beside it is served; once
     enabled, its message is processed."""
-    off = pipeline(emulator, "disabled", enabled=False)
-    control = pipeline(emulator, "control")
+    off = pipeline(emulator, "disabled", source=PROBE, enabled=False)
+    control = pipeline(emulator, "control", source=PROBE)
     sqs, lambda_api = emulator.client("sqs"), emulator.client("lambda")
     sqs.send_message(QueueUrl=off.queue_url, MessageBody="waiting")
     sqs.send_message(QueueUrl=control.queue_url, MessageBody="served")
@@ -139,17 +84,6 @@ def test_disabled_mapping_is_not_polled_until_enabled(emulator):
 
 
 WORKER_SOURCE = (ROOT / "lambda" / "worker" / "app.py").read_text()
-
-
-def table(session: LocalSession, name: str) -> str:
-    session.client("dynamodb").create_table(
-        TableName=name, KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST")
-    return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}"
-
-
-def put_item_on(arn: str) -> dict:
-    return {"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": arn}
 
 
 def test_iam_denial_fails_the_message_instead_of_acknowledging_it(emulator):
@@ -181,7 +115,7 @@ def test_iam_denial_fails_the_message_instead_of_acknowledging_it(emulator):
 def test_invoke_api_runs_the_deployed_code(emulator):
     """Invoke returns the handler's own result; an exception is FunctionError Unhandled with the
     error's type and message; a handler running past its timeout is stopped and reported."""
-    pipeline(emulator, "direct", create_mapping=False)
+    pipeline(emulator, "direct", source=PROBE, create_mapping=False)
     lambda_api = emulator.client("lambda")
     event = {"Records": [{"messageId": "m-1", "body": "fail-now", "attributes": {"ApproximateReceiveCount": "1"}}]}
     ok = lambda_api.invoke(FunctionName="direct", Payload=json.dumps(event))
