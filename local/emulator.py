@@ -20,6 +20,7 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -247,9 +248,10 @@ def _patch_custom_resource_host(port: int) -> None:
 class EmbeddedAWS:
     """moto's threaded server on localhost:<port>, patched, with an admin user for callers."""
 
-    def __init__(self, port: int, region: str = "us-east-1") -> None:
+    def __init__(self, port: int, region: str = "us-east-1", faults_file: Path | None = None) -> None:
         self.port = port
         self.region = region
+        self.faults_file = faults_file  # see local/faults.py; None: no fault injection
         self.endpoint = f"http://localhost:{port}"
         self._server: Any = None
         self.admin: Credentials | None = None
@@ -265,6 +267,10 @@ class EmbeddedAWS:
         _patch_dynamodb_write_atomicity()
         _patch_lambda_invoke(host)
         _patch_custom_resource_host(self.port)
+        if self.faults_file:
+            from local import faults
+
+            faults.install(self.faults_file)  # after _patch_access_control: it wraps that check
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self._server.start()
         self.admin = self._create_admin()

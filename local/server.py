@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 from local.emulator import EmbeddedAWS
+from local.faults import FAULTS_FILE
 from local.lambda_host import LambdaHost
 
 STATE_FILE = "emulator.json"
@@ -19,7 +20,7 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1") -> None:
     """Start everything, write the state file (endpoint, admin keys, pid), wait for SIGTERM."""
     state_dir.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    aws = EmbeddedAWS(port, region)
+    aws = EmbeddedAWS(port, region, faults_file=state_dir / FAULTS_FILE)
     host = LambdaHost(
         endpoint=aws.endpoint, region=region, workdir=state_dir / "lambda",
         role_credentials=aws.role_credentials, service_credentials=lambda: aws.admin,

@@ -158,6 +158,23 @@ class LocalSession:
             aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
         )
 
+    # --- injected faults (local/faults.py) ---------------------------------------------
+
+    def inject_fault(self, *, action: str, table: str, code: str, status: int, count: int,
+                     message: str | None = None) -> None:
+        """The next `count` DynamoDB `action` requests on `table` fail with `code`/`status`."""
+        from local.faults import FAULTS_FILE, add_fault
+
+        self.require_state()
+        add_fault(self.state_dir / FAULTS_FILE, action=action, table=table, code=code, status=status,
+                  count=count, message=message)
+
+    def faults(self) -> list[dict[str, Any]]:
+        """The injected fault rules with their `remaining` and `served` counts."""
+        from local.faults import FAULTS_FILE, read_faults
+
+        return read_faults(self.state_dir / FAULTS_FILE)
+
     # --- the CDK CLI --------------------------------------------------------------------
 
     def cdk(self, *args: str, timeout: float = 600) -> str:

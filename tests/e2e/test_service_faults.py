@@ -1,0 +1,93 @@
+"""Service faults: throttling and 5xx from DynamoDB, injected into the embedded AWS
+(local/faults.py), are retried by the SDK inside an invocation; once its attempts are spent the
+record is reported failed and not acknowledged, SQS delivers it again after the visibility
+timeout, and when the fault clears the order is written exactly once."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from local.session import LocalSession, free_port, wait_for
+from ops import observe
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+# botocore's standard retry mode (the default of the boto3 the worker runs with) makes four
+# attempts at a DynamoDB call. The test measures it rather than trusting this number.
+SDK_ATTEMPTS = 4
+# Enough faults to spend every attempt of the first invocation plus one of the second, which
+# the SDK then retries within that invocation: one redelivery, and a retry the SDK absorbs.
+FAULTS = SDK_ATTEMPTS + 1
+# Between throttled attempts the SDK waits up to 1 + 2 + 4 s, so the worker gets 8 s (the
+# queue's visibility timeout must be 6x that) to end in an ERROR line rather than a timeout.
+CONTEXT = {"visibility_timeout_seconds": "48", "function_timeout_seconds": "8"}
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    """The real stack deployed into its own embedded AWS; destroyed and stopped afterwards."""
+    session = LocalSession(tmp_path_factory.mktemp("service-faults"), context=CONTEXT)
+    session.start_emulator(free_port())
+    try:
+        outputs = session.deploy()
+        yield session, outputs
+        session.destroy()
+    finally:
+        session.stop_emulator()
+
+
+@pytest.mark.parametrize("kind, code, status", [
+    ("throttling", "ProvisionedThroughputExceededException", 400),
+    ("5xx", "InternalServerError", 500),
+])
+def test_dynamodb_fault_is_retried_not_acknowledged_and_written_once(stack, kind, code, status):
+    """FAULTS PutItem faults on the orders table: the first delivery spends all SDK attempts
+    and logs ERROR, nothing is written and the message stays on the queue; the redelivery meets
+    the last fault, the SDK retries it, and the order is written once (one WRITE Accepted, the
+    right item); the queue drains and the DLQ stays empty."""
+    session, outputs = stack
+    sqs, dynamodb, logs = session.client("sqs"), session.client("dynamodb"), session.client("logs")
+    queue_url = session.local_queue_url(outputs["QueueUrl"])
+    dlq_url = session.local_queue_url(outputs["DeadLetterQueueUrl"])
+    orders, log_group = outputs["OrdersTableName"], outputs["LogGroupName"]
+    order = {"id": f"fault-{kind}", "quantity": 3}
+    started = int(time.time() * 1000) - 1000
+
+    session.inject_fault(action="PutItem", table=orders, code=code, status=status, count=FAULTS)
+    message_id = sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps(order))["MessageId"]
+
+    def records(tag: str) -> list[dict]:
+        return [r.data for r in observe.log_records(logs, log_group, started)
+                if r.tag == tag and (r.data.get("id") == order["id"] or r.data.get("message_id") == message_id)]
+
+    (error,) = wait_for(lambda: records("ERROR"), timeout=40, what=f"the ERROR line of {order['id']}")
+    # The ERROR line is logged after the invocation ended, and the next delivery is a visibility
+    # timeout away: what was served so far is what one invocation tried.
+    (rule,) = session.faults()
+    attempts = rule["served"]
+    assert attempts == SDK_ATTEMPTS
+    assert error["receive_count"] == "1" and error["error"] in (code, "ClientError")  # boto3's modeled class
+    assert f"({code})" in error["message"] and f"reached max retries: {SDK_ATTEMPTS - 1}" in error["message"]
+    assert observe.queue_counters(sqs, queue_url)["in_flight"] == 1, "a failed delivery was acknowledged"
+    assert dynamodb.get_item(TableName=orders, Key={"id": {"S": order["id"]}}).get("Item") is None
+
+    wait_for(lambda: records("RESULT"), timeout=90, what=f"the RESULT line of {order['id']}")
+    wait_for(lambda: observe.queue_counters(sqs, queue_url) == {"visible": 0, "in_flight": 0, "delayed": 0},
+             timeout=30, what="the jobs queue to drain")
+    deliveries = len(records("JOB"))
+    writes = records("WRITE")
+    (rule,) = session.faults()
+    print(f"FIGURE service-faults {kind}: {FAULTS} x {status} {code} on PutItem; {attempts} SDK attempts in the "
+          f"failed invocation; {deliveries - 1} SQS redelivery; {rule['served']} faults served; "
+          f"{len(writes)} write {writes[0]['outcome'] if writes else '-'}; "
+          f"DLQ {observe.queue_counters(sqs, dlq_url)['visible']}")
+    assert (rule["served"], rule["remaining"]) == (FAULTS, 0)
+    assert deliveries == 2 and len(records("ERROR")) == 1
+    assert [(w["outcome"], w["decision"]) for w in writes] == [("Accepted", "written")]
+    assert records("RESULT") == [{**order, "processed": True, "duplicate": False}]
+    assert observe.plain_item(dynamodb.get_item(TableName=orders, Key={"id": {"S": order["id"]}})["Item"]) == {
+        **order, "total_cents": 3 * 250 + 100}
+    assert observe.queue_counters(sqs, dlq_url)["visible"] == 0
