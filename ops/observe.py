@@ -1,6 +1,7 @@
 """Read-only views of a deployed consumer, for any endpoint boto3 can reach (the embedded AWS or a
 real account): queue counters, the event source mapping, stored orders, the reference item and
-the worker's log records (JOB / WRITE / RESULT / ERROR lines, START lines per execution).
+the worker's log records (JOB / WRITE / RESULT / ERROR lines, START lines per execution), the
+stack's outputs and a peek at a queue's messages.
 
 Every function takes a boto3 client and only reads, so the demo, the tests and the live view
 share one definition of what "the state of the consumer" is.
@@ -8,6 +9,7 @@ share one definition of what "the state of the consumer" is.
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 from decimal import Decimal
@@ -60,10 +62,11 @@ def mappings(lambda_api: Any, function_name: str) -> list[dict[str, Any]]:
     ]
 
 
-def scan_items(dynamodb: Any, table: str) -> list[dict[str, Any]]:
-    """Every item of a table, sorted by id (fine for a lab-sized table)."""
+def scan_items(dynamodb: Any, table: str, limit: int | None = None) -> list[dict[str, Any]]:
+    """Every item of a table (or the first `limit` scanned), sorted by id; for lab-sized tables."""
     items: list[dict[str, Any]] = []
-    for page in dynamodb.get_paginator("scan").paginate(TableName=table):
+    paging = {"PaginationConfig": {"MaxItems": limit}} if limit else {}
+    for page in dynamodb.get_paginator("scan").paginate(TableName=table, **paging):
         items.extend(plain_item(item) for item in page["Items"])
     return sorted(items, key=lambda item: str(item.get("id")))
 
@@ -84,20 +87,87 @@ def log_events(logs: Any, log_group: str, start_time: int | None = None) -> Iter
         yield from page["events"]
 
 
+def _record(event: dict[str, Any]) -> LogRecord | None:
+    tag, _, rest = event["message"].partition(" ")
+    if tag not in RECORD_TAGS:
+        return None
+    try:
+        data = json.loads(rest)
+    except ValueError:
+        return None
+    return LogRecord(event["timestamp"], event.get("logStreamName", ""), tag, data)
+
+
 def log_records(logs: Any, log_group: str, start_time: int | None = None) -> list[LogRecord]:
     """The worker's JOB / WRITE / RESULT / ERROR lines, parsed, in time order."""
-    records = []
-    for event in log_events(logs, log_group, start_time):
-        tag, _, rest = event["message"].partition(" ")
-        if tag in RECORD_TAGS:
-            try:
-                data = json.loads(rest)
-            except ValueError:
-                continue
-            records.append(LogRecord(event["timestamp"], event.get("logStreamName", ""), tag, data))
+    records = [record for record in map(_record, log_events(logs, log_group, start_time)) if record]
     return sorted(records, key=lambda record: record.timestamp)
+
+
+@dataclass(frozen=True)
+class WorkerLog:
+    records: list[LogRecord]
+    executions: int
+
+
+def worker_log(logs: Any, log_group: str, start_time: int | None = None) -> WorkerLog:
+    """The parsed records and the number of executions, from one pass over the log group."""
+    records, executions = [], 0
+    for event in log_events(logs, log_group, start_time):
+        if event["message"].startswith("START RequestId:"):
+            executions += 1
+        elif record := _record(event):
+            records.append(record)
+    return WorkerLog(sorted(records, key=lambda record: record.timestamp), executions)
 
 
 def executions(logs: Any, log_group: str, start_time: int | None = None) -> int:
     """How many times the function ran: one START line per invocation."""
     return sum(1 for event in log_events(logs, log_group, start_time) if event["message"].startswith("START RequestId:"))
+
+
+def stack_outputs(cloudformation: Any, stack_name: str) -> dict[str, str]:
+    """The stack's outputs as {OutputKey: OutputValue}."""
+    stack = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
+    return {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
+
+
+def find_queue_url(sqs: Any, queue_name: str) -> str:
+    return sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
+
+
+def peek_messages(sqs: Any, queue_url: str, max_messages: int = 10, attempts: int = 3) -> list[dict[str, Any]]:
+    """Up to `max_messages` messages of a queue, left visible (visibility timeout 0).
+
+    SQS has no true peek: this is a receive, so each message's receive count goes up by one. For
+    a dead-letter queue (no redrive policy of its own) that moves nothing. SQS samples servers on
+    a short poll, so a few receives are merged. No receipt handle is returned.
+    """
+    found: dict[str, dict[str, Any]] = {}
+    for _ in range(attempts):
+        received = sqs.receive_message(
+            QueueUrl=queue_url, MaxNumberOfMessages=min(max_messages, 10), VisibilityTimeout=0,
+            WaitTimeSeconds=0, MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"],
+        ).get("Messages", [])
+        for message in received:
+            attributes = message.get("Attributes", {})
+            found.setdefault(message["MessageId"], {
+                "message_id": message["MessageId"],
+                "body": message.get("Body", ""),
+                "sent_ms": int(attributes.get("SentTimestamp", 0)) or None,
+                "receive_count": int(attributes.get("ApproximateReceiveCount", 0)),
+                "attributes": {key: value for key, value in attributes.items()
+                               if key not in ("SentTimestamp", "ApproximateReceiveCount")},
+                "message_attributes": {name: _attribute_value(value)
+                                       for name, value in message.get("MessageAttributes", {}).items()},
+            })
+        if len(found) >= max_messages or not received:
+            break
+    return sorted(found.values(), key=lambda message: message["sent_ms"] or 0)[:max_messages]
+
+
+def _attribute_value(value: dict[str, Any]) -> dict[str, str]:
+    """A message attribute as JSON: binary values base64-encoded."""
+    if "BinaryValue" in value:
+        return {"type": value["DataType"], "base64": base64.b64encode(value["BinaryValue"]).decode()}
+    return {"type": value["DataType"], "value": value.get("StringValue", "")}

@@ -1,0 +1,132 @@
+"""`python -m ops status [--json]` and `python -m ops view [--port N]`: the state of a deployed
+consumer, in a terminal or as a live web page. See README, "Live view".
+
+Both read the standard AWS environment (AWS_PROFILE or keys, AWS_REGION, AWS_ENDPOINT_URL), or,
+with --local-state DIR, the endpoint and keys of the local stack `make up` started there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import urllib.request
+from pathlib import Path
+
+from ops.aws import Clients, Endpoint
+from ops.snapshot import DEFAULT_SINCE_MINUTES, format_text, take_snapshot
+from stacks.config import DEFAULT_PREFIX
+
+
+class UsageError(RuntimeError):
+    pass
+
+
+def _local_state(state_dir: Path) -> tuple[Endpoint, str | None]:
+    """The local stack's endpoint and keys, and the URL of the view its process serves, if any."""
+    from local.session import LocalError, LocalSession  # only needed for local runs
+
+    session = LocalSession(state_dir)
+    try:
+        env = session.aws_env()
+    except LocalError as error:
+        raise UsageError(f"{error} (looked in {state_dir}); for a real account, run `python -m ops "
+                         "view` (no --local-state) with your AWS environment") from None
+    return Endpoint.from_env(env), (session.state or {}).get("view_url")
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "healthz", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def _has_display() -> bool:
+    return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _open(url: str) -> None:
+    # Without a display, webbrowser could pick a console browser and take over the terminal.
+    if _has_display():
+        import webbrowser
+
+        webbrowser.open(url)
+
+
+def status(args: argparse.Namespace, endpoint: Endpoint) -> int:
+    snapshot = take_snapshot(Clients(endpoint), args.prefix, args.stack, args.since)
+    if args.json:
+        print(json.dumps(snapshot, indent=2, sort_keys=True, default=str))
+    else:
+        print(format_text(snapshot))
+    failed = snapshot["error"] or snapshot["errors"]
+    if failed and not args.json:
+        print(f"error: {snapshot['error'] or '; '.join(f'{k}: {v}' for k, v in snapshot['errors'].items())}",
+              file=sys.stderr)
+    return 1 if failed else 0
+
+
+def view(args: argparse.Namespace, endpoint: Endpoint, running_url: str | None) -> int:
+    from ops.view.server import View, make_server
+
+    if running_url and args.port == 0 and _answers(running_url):
+        print(f"live view already running: {running_url}", file=sys.stderr)
+        if args.open:
+            _open(running_url)
+        return 0
+    try:
+        server = make_server(View(Clients(endpoint), args.prefix, args.stack, args.since, args.poll_ms),
+                             args.host, args.port)
+    except OSError as error:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}; pass another --port") from None
+    print(f"live view on {server.url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    if args.open:
+        _open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ops", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def common(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--prefix", default=DEFAULT_PREFIX, help=f"name prefix of the stack (default {DEFAULT_PREFIX})")
+        sub.add_argument("--stack", help="stack name (default <prefix>-consumer)")
+        sub.add_argument("--since", type=float, default=DEFAULT_SINCE_MINUTES, metavar="MINUTES",
+                         help=f"read worker log lines this far back (default {DEFAULT_SINCE_MINUTES:g})")
+        sub.add_argument("--local-state", type=Path, metavar="DIR",
+                         help="use the endpoint and keys of the local stack started in DIR (make up: .local)")
+
+    status_parser = commands.add_parser("status", help="print one snapshot (exit 1 if anything could not be read)")
+    common(status_parser)
+    status_parser.add_argument("--json", action="store_true", help="the snapshot as JSON, as the page receives it")
+    view_parser = commands.add_parser("view", help="serve the live web page until Ctrl-C")
+    common(view_parser)
+    view_parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+    view_parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    view_parser.add_argument("--poll-ms", type=int, default=2000, help="how often the page refreshes (default 2000)")
+    view_parser.add_argument("--open", action="store_true", help="open the page in a browser if there is a display")
+    args = parser.parse_args(argv)
+
+    try:
+        endpoint, running_url = _local_state(args.local_state) if args.local_state else (Endpoint.from_env(os.environ), None)
+        if args.command == "status":
+            return status(args, endpoint)
+        return view(args, endpoint, running_url)
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

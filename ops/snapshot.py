@@ -1,0 +1,216 @@
+"""One snapshot of a deployed consumer, built only from `ops.observe` reads: queue counters, the
+event source mapping, stored orders, the reference item and the write decisions in the worker's
+log. Shared by `python -m ops status` and the live view.
+
+A snapshot never raises for an AWS problem: an endpoint that cannot be reached, a missing stack
+or a denied call becomes a one-line `error` (nothing could be read) or an entry in `errors`
+(that section could not be read; the others still show).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from botocore.exceptions import ClientError
+
+from ops import observe
+from ops.aws import Clients, error_line
+from stacks.config import DEFAULT_PREFIX, Names
+
+ORDERS_LIMIT = 200
+DECISIONS_LIMIT = 200
+ERRORS_LIMIT = 50
+DEFAULT_SINCE_MINUTES = 60
+
+
+class TargetError(RuntimeError):
+    """The consumer's resources cannot be located; the message says why in one line."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """The physical names of one deployed consumer and where they were read from."""
+
+    stack: str
+    queue_url: str
+    dlq_url: str
+    orders_table: str
+    reference_table: str
+    function_name: str
+    log_group: str
+    names_from: str
+
+    @property
+    def jobs_queue(self) -> str:
+        return self.queue_url.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def dead_letter_queue(self) -> str:
+        return self.dlq_url.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _stack_missing(error: ClientError) -> bool:
+    details = error.response.get("Error", {})
+    return details.get("Code") == "ValidationError" and "does not exist" in str(details.get("Message", ""))
+
+
+def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | None = None) -> Target:
+    """Names from the stack's CloudFormation outputs; if the stack cannot be described (missing,
+    or cloudformation:DescribeStacks not granted), the names `stacks.config` derives from the
+    prefix. Connection and credential problems propagate."""
+    names = Names(prefix)
+    stack = stack or names.stack
+    try:
+        outputs = observe.stack_outputs(clients.client("cloudformation"), stack)
+    except ClientError as error:
+        why = "not found" if _stack_missing(error) else error_line(error)
+        sqs = clients.client("sqs")
+        try:
+            queue_url = observe.find_queue_url(sqs, names.jobs_queue)
+            dlq_url = observe.find_queue_url(sqs, names.dead_letter_queue)
+        except ClientError as queue_error:
+            raise TargetError(f"stack {stack} {why}, and {error_line(queue_error)}: deploy the stack "
+                              "(make up, or cdk deploy) or pass --prefix/--stack") from None
+        return Target(stack, queue_url, dlq_url, names.orders_table, names.reference_table,
+                      names.worker_function, Names.log_group_of(names.worker_function),
+                      names_from=f"prefix {prefix} (stack {why})")
+    missing = [key for key in ("QueueUrl", "DeadLetterQueueUrl", "OrdersTableName", "ReferenceTableName",
+                               "FunctionName", "LogGroupName") if key not in outputs]
+    if missing:
+        raise TargetError(f"stack {stack} has no output {', '.join(missing)} (still deploying, or not this stack?)")
+    return Target(stack, outputs["QueueUrl"], outputs["DeadLetterQueueUrl"], outputs["OrdersTableName"],
+                  outputs["ReferenceTableName"], outputs["FunctionName"], outputs["LogGroupName"],
+                  names_from=f"stack {stack} outputs")
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+
+
+def decisions(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
+    """The WRITE lines as timeline entries, oldest first."""
+    return [
+        {
+            "time_ms": record.timestamp,
+            "time": _iso(record.timestamp),
+            "id": record.data.get("id"),
+            "outcome": record.data.get("outcome"),
+            "decision": record.data.get("decision"),
+            "condition": record.data.get("condition"),
+            "requested": record.data.get("requested"),
+            "previous": record.data.get("previous"),
+            "stored": record.data.get("stored"),
+        }
+        for record in records if record.tag == "WRITE"
+    ]
+
+
+def worker_errors(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
+    return [{"time_ms": record.timestamp, "time": _iso(record.timestamp), **record.data}
+            for record in records if record.tag == "ERROR"]
+
+
+def take_snapshot(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | None = None,
+                  since_minutes: float = DEFAULT_SINCE_MINUTES) -> dict[str, Any]:
+    """Everything the view shows, as JSON-ready data. Never raises for AWS errors."""
+    now_ms = int(time.time() * 1000)
+    since_ms = now_ms - int(since_minutes * 60_000)
+    snapshot: dict[str, Any] = {
+        "taken_at": _iso(now_ms), "taken_at_ms": now_ms, "endpoint": None, "region": None,
+        "error": None, "errors": {}, "target": None,
+        "queues": {"jobs": None, "dlq": None}, "mappings": None, "orders": None, "orders_truncated": False,
+        "reference": None, "decisions": None, "decisions_total": 0, "worker_errors": None,
+        "executions": None, "summary": None, "log_since": _iso(since_ms), "log_since_ms": since_ms,
+    }
+    try:
+        snapshot["endpoint"], snapshot["region"] = clients.describe(), clients.region
+        target = resolve_target(clients, prefix, stack)
+    except Exception as error:  # noqa: BLE001 - reported to the user, never raised
+        snapshot["error"] = str(error) if isinstance(error, TargetError) else error_line(error, snapshot["endpoint"])
+        return snapshot
+    snapshot["target"] = {**asdict(target), "jobs_queue": target.jobs_queue,
+                          "dead_letter_queue": target.dead_letter_queue}
+
+    def section(name: str, read: Callable[[], Any]) -> Any:
+        try:
+            return read()
+        except Exception as error:  # noqa: BLE001 - one section's failure must not hide the others
+            snapshot["errors"][name] = error_line(error)
+            return None
+
+    sqs, dynamodb = clients.client("sqs"), clients.client("dynamodb")
+    snapshot["queues"]["jobs"] = section("jobs", lambda: observe.queue_counters(sqs, target.queue_url))
+    snapshot["queues"]["dlq"] = section("dlq", lambda: observe.queue_counters(sqs, target.dlq_url))
+    snapshot["mappings"] = section("mappings", lambda: observe.mappings(clients.client("lambda"), target.function_name))
+    orders = section("orders", lambda: observe.scan_items(dynamodb, target.orders_table, limit=ORDERS_LIMIT))
+    if orders is not None:
+        snapshot["orders"], snapshot["orders_truncated"] = orders, len(orders) >= ORDERS_LIMIT
+    snapshot["reference"] = section("reference", lambda: observe.scan_items(dynamodb, target.reference_table))
+    log = section("log", lambda: observe.worker_log(clients.client("logs"), target.log_group, since_ms))
+    if log is not None:
+        written = decisions(log.records)
+        snapshot["decisions"], snapshot["decisions_total"] = written[-DECISIONS_LIMIT:], len(written)
+        snapshot["worker_errors"] = worker_errors(log.records)[-ERRORS_LIMIT:]
+        snapshot["executions"] = log.executions
+        snapshot["summary"] = {
+            "accepted": sum(1 for d in written if d["outcome"] == "Accepted"),
+            "rejected": sum(1 for d in written if d["outcome"] == "ConditionalCheckFailed"),
+            "duplicates": sum(1 for d in written if d["decision"] == "duplicate"),
+            "conflicts": sum(1 for d in written if d["decision"] == "conflict"),
+            "errors": sum(1 for r in log.records if r.tag == "ERROR"),
+        }
+    return snapshot
+
+
+def _compact(value: Any) -> str:
+    return "-" if value is None else json.dumps(value, sort_keys=True, separators=(", ", ": "))
+
+
+def format_text(snapshot: dict[str, Any]) -> str:
+    """The snapshot for a terminal: the same facts as the page, one block per section."""
+    lines = [f"endpoint  {snapshot['endpoint'] or '-'}  (region {snapshot['region'] or '-'})",
+             f"taken at  {snapshot['taken_at']}"]
+    if snapshot["error"]:
+        return "\n".join([*lines, f"error     {snapshot['error']}"])
+    target, errors = snapshot["target"], snapshot["errors"]
+    lines.append(f"names     from {target['names_from']}")
+
+    def counters(label: str, key: str, name: str) -> str:
+        found = snapshot["queues"][key]
+        if found is None:
+            return f"{label:<9} {name}: error: {errors[key]}"
+        return f"{label:<9} {name}: visible {found['visible']}, in flight {found['in_flight']}, delayed {found['delayed']}"
+
+    lines += [counters("queue", "jobs", target["jobs_queue"]), counters("dlq", "dlq", target["dead_letter_queue"])]
+    if snapshot["mappings"] is None:
+        lines.append(f"mapping   error: {errors['mappings']}")
+    for mapping in snapshot["mappings"] or []:
+        lines.append(f"mapping   {mapping['source']} -> {mapping['function']}, batch size {mapping['batch_size']}, "
+                     f"{mapping['state']}")
+    if snapshot["mappings"] == []:
+        lines.append(f"mapping   none for {target['function_name']}")
+    for key, label in (("orders", "orders"), ("reference", "reference")):
+        if snapshot[key] is None:
+            lines.append(f"{label:<9} error: {errors[key]}")
+        else:
+            lines.append(f"{label:<9} {len(snapshot[key])} item(s) in "
+                         f"{target['orders_table' if key == 'orders' else 'reference_table']}")
+            lines += [f"          {_compact(item)}" for item in snapshot[key]]
+    if snapshot["decisions"] is None:
+        lines.append(f"writes    error: {errors['log']}")
+    else:
+        summary = snapshot["summary"]
+        lines.append(f"writes    since {snapshot['log_since']}: {snapshot['executions']} execution(s), "
+                     f"{summary['accepted']} accepted, {summary['rejected']} rejected "
+                     f"({summary['duplicates']} duplicate, {summary['conflicts']} conflict), "
+                     f"{summary['errors']} error(s)")
+        for entry in snapshot["decisions"]:
+            lines.append(f"          {entry['time']}  {entry['id']}  {entry['outcome']} ({entry['decision']})  "
+                         f"previous {_compact(entry['previous'])}  stored {_compact(entry['stored'])}")
+        for entry in snapshot["worker_errors"]:
+            lines.append(f"          {entry['time']}  ERROR {entry.get('error')}: {entry.get('message')}")
+    return "\n".join(lines)

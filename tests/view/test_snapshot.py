@@ -1,0 +1,239 @@
+"""The snapshot behind `python -m ops status` and the live view, the DLQ peek and the one-message
+redrive, against moto in-process (fast; the browser tests run the real stack)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+import zipfile
+
+import pytest
+from moto import mock_aws
+
+from local.session import ROOT, free_port
+from ops import observe
+from ops.aws import Clients, Endpoint
+from ops.redrive import RedriveError, redrive_message
+from ops.snapshot import format_text, take_snapshot
+
+PREFIX = "view-test"
+REGION = "us-east-1"
+TEMPLATE = {
+    "Resources": {
+        "Jobs": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": f"{PREFIX}-jobs"}},
+        "DeadLetters": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": f"{PREFIX}-jobs-dlq"}},
+    },
+    "Outputs": {
+        "QueueUrl": {"Value": {"Ref": "Jobs"}},
+        "DeadLetterQueueUrl": {"Value": {"Ref": "DeadLetters"}},
+        "OrdersTableName": {"Value": f"{PREFIX}-orders"},
+        "ReferenceTableName": {"Value": f"{PREFIX}-reference"},
+        "FunctionName": {"Value": f"{PREFIX}-worker"},
+        "LogGroupName": {"Value": f"/aws/lambda/{PREFIX}-worker"},
+    },
+}
+ITEM = {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
+
+
+def write_line(decision: str, previous: dict | None) -> str:
+    outcome = "Accepted" if previous is None else "ConditionalCheckFailed"
+    return "WRITE " + json.dumps({
+        "condition": "attribute_not_exists(id)", "decision": decision, "id": ITEM["id"], "outcome": outcome,
+        "previous": previous, "requested": ITEM, "stored": previous or ITEM,
+    }, sort_keys=True)
+
+
+@pytest.fixture
+def aws(monkeypatch):
+    for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    with mock_aws():
+        yield Clients(Endpoint(region=REGION))
+
+
+def create_resources(clients: Clients, mapping: bool = True) -> dict[str, str]:
+    """Queues, tables, worker log lines and (optionally) a mapping like a deployed stack has."""
+    sqs, dynamodb, logs = clients.client("sqs"), clients.client("dynamodb"), clients.client("logs")
+    urls = {name: sqs.create_queue(QueueName=f"{PREFIX}-{name}")["QueueUrl"] for name in ("jobs", "jobs-dlq")}
+    for table in ("orders", "reference"):
+        dynamodb.create_table(TableName=f"{PREFIX}-{table}", BillingMode="PAY_PER_REQUEST",
+                              KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                              AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
+    dynamodb.put_item(TableName=f"{PREFIX}-orders",
+                      Item={"id": {"S": "dedup-order"}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}})
+    dynamodb.put_item(TableName=f"{PREFIX}-reference", Item={"id": {"S": "reference"}, "note": {"S": "keep unchanged"}})
+    for body in ('{"id":"a","quantity":1}', '{"id":"b","quantity":2}'):
+        sqs.send_message(QueueUrl=urls["jobs"], MessageBody=body)
+    sqs.send_message(QueueUrl=urls["jobs"], MessageBody='{"id":"c","quantity":3}', DelaySeconds=60)
+    sqs.send_message(QueueUrl=urls["jobs-dlq"], MessageBody='{"id":"dedup-order","quantity":5}')
+    if mapping:
+        create_mapping(clients, urls["jobs"])
+    group = f"/aws/lambda/{PREFIX}-worker"
+    logs.create_log_group(logGroupName=group)
+    logs.create_log_stream(logGroupName=group, logStreamName="s1")
+    now = int(time.time() * 1000)
+    lines = ["START RequestId: 1 Version: $LATEST", write_line("written", None),
+             "START RequestId: 2 Version: $LATEST", write_line("duplicate", ITEM),
+             'ERROR {"error": "JobError", "message": "missing field: quantity", "message_id": "m3", "receive_count": "1"}',
+             "not a record line"]
+    logs.put_log_events(logGroupName=group, logStreamName="s1",
+                        logEvents=[{"timestamp": now + index, "message": line} for index, line in enumerate(lines)])
+    return urls
+
+
+def create_mapping(clients: Clients, jobs_url: str) -> None:
+    """The worker function and its mapping. Send nothing to the jobs queue afterwards: moto would
+    try to run the function through Docker on each send."""
+    role = clients.client("iam").create_role(RoleName="worker-role", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    code = io.BytesIO()
+    with zipfile.ZipFile(code, "w") as archive:
+        archive.writestr("app.py", "def handler(event, context):\n    return {}\n")
+    lambda_api = clients.client("lambda")
+    lambda_api.create_function(FunctionName=f"{PREFIX}-worker", Runtime="python3.12", Role=role,
+                               Handler="app.handler", Code={"ZipFile": code.getvalue()})
+    queue_arn = clients.client("sqs").get_queue_attributes(
+        QueueUrl=jobs_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    lambda_api.create_event_source_mapping(EventSourceArn=queue_arn, FunctionName=f"{PREFIX}-worker", BatchSize=1)
+
+
+def deploy_stack(clients: Clients) -> None:
+    clients.client("cloudformation").create_stack(StackName=f"{PREFIX}-consumer", TemplateBody=json.dumps(TEMPLATE))
+
+
+def test_snapshot_reads_every_section_with_names_from_the_stack_outputs(aws):
+    """Names come from the stack's outputs; counters, mapping, both tables, the write decisions
+    (duplicate marked), worker errors and executions are all read."""
+    deploy_stack(aws)
+    create_resources(aws)
+    snapshot = take_snapshot(aws, PREFIX)
+    assert snapshot["error"] is None and snapshot["errors"] == {}
+    assert snapshot["target"]["names_from"] == f"stack {PREFIX}-consumer outputs"
+    assert snapshot["queues"]["jobs"] == {"visible": 2, "in_flight": 0, "delayed": 1}
+    assert snapshot["queues"]["dlq"] == {"visible": 1, "in_flight": 0, "delayed": 0}
+    assert [(m["source"], m["function"], m["batch_size"]) for m in snapshot["mappings"]] == [
+        (f"{PREFIX}-jobs", f"{PREFIX}-worker", 1)]
+    assert snapshot["orders"] == [ITEM]
+    assert snapshot["reference"] == [{"id": "reference", "note": "keep unchanged"}]
+    assert [(d["id"], d["outcome"], d["decision"], d["previous"], d["stored"]) for d in snapshot["decisions"]] == [
+        ("dedup-order", "Accepted", "written", None, ITEM),
+        ("dedup-order", "ConditionalCheckFailed", "duplicate", ITEM, ITEM),
+    ]
+    assert [e["message"] for e in snapshot["worker_errors"]] == ["missing field: quantity"]
+    assert snapshot["executions"] == 2
+    assert snapshot["summary"] == {"accepted": 1, "rejected": 1, "duplicates": 1, "conflicts": 0, "errors": 1}
+    json.dumps(snapshot)  # what the page receives
+
+
+def test_without_a_stack_the_names_come_from_the_prefix(aws):
+    """No stack (or no cloudformation:DescribeStacks): the names stacks/config.py derives."""
+    create_resources(aws)
+    snapshot = take_snapshot(aws, PREFIX)
+    assert snapshot["error"] is None
+    assert snapshot["target"]["names_from"] == f"prefix {PREFIX} (stack not found)"
+    assert snapshot["target"]["orders_table"] == f"{PREFIX}-orders"
+    assert snapshot["orders"] == [ITEM]
+
+
+def test_a_section_that_cannot_be_read_is_reported_and_the_others_still_show(aws):
+    """A missing table is an error line for that section only."""
+    deploy_stack(aws)
+    create_resources(aws)
+    aws.client("dynamodb").delete_table(TableName=f"{PREFIX}-orders")
+    snapshot = take_snapshot(aws, PREFIX)
+    assert snapshot["error"] is None
+    assert list(snapshot["errors"]) == ["orders"]
+    assert snapshot["errors"]["orders"].startswith("Scan: ResourceNotFoundException")
+    assert snapshot["orders"] is None and snapshot["reference"] and snapshot["decisions"]
+    assert "orders    error: Scan: ResourceNotFoundException" in format_text(snapshot)
+
+
+def test_nothing_deployed_is_one_plain_error(aws):
+    snapshot = take_snapshot(aws, PREFIX)
+    assert snapshot["error"].startswith(f"stack {PREFIX}-consumer not found, and GetQueueUrl:")
+    assert "deploy the stack" in snapshot["error"]
+
+
+def test_unreachable_endpoint_is_one_plain_error_within_seconds():
+    port = free_port()
+    started = time.monotonic()
+    snapshot = take_snapshot(Clients(Endpoint(f"http://127.0.0.1:{port}", REGION, "a", "b")))
+    assert snapshot["error"] == f"cannot reach AWS at http://127.0.0.1:{port}/: connection failed"
+    assert time.monotonic() - started < 15
+    assert format_text(snapshot).endswith(f"error     {snapshot['error']}")
+
+
+def test_format_text_shows_the_same_facts(aws):
+    deploy_stack(aws)
+    create_resources(aws)
+    text = format_text(take_snapshot(aws, PREFIX))
+    assert f"queue     {PREFIX}-jobs: visible 2, in flight 0, delayed 1" in text
+    assert f"mapping   {PREFIX}-jobs -> {PREFIX}-worker, batch size 1, Enabled" in text
+    assert '{"id": "reference", "note": "keep unchanged"}' in text
+    assert "2 execution(s), 1 accepted, 1 rejected (1 duplicate, 0 conflict), 1 error(s)" in text
+    assert "dedup-order  ConditionalCheckFailed (duplicate)" in text
+
+
+def test_peek_leaves_messages_visible_and_hides_receipt_handles(aws):
+    urls = create_resources(aws, mapping=False)
+    sqs = aws.client("sqs")
+    sqs.send_message(QueueUrl=urls["jobs-dlq"], MessageBody="second",
+                     MessageAttributes={"origin": {"DataType": "String", "StringValue": "test"}})
+    peeked = observe.peek_messages(sqs, urls["jobs-dlq"])
+    assert [m["body"] for m in peeked] == ['{"id":"dedup-order","quantity":5}', "second"]
+    assert peeked[1]["message_attributes"] == {"origin": {"type": "String", "value": "test"}}
+    assert "ReceiptHandle" not in json.dumps(peeked) and "receipt" not in json.dumps(peeked).lower()
+    assert observe.queue_counters(sqs, urls["jobs-dlq"])["visible"] == 2
+
+
+def test_redrive_moves_exactly_the_chosen_message_with_its_attributes(aws):
+    """Body and attributes land on the jobs queue; the other DLQ messages stay visible there."""
+    urls = create_resources(aws, mapping=False)
+    sqs = aws.client("sqs")
+    chosen = sqs.send_message(QueueUrl=urls["jobs-dlq"], MessageBody='{"id":"x","quantity":1}', MessageAttributes={
+        "origin": {"DataType": "String", "StringValue": "test"},
+        "blob": {"DataType": "Binary", "BinaryValue": b"\x00\x01"},
+    })["MessageId"]
+    sqs.send_message(QueueUrl=urls["jobs-dlq"], MessageBody="third")
+    jobs_before = observe.queue_counters(sqs, urls["jobs"])["visible"]
+    moved = redrive_message(sqs, urls["jobs-dlq"], urls["jobs"], chosen)
+    assert moved["moved"] == chosen and moved["new_message_id"] != chosen
+    assert observe.queue_counters(sqs, urls["jobs-dlq"])["visible"] == 2
+    assert sorted(m["body"] for m in observe.peek_messages(sqs, urls["jobs-dlq"])) == [
+        "third", '{"id":"dedup-order","quantity":5}']
+    assert observe.queue_counters(sqs, urls["jobs"])["visible"] == jobs_before + 1
+    arrived = sqs.receive_message(QueueUrl=urls["jobs"], MaxNumberOfMessages=10, MessageAttributeNames=["All"])
+    copy = next(m for m in arrived["Messages"] if m["MessageId"] == moved["new_message_id"])
+    assert copy["Body"] == '{"id":"x","quantity":1}'
+    assert copy["MessageAttributes"]["origin"]["StringValue"] == "test"
+    assert copy["MessageAttributes"]["blob"]["BinaryValue"] == b"\x00\x01"
+
+
+def test_redrive_of_a_message_not_in_the_dlq_says_so(aws):
+    urls = create_resources(aws, mapping=False)
+    with pytest.raises(RedriveError, match="message nope is not .or no longer. visible in the dead-letter queue"):
+        redrive_message(aws.client("sqs"), urls["jobs-dlq"], urls["jobs"], "nope")
+    assert observe.queue_counters(aws.client("sqs"), urls["jobs-dlq"])["visible"] == 1
+
+
+def test_status_cli_reads_the_standard_aws_environment_and_exits_1_on_error():
+    """`python -m ops status --json` with AWS_ENDPOINT_URL pointing nowhere: JSON with the
+    error, exit 1; the text form says it on stderr in one line."""
+    port = free_port()
+    env = {"PATH": "/usr/bin:/bin", "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_REGION": REGION,
+           "AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}
+    as_json = subprocess.run([sys.executable, "-m", "ops", "status", "--json"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert as_json.returncode == 1
+    snapshot = json.loads(as_json.stdout)
+    assert snapshot["error"] == f"cannot reach AWS at http://127.0.0.1:{port}/: connection failed"
+    assert snapshot["endpoint"] == f"http://127.0.0.1:{port}"
+    as_text = subprocess.run([sys.executable, "-m", "ops", "status"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert as_text.returncode == 1
+    assert as_text.stderr.strip() == f"error: {snapshot['error']}"
