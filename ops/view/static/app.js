@@ -1,0 +1,316 @@
+// The live view: poll /api/snapshot, render it, keep polling whatever happens.
+// Everything shown comes from queues, tables and logs, so it is put in the page as text, never HTML.
+"use strict";
+
+const DEFAULT_POLL_MS = 2000;
+let pollMs = DEFAULT_POLL_MS;
+let failures = 0;
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+const $ = (selector) => document.querySelector(selector);
+const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
+
+// JSON with sorted keys and a space after separators, like the worker's log lines.
+function json(value) {
+  if (Array.isArray(value)) return `[${value.map(json).join(", ")}]`;
+  if (value && typeof value === "object") {
+    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}: ${json(value[key])}`).join(", ")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function compact(value) {
+  return value === null || value === undefined ? "–" : json(value);
+}
+
+function sameItem(a, b) {
+  return a && b && compact(a) === compact(b);
+}
+
+function clockTime(ms) {
+  const date = new Date(ms);
+  const pad = (n, w = 2) => String(n).padStart(w, "0");
+  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+}
+
+function every() {
+  const seconds = pollMs / 1000;
+  return `Retrying every ${seconds >= 1 ? Math.round(seconds) : seconds.toFixed(1)} s`;
+}
+
+function setText(selector, text) {
+  const node = typeof selector === "string" ? $(selector) : selector;
+  if (node) node.textContent = text;
+}
+
+function showSectionErrors(errors) {
+  for (const node of document.querySelectorAll("[data-error-for]")) {
+    const message = errors[node.dataset.errorFor];
+    node.hidden = !message;
+    node.textContent = message ? `Cannot read: ${message}` : "";
+  }
+}
+
+function setStatus(kind, text) {
+  const status = $("#status");
+  status.className = `pill ${kind}`;
+  status.textContent = text;
+}
+
+function showBanner(message, hint) {
+  const banner = $("#banner");
+  banner.replaceChildren(el("span", { text: message }), el("span", { class: "hint", text: hint }));
+  banner.hidden = false;
+  $("#content").classList.add("stale");
+}
+
+function hideBanner() {
+  $("#banner").hidden = true;
+  $("#content").classList.remove("stale");
+}
+
+function renderCounters(prefix, counters) {
+  for (const key of ["visible", "in_flight", "delayed"]) {
+    const node = byTestId(`${prefix}-${key.replace("_", "-")}`);
+    const value = counters ? counters[key] : null;
+    node.textContent = value === null ? "–" : String(value);
+    node.classList.toggle("nonzero", Boolean(value));
+  }
+}
+
+function renderMappings(mappings, target) {
+  const box = $("#mappings");
+  if (mappings === null) return box.replaceChildren();
+  if (mappings.length === 0) {
+    return box.replaceChildren(el("p", { class: "hint", text: `no event source mapping for ${target.function_name}` }));
+  }
+  box.replaceChildren(...mappings.map((m) => el("dl", { class: "mapping", "data-testid": "mapping" },
+    el("dt", { text: "source" }), el("dd", { "data-testid": "mapping-source", text: m.source }),
+    el("dt", { text: "function" }), el("dd", { "data-testid": "mapping-function", text: m.function }),
+    el("dt", { text: "batch size" }), el("dd", { "data-testid": "mapping-batch-size", text: String(m.batch_size) }),
+    el("dt", { text: "state" }), el("dd", { class: `state ${m.state}`, "data-testid": "mapping-state", text: m.state }),
+    el("dt", { text: "responses" }), el("dd", { text: (m.response_types || []).join(", ") || "–" }),
+  )));
+}
+
+function renderSummary(snapshot) {
+  const summary = snapshot.summary;
+  const rows = summary ? [
+    ["executions", snapshot.executions],
+    ["accepted writes", summary.accepted],
+    ["conditional rejections", summary.rejected],
+    ["· duplicates acknowledged", summary.duplicates],
+    ["· conflicts (retried, then DLQ)", summary.conflicts],
+    ["errors", summary.errors],
+  ] : [];
+  $("#summary").replaceChildren(...rows.flatMap(([label, value]) => [
+    el("dt", { text: label }), el("dd", { text: String(value) }),
+  ]));
+  setText("#log-since", summary ? `log lines since ${clockTime(snapshot.log_since_ms)}` : "");
+}
+
+function emptyRow(columns, text) {
+  return el("tr", { class: "empty" }, el("td", { colspan: String(columns), text }));
+}
+
+function otherAttributes(item, known) {
+  const rest = Object.fromEntries(Object.entries(item).filter(([key]) => !known.includes(key)));
+  return Object.keys(rest).length ? el("code", { text: compact(rest) }) : "";
+}
+
+function renderOrders(orders, truncated) {
+  const body = $("#orders");
+  if (orders === null) return body.replaceChildren();
+  if (orders.length === 0) return body.replaceChildren(emptyRow(4, "no orders stored"));
+  const rows = orders.map((item) => el("tr", { "data-order-id": String(item.id) },
+    el("td", { class: "id" }, el("code", { text: String(item.id) })),
+    el("td", { class: "num", text: String(item.quantity ?? "–") }),
+    el("td", { class: "num", text: String(item.total_cents ?? "–") }),
+    el("td", {}, otherAttributes(item, ["id", "quantity", "total_cents"])),
+  ));
+  if (truncated) rows.push(emptyRow(4, `showing the first ${orders.length} items scanned`));
+  body.replaceChildren(...rows);
+}
+
+function renderReference(items) {
+  const body = $("#reference");
+  if (items === null) return body.replaceChildren();
+  if (items.length === 0) return body.replaceChildren(emptyRow(3, "the reference table is empty"));
+  body.replaceChildren(...items.map((item) => el("tr", { "data-reference-id": String(item.id) },
+    el("td", {}, el("code", { text: String(item.id) })),
+    el("td", { "data-testid": "reference-note", text: String(item.note ?? "–") }),
+    el("td", {}, otherAttributes(item, ["id", "note"])),
+  )));
+}
+
+const OUTCOMES = {
+  written: ["accepted", "Accepted"],
+  duplicate: ["duplicate", "Rejected · duplicate"],
+  conflict: ["conflict", "Rejected · conflict"],
+};
+
+function renderDecisions(decisions, total) {
+  const body = $("#decisions");
+  if (decisions === null) return body.replaceChildren();
+  if (decisions.length === 0) return body.replaceChildren(emptyRow(5, "no write decisions logged yet"));
+  const rows = [...decisions].reverse().map((d) => {
+    const [badgeClass, label] = OUTCOMES[d.decision] || ["conflict", `${d.outcome} · ${d.decision}`];
+    const stored = el("td", {}, el("code", { text: compact(d.stored) }));
+    if (d.previous && sameItem(d.previous, d.stored)) stored.append(el("span", { class: "unchanged", text: "unchanged" }));
+    if (d.decision === "conflict") {
+      stored.append(el("span", { class: "condition", text: `requested ${compact(d.requested)}` }));
+    }
+    return el("tr", { class: `decision ${d.decision}`, "data-decision": d.decision, "data-order-id": String(d.id) },
+      el("td", { title: d.time, text: clockTime(d.time_ms) }),
+      el("td", { class: "id" }, el("code", { text: String(d.id) })),
+      el("td", {}, el("span", { class: `badge ${badgeClass}`, text: label }),
+        el("span", { class: "condition", text: `${d.outcome} on ${d.condition}` })),
+      el("td", {}, el("code", { text: compact(d.previous) })),
+      stored,
+    );
+  });
+  if (total > decisions.length) rows.push(emptyRow(5, `${total - decisions.length} older decisions not shown`));
+  body.replaceChildren(...rows);
+}
+
+function renderWorkerErrors(errors) {
+  const box = $("#worker-errors-box");
+  box.hidden = !errors || errors.length === 0;
+  if (box.hidden) return;
+  $("#worker-errors").replaceChildren(...[...errors].reverse().map((e) => el("tr", { class: "conflict" },
+    el("td", { title: e.time, text: clockTime(e.time_ms) }),
+    el("td", {}, el("code", { text: String(e.error ?? "") })),
+    el("td", { text: String(e.message ?? "") }),
+    el("td", { class: "num", text: String(e.receive_count ?? "–") }),
+  )));
+}
+
+function render(snapshot) {
+  setText("#endpoint", snapshot.endpoint || "–");
+  setText("#region", snapshot.region || "–");
+  if (snapshot.error) {
+    setStatus("error", "cannot read");
+    setText("#names-from", snapshot.target ? snapshot.target.names_from : "–");
+    showBanner(snapshot.error, `${every()} (attempt ${failures}).`);
+    return;
+  }
+  hideBanner();
+  const target = snapshot.target;
+  const partial = Object.keys(snapshot.errors).length > 0;
+  setStatus(partial ? "error" : "live", partial ? "live · some reads failed" : "live");
+  setText("#names-from", target.names_from);
+  setText("#updated", clockTime(snapshot.taken_at_ms));
+  setText("#jobs-name", target.jobs_queue);
+  setText("#dlq-name", target.dead_letter_queue);
+  setText("#function-name", target.function_name);
+  setText("#orders-name", target.orders_table);
+  setText("#reference-name", target.reference_table);
+  renderCounters("jobs", snapshot.queues.jobs);
+  renderCounters("dlq", snapshot.queues.dlq);
+  renderMappings(snapshot.mappings, target);
+  renderSummary(snapshot);
+  renderOrders(snapshot.orders, snapshot.orders_truncated);
+  renderReference(snapshot.reference);
+  renderDecisions(snapshot.decisions, snapshot.decisions_total);
+  renderWorkerErrors(snapshot.worker_errors);
+  showSectionErrors(snapshot.errors);
+}
+
+async function poll() {
+  try {
+    const response = await fetch("/api/snapshot", { cache: "no-store" });
+    const snapshot = await response.json();
+    if (snapshot.view && snapshot.view.poll_ms) pollMs = snapshot.view.poll_ms;
+    failures = snapshot.error ? failures + 1 : 0;
+    if (!response.ok && !snapshot.error) snapshot.error = `view server answered ${response.status}`;
+    render(snapshot);
+  } catch (error) {
+    failures += 1;
+    setStatus("error", "view server down");
+    showBanner(`The view server at ${location.host} does not answer (${error.message}).`,
+      `${every()} (attempt ${failures}).`);
+  } finally {
+    setTimeout(poll, pollMs);
+  }
+}
+
+// --- dead-letter queue: inspect and redrive ------------------------------------------------
+
+function showDlqResult(text, bad) {
+  const node = $("#dlq-result");
+  node.textContent = text;
+  node.className = bad ? "notice bad" : "notice";
+  node.hidden = false;
+}
+
+async function inspectDlq() {
+  const panel = $("#dlq-panel");
+  panel.hidden = false;
+  const box = $("#dlq-messages");
+  box.replaceChildren(el("p", { class: "hint", text: "reading…" }));
+  let answer;
+  try {
+    answer = await (await fetch("/api/dlq", { cache: "no-store" })).json();
+  } catch (error) {
+    answer = { error: `the view server does not answer (${error.message})`, messages: [] };
+  }
+  if (answer.error) {
+    box.replaceChildren(el("p", { class: "section-error", text: `Cannot read the dead-letter queue: ${answer.error}` }));
+    return;
+  }
+  if (answer.messages.length === 0) {
+    box.replaceChildren(el("p", { class: "hint", text: `${answer.queue} has no visible messages` }));
+    return;
+  }
+  box.replaceChildren(...answer.messages.map((m) => {
+    const button = el("button", { type: "button", class: "primary", "data-testid": "redrive", text: "Redrive to jobs queue" });
+    button.addEventListener("click", () => redrive(m.message_id, button));
+    const attributes = Object.keys(m.message_attributes || {}).length ? compact(m.message_attributes) : "none";
+    return el("div", { class: "message", "data-testid": "dlq-message", "data-message-id": m.message_id },
+      el("div", { class: "message-head" },
+        el("span", {}, el("span", { class: "hint", text: "message " }), el("code", { text: m.message_id })),
+        el("span", { class: "hint", text: m.sent_ms ? `sent ${clockTime(m.sent_ms)}` : "" }),
+        el("span", { class: "hint", text: `received ${m.receive_count === 1 ? "once" : `${m.receive_count} times`}` }),
+        el("span", { class: "hint", text: `attributes: ${attributes}` }),
+        button,
+      ),
+      el("pre", { "data-testid": "dlq-body", text: m.body }),
+    );
+  }));
+}
+
+async function redrive(messageId, button) {
+  button.disabled = true;
+  let answer;
+  try {
+    const response = await fetch("/api/redrive", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ message_id: messageId }),
+    });
+    answer = await response.json();
+  } catch (error) {
+    answer = { error: `the view server does not answer (${error.message})` };
+  }
+  if (answer.error) {
+    button.disabled = false;
+    showDlqResult(`Redrive failed: ${answer.error}`, true);
+    return;
+  }
+  showDlqResult(`Moved message ${answer.moved} to ${answer.to} (new message ${answer.new_message_id}).`, false);
+  await inspectDlq();
+}
+
+$("#inspect").addEventListener("click", inspectDlq);
+$("#dlq-close").addEventListener("click", () => { $("#dlq-panel").hidden = true; $("#dlq-result").hidden = true; });
+poll();
