@@ -31,9 +31,13 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1") -> None:
     aws.start(host)
     aws.enforce_iam()
     host.start_polling()
+    from ops.view.server import start_for_env  # the live view (make up/down), in this process
+
+    view = start_for_env({"AWS_ENDPOINT_URL": aws.endpoint, "AWS_REGION": region, **aws.admin.as_env()})
     state = {
         "pid": os.getpid(), "port": port, "endpoint": aws.endpoint, "region": region,
         "access_key_id": aws.admin.access_key_id, "secret_access_key": aws.admin.secret_access_key,
+        "view_url": view.url if view else None,
     }
     temporary = state_dir / (STATE_FILE + ".tmp")
     temporary.write_text(json.dumps(state, indent=2))
@@ -42,6 +46,8 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1") -> None:
     while not stopped.wait(0.5):  # a timed wait lets the signal handler run promptly
         pass
     logger = logging.getLogger("local.server")
+    if view:
+        view.stop()
     logger.info("stopping: Lambda host")
     host.stop()
     logger.info("stopping: embedded AWS")

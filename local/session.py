@@ -216,8 +216,11 @@ class LocalSession:
     # --- what the commands do -----------------------------------------------------------
 
     def up(self, port: int = DEFAULT_PORT) -> dict[str, str]:
-        self.start_emulator(port)
-        return self.deploy()
+        state = self.start_emulator(port)
+        outputs = self.deploy()
+        if state.get("view_url"):
+            progress(f"live view: {state['view_url']}")
+        return outputs
 
     def down(self) -> None:
         if self.state:
