@@ -10,9 +10,9 @@ export NODE_NO_WARNINGS := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup demo test synth up down status clean
+.PHONY: setup demo test synth up down status view chromium clean
 
-setup: $(VENV)/.installed node_modules/.installed
+setup: $(VENV)/.installed node_modules/.installed chromium
 
 # Set-up output goes to stderr so that `make up` prints nothing but the exports on stdout.
 $(VENV)/.installed: requirements.txt requirements-dev.txt
@@ -24,6 +24,14 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 node_modules/.installed: package.json package-lock.json
 	@npm ci --no-audit --no-fund --loglevel=error >&2
 	@touch $@
+
+# Debian's chromium, for the live view's browser tests (Playwright drives it; it never downloads
+# a browser). Installed only where missing and apt-get can run as root; elsewhere a warning.
+chromium:
+	@test -x /usr/bin/chromium || \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >&2; \
+	  else echo "warning: /usr/bin/chromium missing; the browser tests need it (apt-get install chromium)" >&2; fi
 
 ## The main job: embedded AWS, real cdk deploy, the lab scenario checked, destroy, all stopped.
 demo: setup
@@ -46,6 +54,12 @@ down: setup
 
 status: setup
 	@$(PY) -m local status
+
+## The live view of the local stack: the URL of the one `make up` started, or a new one.
+## For a real account: .venv/bin/python -m ops view (see README, "Live view").
+VIEW_PORT ?= 0
+view: setup
+	@$(PY) -m ops view --local-state .local --port $(VIEW_PORT) --open
 
 clean:
 	rm -rf cdk.out .local .pytest_cache

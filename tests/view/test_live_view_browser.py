@@ -1,0 +1,207 @@
+"""The live view in a real headless browser (Debian's chromium driven by Playwright): the page
+follows the lab scenario as it runs against the deployed stack, a DLQ message is inspected and
+redriven from the page, and a bad or unreachable endpoint is reported while the server stays up.
+
+Screenshots go to tests/artifacts/ (or $VIEW_ARTIFACTS).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from local.scenario import run_lab_scenario
+from local.session import ROOT, LocalSession, free_port
+from ops.aws import Clients, Endpoint
+from ops.view.server import View, start_in_thread
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = Path(os.environ.get("VIEW_ARTIFACTS", ROOT / "tests" / "artifacts"))
+POLL_MS = 300
+DEADLINE_MS = 90_000  # the whole lab scenario, on a slow machine
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} not found: `make setup` installs Debian's chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1360, "height": 1100})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    """The stack deployed with the real CDK CLI into the embedded AWS; destroyed afterwards."""
+    session = LocalSession(tmp_path_factory.mktemp("view-stack"))
+    session.start_emulator(free_port())
+    try:
+        session.deploy()
+        yield session
+    finally:
+        try:
+            session.destroy()
+        finally:
+            session.stop_emulator()
+
+
+@pytest.fixture(scope="module")
+def view(stack):
+    """A view of that stack served from this test process, with the emulator's admin keys."""
+    running = start_in_thread(View(Clients(Endpoint.from_env(stack.aws_env())), poll_ms=POLL_MS))
+    yield running
+    running.stop()
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path), full_page=True)
+    print(f"screenshot: {path}")
+    return path
+
+
+def cells(row) -> list[str]:
+    return [text.strip() for text in row.locator("td").all_inner_texts()]
+
+
+def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
+    """Loaded before the lab's four orders are sent, the page ends up showing: both queues empty,
+    the mapping labex-q05-jobs -> labex-q05-worker batch 1 Enabled, dedup-order 4/1100 and
+    other-order 1/350, the reference item untouched, and four write decisions of which the two
+    duplicates are marked (badge and row colour) apart from the two accepted writes."""
+    from playwright.sync_api import expect
+
+    page.goto(view.url)
+    expect(page.get_by_test_id("status")).to_have_text("live", timeout=DEADLINE_MS)
+    expect(page.locator("#orders tr.empty")).to_have_text("no orders stored")
+
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["checks"] = run_lab_scenario(stack)
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            outcome["error"] = error
+
+    scenario = threading.Thread(target=run, name="lab-scenario")
+    scenario.start()
+    try:
+        decisions = page.locator("#decisions tr.decision")
+        expect(decisions).to_have_count(4, timeout=DEADLINE_MS)
+        expect(page.locator("#orders tr")).to_have_count(2)
+        for test_id in ("jobs-visible", "jobs-in-flight", "jobs-delayed", "dlq-visible", "dlq-in-flight"):
+            expect(page.get_by_test_id(test_id)).to_have_text("0", timeout=DEADLINE_MS)
+        expect(page.get_by_test_id("mapping-source")).to_have_text("labex-q05-jobs")
+        expect(page.get_by_test_id("mapping-function")).to_have_text("labex-q05-worker")
+        expect(page.get_by_test_id("mapping-batch-size")).to_have_text("1")
+        expect(page.get_by_test_id("mapping-state")).to_have_text("Enabled")
+        expect(page.get_by_test_id("reference-note")).to_have_text("keep unchanged")
+    finally:
+        scenario.join(timeout=DEADLINE_MS / 1000)
+    path = screenshot(page, "live-view-lab.png")
+
+    assert "error" not in outcome, outcome.get("error")
+    assert [c.name for c in outcome["checks"] if not c.ok] == []
+    assert cells(page.locator('#orders tr[data-order-id="dedup-order"]'))[:3] == ["dedup-order", "4", "1100"]
+    assert cells(page.locator('#orders tr[data-order-id="other-order"]'))[:3] == ["other-order", "1", "350"]
+    # Newest first. The first order is processed before the other three are sent; those three
+    # run concurrently, so their order is not fixed.
+    shown = [(row.get_attribute("data-order-id"), row.get_attribute("data-decision")) for row in decisions.all()]
+    assert shown[-1] == ("dedup-order", "written")
+    assert sorted(shown[:-1]) == [("dedup-order", "duplicate"), ("dedup-order", "duplicate"), ("other-order", "written")]
+    duplicates, accepted = page.locator("#decisions tr.duplicate"), page.locator("#decisions tr.written")
+    expect(duplicates.locator(".badge")).to_have_text(["Rejected · duplicate"] * 2)
+    expect(accepted.locator(".badge")).to_have_text(["Accepted"] * 2)
+    duplicate_row = cells(duplicates.first)
+    assert duplicate_row[3] == '{"id": "dedup-order", "quantity": 4, "total_cents": 1100}'  # previous item
+    assert duplicate_row[4].startswith('{"id": "dedup-order", "quantity": 4, "total_cents": 1100}')
+    assert duplicate_row[4].endswith("unchanged")
+    assert cells(accepted.last)[3] == "–"  # nothing stored before the first write
+
+    def background(row) -> str:
+        return row.evaluate("node => getComputedStyle(node).backgroundColor")
+
+    assert background(duplicates.first) != background(accepted.first)
+    assert path.stat().st_size > 10_000
+
+
+def test_a_dlq_message_is_inspected_and_redriven_from_the_page(stack, view, page):
+    """A message put on the DLQ shows in its counter; Inspect shows its body; Redrive moves it to
+    the jobs queue, where the worker stores the order: DLQ back to 0, the order in the table."""
+    from playwright.sync_api import expect
+
+    dlq_url = stack.user_env()["DLQ_URL"]
+    stack.client("sqs").send_message(QueueUrl=dlq_url, MessageBody='{"id":"redriven-order","quantity":2}')
+    page.goto(view.url)
+    expect(page.get_by_test_id("dlq-visible")).to_have_text("1", timeout=DEADLINE_MS)
+    page.get_by_test_id("dlq-inspect").click()
+    expect(page.get_by_test_id("dlq-body")).to_have_text('{"id":"redriven-order","quantity":2}', timeout=DEADLINE_MS)
+    screenshot(page, "live-view-dlq.png")
+    page.get_by_test_id("redrive").click()
+    expect(page.get_by_test_id("dlq-result")).to_have_text(re.compile(r"^Moved message .* to labex-q05-jobs"),
+                                                           timeout=DEADLINE_MS)
+    expect(page.locator('#orders tr[data-order-id="redriven-order"] td')).to_have_text(
+        ["redriven-order", "2", "600", ""], timeout=DEADLINE_MS)
+    expect(page.get_by_test_id("dlq-visible")).to_have_text("0", timeout=DEADLINE_MS)
+    expect(page.locator('#decisions tr.written[data-order-id="redriven-order"]')).to_have_count(1)
+
+
+def test_make_up_serves_a_view_from_the_emulator_process(stack):
+    """`make up` prints the URL of a view the emulator process serves; it reads the stack."""
+    url = stack.state["view_url"]
+    assert re.fullmatch(r"http://localhost:\d+/", url)
+    with urllib.request.urlopen(url + "api/snapshot", timeout=30) as response:
+        snapshot = json.load(response)
+    assert snapshot["error"] is None
+    assert snapshot["target"]["names_from"] == "stack labex-q05-consumer outputs"
+
+
+@pytest.mark.parametrize("kind", ["unreachable", "not-aws"])
+def test_a_bad_endpoint_is_said_plainly_and_the_server_keeps_retrying(page, kind):
+    """Nothing listening, or something that is not AWS: the page names the problem, keeps
+    polling (the attempt count goes up), and the server still answers."""
+    from playwright.sync_api import expect
+
+    other = start_in_thread(View(Clients(Endpoint("http://127.0.0.1:1", "us-east-1", "a", "b"))))
+    endpoint = f"http://127.0.0.1:{free_port()}" if kind == "unreachable" else other.url.rstrip("/")
+    running = start_in_thread(View(Clients(Endpoint(endpoint, "us-east-1", "a", "b")), poll_ms=POLL_MS))
+    try:
+        page.goto(running.url)
+        banner = page.get_by_test_id("error")
+        expected = (f"cannot reach AWS at {endpoint}/: connection failed" if kind == "unreachable"
+                    else f"the endpoint at {endpoint} answered, but not like AWS: check AWS_ENDPOINT_URL")
+        expect(banner).to_contain_text(expected, timeout=DEADLINE_MS)
+        expect(banner).to_contain_text(re.compile(r"attempt [3-9]"), timeout=DEADLINE_MS)
+        expect(page.get_by_test_id("status")).to_have_text("cannot read")
+        expect(page.get_by_test_id("endpoint")).to_have_text(endpoint)
+        screenshot(page, f"live-view-{kind}.png")
+        assert running.thread.is_alive()
+        with urllib.request.urlopen(running.url + "healthz", timeout=10) as response:
+            assert response.read() == b"ok\n"
+    finally:
+        running.stop()
+        other.stop()
