@@ -10,7 +10,7 @@ export NODE_NO_WARNINGS := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup demo test synth up down status view chromium clean
+.PHONY: setup demo test synth up down status view chromium bench clean
 
 setup: $(VENV)/.installed node_modules/.installed chromium
 
@@ -60,6 +60,15 @@ status: setup
 VIEW_PORT ?= 0
 view: setup
 	@$(PY) -m ops view --local-state .local --port $(VIEW_PORT) --open
+
+## Benchmarks (about five minutes): handlers side by side, cold start, the local pipeline, the
+## developer loop. Writes bench/results.json and the README's Benchmarks table.
+bench: setup $(VENV)/.bench-installed
+	@$(PY) -m bench $(BENCH_ARGS)
+
+$(VENV)/.bench-installed: bench/requirements.txt
+	@$(PY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt >&2
+	@touch $@
 
 clean:
 	rm -rf cdk.out .local .pytest_cache

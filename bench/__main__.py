@@ -1,0 +1,88 @@
+"""`python -m bench` (what `make bench` runs): every figure in one process run, then
+bench/results.json, the markdown table on stdout, and the README's Benchmarks block."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import logging
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench import report
+from bench.variants import ROOT
+
+# (batch size, messages, repeats), run in order while the pipeline budget lasts.
+PIPELINE_PLAN = [(1, 200, 3), (10, 1000, 2), (10, 3000, 1), (10, 10000, 1), (1, 1000, 1), (1, 10000, 1)]
+BACKLOG = {1: 20, 10: 100}
+
+
+def progress(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
+    parser.add_argument("--rounds", type=int, default=120, help="interleaved warm rounds per handler")
+    parser.add_argument("--cold-runs", type=int, default=5, help="fresh processes per handler")
+    parser.add_argument("--pipeline-budget", type=float, default=180,
+                        help="seconds for pipeline runs after the deploy; steps that would not fit are skipped")
+    parser.add_argument("--synth-runs", type=int, default=3)
+    parser.add_argument("--tests", choices=["unit", "unit+infra", "all", "none"], default="unit",
+                        help="which tests to time (all includes the slow end-to-end tests)")
+    parser.add_argument("--test-runs", type=int, default=2)
+    parser.add_argument("--skip", action="append", default=[], choices=["handlers", "pipeline", "dev-loop"])
+    parser.add_argument("--no-readme", action="store_true", help="do not rewrite the README's Benchmarks block")
+    args = parser.parse_args(argv)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
+
+    started = time.perf_counter()
+    results: dict = {
+        "command": "make bench",
+        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "argv": sys.argv[1:],
+        "machine": report.machine(),
+        "load_average": {"start": report.load_average()},
+    }
+    try:
+        if "handlers" not in args.skip:
+            from bench import handler_bench
+
+            results["handlers"] = handler_bench.run(orders=5, rounds=args.rounds, warmup=10, blocks=5,
+                                                    cold_runs=args.cold_runs, progress=progress)
+        if "pipeline" not in args.skip:
+            from bench import pipeline
+
+            state_dir = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
+            try:
+                results["pipeline"] = pipeline.run(state_dir=state_dir, plan=PIPELINE_PLAN, backlog=BACKLOG,
+                                                   budget_seconds=args.pipeline_budget, progress=progress)
+            finally:
+                shutil.rmtree(state_dir, ignore_errors=True)
+        if "dev-loop" not in args.skip:
+            from bench import devloop
+
+            results["dev_loop"] = devloop.run(synth_runs=args.synth_runs, tests=args.tests,
+                                              test_runs=args.test_runs, python=sys.executable, progress=progress)
+    except Exception as error:  # noqa: BLE001 - one line, not a traceback, for a failed measurement
+        print(f"bench: error: {str(error).splitlines()[0] if str(error) else type(error).__name__}", file=sys.stderr)
+        return 1
+    results["load_average"]["end"] = report.load_average()
+    results["duration_seconds"] = round(time.perf_counter() - started, 1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2, sort_keys=False) + "\n")
+    markdown = report.render(results)
+    print(markdown)
+    progress(f"results in {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    if not args.no_readme and report.update_readme(markdown):
+        progress("README.md Benchmarks block updated")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Alternative handlers the benchmark compares with lambda/worker/app.py."""

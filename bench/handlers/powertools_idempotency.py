@@ -1,0 +1,48 @@
+"""Powertools for AWS Lambda (Python) idempotency guarding the same business write as ours.
+
+`idempotent_function` keyed on the order id, with the DynamoDB persistence layer in its own
+table (IDEMPOTENCY_TABLE); inside it, the worker's own conditional PutItem and decision. A
+duplicate is answered from the idempotency record with the first delivery's result.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import boto3
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+
+from bench.variants import load_worker
+
+IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE"
+
+_worker = load_worker()
+_client = boto3.client("dynamodb")
+_persistence = DynamoDBPersistenceLayer(table_name=os.environ[IDEMPOTENCY_TABLE_ENV])
+_config = IdempotencyConfig(event_key_jmespath="id")
+
+
+@idempotent_function(data_keyword_argument="order", persistence_store=_persistence, config=_config)
+def store_order(order: dict) -> dict:
+    job = _worker.Job(id=order["id"], quantity=order["quantity"])
+    return _worker.write_order(_client, os.environ[_worker.TABLE_NAME_ENV], job).result
+
+
+def handler(event: dict, context: Any) -> dict:
+    if context is not None:
+        _config.register_lambda_context(context)
+    failures = []
+    for record in event.get("Records", []):
+        try:
+            job = _worker.parse_job(record.get("body"))
+            result = store_order(order={"id": job.id, "quantity": job.quantity})
+            _worker._log("RESULT", result)
+        except Exception as error:  # noqa: BLE001 - reported, never acknowledged, as in ours
+            _worker._log("ERROR", {"error": type(error).__name__, "message_id": record.get("messageId")})
+            failures.append({"itemIdentifier": record.get("messageId", "")})
+    return {"batchItemFailures": failures}

@@ -1,0 +1,158 @@
+"""What the benchmark ran on, and its results as markdown (printed, and kept in the README)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from bench.stats import markdown_table, spread_cell
+from bench.variants import LABELS, ROOT, VARIANTS
+
+README_BEGIN = "<!-- bench:begin (written by `make bench`) -->"
+README_END = "<!-- bench:end -->"
+OVERHEAD_GOAL = 1.15
+
+
+def _output(command: list[str]) -> str:
+    try:
+        return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        cpu = platform.processor() or "unknown"
+    try:
+        memory_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                         if line.startswith("MemTotal"))
+        memory = f"{memory_kb / 1024 / 1024:.1f} GiB"
+    except (OSError, StopIteration, ValueError):
+        memory = "unknown"
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": memory,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "node": _output(["node", "--version"]),
+        "moto": _version("moto"),
+        "boto3": _version("boto3"),
+        "aws_lambda_powertools": _version("aws-lambda-powertools"),
+        "aws_cdk_cli": _output(["npx", "--no-install", "cdk", "--version"]).split(" ")[0],
+        "commit": _output(["git", "rev-parse", "--short", "HEAD"]),
+        "uncommitted_changes": bool(_output(["git", "status", "--porcelain", "--untracked-files=no"])),
+    }
+
+
+def load_average() -> list[float]:
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def _units(tally: dict[str, Any]) -> str:
+    actions = ", ".join(f"{count:g} {name.replace(' (ConditionalCheckFailedException)', ' rejected')}"
+                        for name, count in tally["calls_by_action"].items())
+    calls = "call" if tally["calls"] == 1 else "calls"
+    return f"{tally['write_units']:g} WCU, {tally['calls']:g} {calls}: {actions}"
+
+
+def render(results: dict[str, Any]) -> str:
+    parts: list[str] = []
+    info = results["machine"]
+    parts.append(
+        f"Measured {results['started'][:10]} at commit {info['commit']}"
+        f"{' (with uncommitted changes in the tree)' if info.get('uncommitted_changes') else ''} on {info['cpu']}, {info['cores']} cores, "
+        f"{info['memory']}, {info['os']}; Python {info['python']}, Node {info['node']}, moto {info['moto']}, "
+        f"boto3 {info['boto3']}, Powertools {info['aws_lambda_powertools']}, CDK CLI {info['aws_cdk_cli']}. "
+        f"Load average (1/5/15 min) {results['load_average']['start']} at the start and "
+        f"{results['load_average']['end']} at the end; the whole run took {results['duration_seconds']:.0f} s. "
+        f"Reproduce with `{results['command']}`."
+    )
+    handlers = results.get("handlers")
+    if handlers:
+        rows = []
+        for name in ("bare", *VARIANTS):
+            writes = handlers["writes"][name]
+            rows.append([LABELS[name], _units(writes["first"]), _units(writes["duplicate"])])
+        parts.append("**DynamoDB cost per order** (requests counted inside the embedded DynamoDB; write units "
+                     "by DynamoDB's rule: per started 1 KB of the larger of the item before and after, and a "
+                     "rejected conditional write still costs them)\n\n"
+                     + markdown_table(["handler", "first delivery", "duplicate delivery"], rows))
+        rows = []
+        for name in ("bare", *VARIANTS):
+            warm = handlers["warm"][name]
+            row = [LABELS[name]]
+            for delivery in ("first", "duplicate"):
+                row.append(spread_cell(warm[delivery]["ms"]))
+                row.append(f"{warm[delivery]['ratio_to_bare_put']:.2f} (blocks {warm[delivery]['ratio_blocks']['min']:.2f}"
+                           f"-{warm[delivery]['ratio_blocks']['max']:.2f})")
+            rows.append(row)
+        ours = handlers["warm"]["ours"]["first"]["ratio_to_bare_put"]
+        verdict = "met" if ours <= OVERHEAD_GOAL else "NOT met"
+        parts.append("**Warm time per message**, one-record events, each variant and a bare conditional PutItem "
+                     "to the same endpoint interleaved round by round; ratio = median / median of the bare "
+                     f"PutItem, with the range of that ratio over {handlers['warm']['ours']['first']['ratio_blocks']['n']} "
+                     f"consecutive blocks of rounds. Goal for this handler: at most {OVERHEAD_GOAL} "
+                     f"on first delivery: {verdict} ({ours:.2f}).\n\n"
+                     + markdown_table(["handler", "first delivery ms", "ratio", "duplicate ms", "ratio"], rows))
+        rows = [[LABELS[name], spread_cell(handlers["cold_start"][name], 0)] for name in ("bare", *VARIANTS)]
+        parts.append("**Cold start**: a fresh Python process from start to the first result (interpreter, imports, "
+                     "client creation, one message), timed by the parent; not Lambda's own init.\n\n"
+                     + markdown_table(["handler", "ms"], rows))
+    pipeline = results.get("pipeline")
+    if pipeline:
+        rows = []
+        for step in pipeline["results"]:
+            growth = [g for g in step["late_over_early_rate"] if g]
+            per_invocation = [r["mean_records_per_invocation"] for r in step["runs"] if r["mean_records_per_invocation"]]
+            rows.append([
+                step["batch_size"], step["messages"], step["backlog"],
+                spread_cell(step["messages_per_second"], 1),
+                f"{sum(per_invocation) / len(per_invocation):.1f}" if per_invocation else "-",
+                ", ".join(f"{g:.2f}" for g in growth) or "-",
+            ])
+        for step in pipeline["skipped"]:
+            rows.append([step["batch_size"], step["messages"], "-", f"not run: {step['reason']}", "-", "-"])
+        parts.append(f"**Local pipeline throughput**: {pipeline['what']}. Deploy (cdk bootstrap + deploy into the "
+                     f"embedded AWS) took {pipeline['deploy_seconds']:.0f} s. Late/early = rate in tenths 8-9 of a "
+                     "run over tenths 2-3 (1.0: no slow-down as the run grows).\n\n"
+                     + markdown_table(["batch size", "messages", "backlog", "msg/s", "records per invocation",
+                                       "late/early rate"], rows))
+    loop = results.get("dev_loop")
+    if loop:
+        rows = [[f"`{loop['cdk_synth']['command']}`", spread_cell(loop["cdk_synth"]["seconds"], 1)]]
+        if "tests" in loop:
+            rows.append([f"`{loop['tests']['command']}`", spread_cell(loop["tests"]["seconds"], 1)])
+        parts.append("**Developer loop** (seconds)\n\n" + markdown_table(["command", "s"], rows))
+    return "\n\n".join(parts) + "\n"
+
+
+def update_readme(markdown: str, readme: Path = ROOT / "README.md") -> bool:
+    """Replace the block between the markers, if the README has them; nothing else is touched."""
+    text = readme.read_text()
+    if README_BEGIN not in text or README_END not in text:
+        return False
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    readme.write_text(f"{head}{README_BEGIN}\n{markdown}{README_END}{tail}")
+    return True
