@@ -6,7 +6,8 @@ AWS where this project depends on it.
 - moto's own SQS -> Lambda wiring is switched off: it would receive messages inside the
   producer's SendMessage call and bump receive counts without running anything. The local host
   polls mappings the way the Lambda service does.
-- Conditional writes are atomic, as DynamoDB guarantees (moto checks and stores in two steps).
+- Conditional writes are atomic, as DynamoDB guarantees (moto checks and stores in two steps),
+  and a received SQS message goes to one consumer only (moto's receive is not thread-safe).
 - IAM enforcement: moto matches policy resources only for a few services. For DynamoDB and
   CloudWatch Logs it is told the resource ARN of each request, so a policy scoped to one table
   or one log group is enforced as on AWS.
@@ -208,6 +209,42 @@ def _patch_dynamodb_write_atomicity() -> None:
     DynamoHandler.call_action = serialized_call_action
 
 
+def _patch_sqs_thread_safety() -> None:
+    """SQS hands a received message to one consumer until its visibility timeout ends. moto's
+    receive walks the queue and marks messages in separate steps without a lock, so concurrent
+    pollers could receive the same message twice or fail with 500s; every call that changes a
+    queue's messages runs under one lock here, and a long poll waits outside it."""
+    from moto.core.utils import unix_time
+    from moto.sqs.models import SQSBackend
+
+    lock = threading.RLock()
+
+    def locked(method: Any) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return method(self, *args, **kwargs)
+        return call
+
+    for name in ("send_message", "send_message_batch", "delete_message", "delete_message_batch",
+                 "change_message_visibility", "change_message_visibility_batch", "purge_queue"):
+        setattr(SQSBackend, name, locked(getattr(SQSBackend, name)))
+
+    receive = SQSBackend.receive_message
+
+    def receive_message(self: Any, queue_name: str, count: int, wait_seconds_timeout: int,
+                        visibility_timeout: int, message_attribute_names: list[str] | None = None) -> Any:
+        deadline = unix_time() + (wait_seconds_timeout or 0)
+        while True:
+            with lock:
+                result = receive(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
+            remaining = deadline - unix_time()
+            if result or remaining <= 0:
+                return result
+            self.get_queue(queue_name).wait_for_messages(min(remaining, 1))
+
+    SQSBackend.receive_message = receive_message
+
+
 def _patch_sqs_lambda_trigger() -> None:
     from moto.sqs.models import Queue
 
@@ -265,6 +302,7 @@ class EmbeddedAWS:
         _patch_log_group_arn()
         _patch_sqs_lambda_trigger()
         _patch_dynamodb_write_atomicity()
+        _patch_sqs_thread_safety()
         _patch_lambda_invoke(host)
         _patch_custom_resource_host(self.port)
         if self.faults_file:

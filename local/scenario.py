@@ -86,14 +86,16 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
     return checks
 
 
-def leftovers(session: LocalSession, prefix: str = "labex-q05") -> dict[str, list[str]]:
+def leftovers(session: LocalSession) -> dict[str, list[str]]:
     """Everything of the stack that still exists after destroy, by service (empty lists = clean)."""
+    prefix = session.prefix
     stack_name = f"{prefix}-consumer"
     lambda_api, iam = session.client("lambda"), session.client("iam")
     stacks = session.client("cloudformation").list_stacks()["StackSummaries"]
     return {
         "stacks": [s["StackName"] for s in stacks if s["StackName"] == stack_name and s["StackStatus"] != "DELETE_COMPLETE"],
-        "event source mappings": [m["UUID"] for m in lambda_api.list_event_source_mappings()["EventSourceMappings"]],
+        "event source mappings": [m["UUID"] for m in lambda_api.list_event_source_mappings()["EventSourceMappings"]
+                                  if m["FunctionArn"].split(":")[-1].startswith(prefix)],
         "functions": [f["FunctionName"] for f in lambda_api.list_functions()["Functions"] if f["FunctionName"].startswith(prefix)],
         "queues": [u for u in session.client("sqs").list_queues(QueueNamePrefix=prefix).get("QueueUrls", [])],
         "tables": [t for t in session.client("dynamodb").list_tables()["TableNames"] if t.startswith(prefix)],

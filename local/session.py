@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from local.server import STATE_FILE
+from stacks.config import DEFAULT_PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PORT = 5000
@@ -79,6 +80,9 @@ class LocalSession:
         self.state_dir = Path(state_dir)
         self.context = {**LOCAL_CONTEXT, **(context or {})}
         self._process: subprocess.Popen | None = None  # set when this process started it
+        # Several stacks (different prefixes) can share one emulator; each keeps its own files.
+        self.prefix = self.context.get("prefix", DEFAULT_PREFIX)
+        self.outputs_path = self.state_dir / f"outputs.{self.prefix}.json"
 
     # --- the emulator process -----------------------------------------------------------
 
@@ -184,7 +188,7 @@ class LocalSession:
         env.update(self.aws_env())
         context = [item for key, value in self.context.items() for item in ("-c", f"{key}={value}")]
         command = ["npx", "--no-install", "cdk", *args, *context,
-                   "--output", str(self.state_dir / "cdk.out"), "--ci", "--no-color"]
+                   "--output", str(self.state_dir / f"cdk.out.{self.prefix}"), "--ci", "--no-color"]
         result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
         if result.returncode != 0:
             tail = [line for line in result.stderr.strip().splitlines() if line.strip()][-4:]
@@ -198,16 +202,16 @@ class LocalSession:
         progress("cdk deploy ...")
         # --method=direct: moto's change-set path returns no outputs and breaks updates.
         self.cdk("deploy", "--require-approval", "never", "--method=direct",
-                 "--outputs-file", str(self.state_dir / "outputs.json"))
+                 "--outputs-file", str(self.outputs_path))
         return self.outputs()
 
     def destroy(self) -> None:
         progress("cdk destroy ...")
         self.cdk("destroy", "--force")
-        (self.state_dir / "outputs.json").unlink(missing_ok=True)
+        self.outputs_path.unlink(missing_ok=True)
 
     def outputs(self) -> dict[str, str]:
-        path = self.state_dir / "outputs.json"
+        path = self.outputs_path
         if not path.exists():
             raise LocalError("no stack outputs; deploy the stack first (`make up`)")
         stacks = json.loads(path.read_text())
@@ -224,7 +228,7 @@ class LocalSession:
 
     def down(self) -> None:
         if self.state:
-            if (self.state_dir / "outputs.json").exists():
+            if self.outputs_path.exists():
                 self.destroy()
             self.stop_emulator()
         progress("local stack down")
@@ -253,5 +257,5 @@ class LocalSession:
         state = self.state
         if not state:
             return "local stack: not running"
-        deployed = (self.state_dir / "outputs.json").exists()
+        deployed = self.outputs_path.exists()
         return f"local stack: embedded AWS on {state['endpoint']} (pid {state['pid']}), stack {'deployed' if deployed else 'not deployed'}"

@@ -91,5 +91,5 @@ _SQS_INVALID = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ff
 
 
 def sqs_sendable(body: str) -> bool:
-    """SQS accepts only these characters in a message body."""
-    return not _SQS_INVALID.search(body)
+    """SQS accepts a body of at least one character, and only these characters."""
+    return bool(body) and not _SQS_INVALID.search(body)
