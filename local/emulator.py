@@ -244,6 +244,14 @@ def _patch_sqs_thread_safety() -> None:
 
     SQSBackend.receive_message = receive_message
 
+    def is_message_valid_based_on_retention_period(self: Any, queue_name: str, message: Any) -> bool:
+        # moto computes every queue attribute (a scan of the queue) for each message it hands
+        # out, which makes a receive quadratic in queue depth; only the retention is needed.
+        retention = int(self.get_queue(queue_name).message_retention_period)
+        return retention + message.sent_timestamp / 1000 > unix_time()
+
+    SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period
+
 
 def _patch_sqs_lambda_trigger() -> None:
     from moto.sqs.models import Queue

@@ -113,12 +113,28 @@ class Sandbox:
                 line = self._lines.get(timeout=max(deadline - time.time(), 0.001))
             except queue.Empty:
                 self.kill()
+                output.extend(self._remaining_lines())
                 return None, True
             if line is None:
                 return None, False
             if line.startswith(FRAME):
                 return json.loads(line[len(FRAME):]), False
             output.append(line)
+
+    def _remaining_lines(self) -> list[str]:
+        """What a killed process printed before it died: on Lambda those lines are logged too."""
+        lines = []
+        deadline = time.time() + 2
+        while time.time() < deadline:
+            try:
+                line = self._lines.get(timeout=max(deadline - time.time(), 0.001))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            if not line.startswith(FRAME):
+                lines.append(line)
+        return lines
 
     def invoke(self, event: Any, request_id: str) -> tuple[dict | None, list[str], bool]:
         """(outcome or None if it died or timed out, output lines, timed_out)."""
@@ -153,6 +169,9 @@ class Sandbox:
                 self.kill()
 
 
+_CLIENT_LOCK = threading.Lock()
+
+
 class LambdaHost:
     """Runs functions for the embedded AWS and polls its SQS event source mappings."""
 
@@ -170,6 +189,7 @@ class LambdaHost:
         self._credentials: dict[str, tuple[float, Credentials]] = {}
         self._stop = threading.Event()
         self._pollers: dict[str, MappingPoller] = {}
+        self._clients: dict[tuple[str, Credentials], Any] = {}
 
     # --- functions ----------------------------------------------------------------------
 
@@ -189,6 +209,18 @@ class LambdaHost:
             code_zip=fn.code_bytes,
             log_group=logging_config.get("LogGroup") or f"/aws/lambda/{fn.function_name}",
         )
+
+    def client(self, service: str, credentials: Credentials) -> Any:
+        """A cached client per service and credentials. Creating one costs tens of milliseconds
+        and is not thread-safe on boto3's default session, so it happens once, under a lock."""
+        import boto3
+
+        with _CLIENT_LOCK:
+            key = (service, credentials)
+            if key not in self._clients:
+                self._clients[key] = boto3.client(service, region_name=self.region, endpoint_url=self.endpoint,
+                                                  **credentials.as_client_kwargs())
+            return self._clients[key]
 
     def credentials(self, role_arn: str) -> Credentials:
         with self._lock:
@@ -275,25 +307,28 @@ class LambdaHost:
         finally:
             self._release(sandbox)
         duration_ms = (time.perf_counter() - started) * 1000
+        status = None  # the REPORT line's Status, as Lambda writes it for a timeout or a crash
         if timed_out:
+            status = "timeout"
             message = f"Task timed out after {spec.timeout:.2f} seconds"
             output.append(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {request_id} {message}")
             outcome = {"error": {"errorMessage": f"{time.strftime('%Y-%m-%dT%H:%M:%SZ')} {request_id} {message}",
                                  "errorType": "Sandbox.Timedout"}}
         elif outcome is None:
+            status = "error"
             outcome = {"error": {"errorMessage": "Runtime exited without providing a reason",
                                  "errorType": "Runtime.ExitError"}}
         if "error" in outcome:
             payload, function_error = json.dumps(outcome["error"]).encode(), "Unhandled"
         else:
             payload, function_error = json.dumps(outcome["result"]).encode(), None
-        self._write_logs(sandbox, request_id, output, duration_ms)
+        self._write_logs(sandbox, request_id, output, duration_ms, status)
         return InvocationResult(payload, function_error, output, duration_ms)
 
-    def _write_logs(self, sandbox: Sandbox, request_id: str, output: list[str], duration_ms: float) -> None:
+    def _write_logs(self, sandbox: Sandbox, request_id: str, output: list[str], duration_ms: float,
+                    status: str | None) -> None:
         """Write the invocation's log events with the function role's own credentials; a role
         without log permissions loses its logs, as on AWS (noted in the host's own log)."""
-        import boto3
         from botocore.exceptions import ClientError
 
         spec = sandbox.spec
@@ -301,9 +336,9 @@ class LambdaHost:
         lines = [f"START RequestId: {request_id} Version: $LATEST", *output,
                  f"END RequestId: {request_id}",
                  f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
-                 f"Billed Duration: {int(duration_ms) + 1} ms\tMemory Size: {spec.memory} MB"]
-        logs = boto3.client("logs", region_name=self.region, endpoint_url=self.endpoint,
-                            **self.credentials(spec.role_arn).as_client_kwargs())
+                 f"Billed Duration: {int(duration_ms) + 1} ms\tMemory Size: {spec.memory} MB"
+                 + (f"\tStatus: {status}" if status else "")]
+        logs = self.client("logs", self.credentials(spec.role_arn))
         try:
             if not sandbox.stream_created:
                 logs.create_log_stream(logGroupName=spec.log_group, logStreamName=sandbox.log_stream)
@@ -321,12 +356,9 @@ class LambdaHost:
         threading.Thread(target=self._supervise, name="mapping-supervisor", daemon=True).start()
 
     def _supervise(self) -> None:
-        import boto3
-
         while not self._stop.is_set():
             try:
-                lambda_api = boto3.client("lambda", region_name=self.region, endpoint_url=self.endpoint,
-                                          **self._service_credentials().as_client_kwargs())
+                lambda_api = self.client("lambda", self._service_credentials())
                 mappings = []
                 for page in lambda_api.get_paginator("list_event_source_mappings").paginate():
                     mappings.extend(page["EventSourceMappings"])
@@ -449,17 +481,13 @@ class MappingPoller:
         self._stop.set()
 
     def _run(self) -> None:
-        import boto3
-
         host = self.host
         while not self._stop.is_set() and not host._stop.is_set():
             mapping = self.mapping
             try:
-                lambda_api = boto3.client("lambda", region_name=host.region, endpoint_url=host.endpoint,
-                                          **host._service_credentials().as_client_kwargs())
+                lambda_api = host.client("lambda", host._service_credentials())
                 function = lambda_api.get_function_configuration(FunctionName=mapping["FunctionArn"])
-                sqs = boto3.client("sqs", region_name=host.region, endpoint_url=host.endpoint,
-                                   **host.credentials(function["Role"]).as_client_kwargs())
+                sqs = host.client("sqs", host.credentials(function["Role"]))
                 self._poll(lambda_api, sqs)
             except Exception as error:  # noqa: BLE001 - keep polling, as the service does
                 log.warning("mapping %s: %s", mapping["UUID"], error)

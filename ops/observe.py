@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Iterator
@@ -124,6 +125,15 @@ def worker_log(logs: Any, log_group: str, start_time: int | None = None) -> Work
 def executions(logs: Any, log_group: str, start_time: int | None = None) -> int:
     """How many times the function ran: one START line per invocation."""
     return sum(1 for event in log_events(logs, log_group, start_time) if event["message"].startswith("START RequestId:"))
+
+
+def abnormal_ends(logs: Any, log_group: str, start_time: int | None = None) -> Counter[str]:
+    """Invocations that did not return, by the Status on their REPORT line (timeout, error)."""
+    return Counter(
+        event["message"].rsplit("Status: ", 1)[1].split()[0]
+        for event in log_events(logs, log_group, start_time)
+        if event["message"].startswith("REPORT RequestId:") and "\tStatus: " in event["message"]
+    )
 
 
 def stack_outputs(cloudformation: Any, stack_name: str) -> dict[str, str]:
