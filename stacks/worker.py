@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from aws_cdk import Duration
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from cdk_nag import NagSuppressions
 from constructs import Construct

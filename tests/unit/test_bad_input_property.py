@@ -8,27 +8,21 @@ import uuid
 import boto3
 import pytest
 from hypothesis import HealthCheck, given, settings
-from moto import mock_aws
 
 from tests.strategies import ERROR_LINE, malformed_bodies
+from tests.unit.conftest import create_table, mocked_aws
 
 EXAMPLES = 1000
 
 
 @pytest.fixture(scope="module")
 def orders(worker):
-    with pytest.MonkeyPatch.context() as env:
-        for key, value in {"AWS_ACCESS_KEY_ID": "t", "AWS_SECRET_ACCESS_KEY": "t", "AWS_DEFAULT_REGION": "us-east-1"}.items():
-            env.setenv(key, value)
-        env.delenv("AWS_ENDPOINT_URL", raising=False)
-        with mock_aws():
-            client = boto3.client("dynamodb")
-            client.create_table(
-                TableName="orders", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST")
-            writes = []
-            client.meta.events.register("before-call.dynamodb.PutItem", lambda **kwargs: writes.append(1))
-            yield client, writes
+    with mocked_aws():
+        client = boto3.client("dynamodb")
+        create_table(client, "orders")
+        writes = []
+        client.meta.events.register("before-call.dynamodb.PutItem", lambda **kwargs: writes.append(1))
+        yield client, writes
 
 
 def test_generated_malformed_bodies_are_rejected(worker, orders, capsys, figure):

@@ -9,7 +9,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import boto3
 import pytest
-from moto import mock_aws
+
+from tests.unit.conftest import create_table, mocked_aws
 
 
 @pytest.fixture
@@ -43,14 +44,9 @@ def event(url: str, request_type: str, item: str) -> dict:
 
 @pytest.fixture
 def table(monkeypatch, seeder):
-    for key, value in {"AWS_ACCESS_KEY_ID": "t", "AWS_SECRET_ACCESS_KEY": "t", "AWS_DEFAULT_REGION": "us-east-1"}.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
+    with mocked_aws():
         client = boto3.client("dynamodb")
-        client.create_table(
-            TableName="reference", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST")
+        create_table(client, "reference")
         monkeypatch.setattr(seeder, "_CLIENT", None)
         yield client
 

@@ -9,32 +9,17 @@ import uuid
 import boto3
 import pytest
 from botocore.stub import Stubber
-from moto import mock_aws
+from tests.unit.conftest import create_table, mocked_aws
 
 TABLE = "orders"
 RECEIPT = "AQEB-receipt-handle-must-never-be-logged"
 
 
 @pytest.fixture
-def aws_env(monkeypatch):
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-
-
-@pytest.fixture
-def client(aws_env):
-    with mock_aws():
+def client():
+    with mocked_aws():
         ddb = boto3.client("dynamodb")
-        ddb.create_table(
-            TableName=TABLE,
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_table(ddb, TABLE)
         yield ddb
 
 
@@ -182,7 +167,7 @@ def test_lab_scenario_figures(worker, client, capsys):
     ]
 
 
-def test_handler_reads_table_from_env_and_creates_one_client(worker, aws_env, monkeypatch):
+def test_handler_reads_table_from_env_and_creates_one_client(worker, monkeypatch):
     """`handler` uses TABLE_NAME from the environment and one boto3 client per process."""
     created = []
     real_client = boto3.client
@@ -191,10 +176,8 @@ def test_handler_reads_table_from_env_and_creates_one_client(worker, aws_env, mo
         created.append(args)
         return real_client(*args, **kwargs)
 
-    with mock_aws():
-        real_client("dynamodb").create_table(
-            TableName="from-env", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST")
+    with mocked_aws():
+        create_table(real_client("dynamodb"), "from-env")
         monkeypatch.setenv(worker.TABLE_NAME_ENV, "from-env")
         monkeypatch.setattr(worker, "_CLIENT", None)
         monkeypatch.setattr(worker.boto3, "client", counting_client)
