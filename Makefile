@@ -12,7 +12,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 
 .PHONY: setup demo test synth up down status view chromium bench clean
 
-setup: $(VENV)/.installed node_modules/.installed chromium
+setup: $(VENV)/.installed node_modules/.installed
 
 # Set-up output goes to stderr so that `make up` prints nothing but the exports on stdout.
 $(VENV)/.installed: requirements.txt requirements-dev.txt
@@ -37,8 +37,8 @@ chromium:
 demo: setup
 	@$(PY) -m local demo --port $(PORT)
 
-## The whole test suite (unit, infra, end-to-end against the embedded AWS).
-test: setup
+## The whole test suite (unit, infra, end-to-end against the embedded AWS, the browser tests).
+test: setup chromium
 	$(PY) -m pytest
 
 synth: setup

@@ -5,7 +5,10 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -22,6 +25,19 @@ def emulator(tmp_path_factory):
     session.start_emulator(free_port())
     try:
         yield session
+    finally:
+        session.stop_emulator()
+
+
+@contextmanager
+def deployed(state_dir: Path, context: dict[str, str]) -> Iterator[tuple[LocalSession, dict[str, str]]]:
+    """The real stack deployed into an embedded AWS of its own; destroyed and stopped afterwards."""
+    session = LocalSession(state_dir, context=context)
+    session.start_emulator(free_port())
+    try:
+        outputs = session.deploy()
+        yield session, outputs
+        session.destroy()
     finally:
         session.stop_emulator()
 

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from local.session import LocalSession, free_port, wait_for
+from local.session import LocalSession, wait_for
 from ops import observe
-from tests.e2e.conftest import ACCOUNT, function_zip
+from tests.e2e.conftest import ACCOUNT, deployed, function_zip
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -198,16 +198,8 @@ def probe_module() -> dict:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    """The real stack deployed into its own embedded AWS; destroyed and stopped afterwards."""
-    session = LocalSession(tmp_path_factory.mktemp("least-privilege"),
-                           context={"visibility_timeout_seconds": "6", "function_timeout_seconds": "1"})
-    session.start_emulator(free_port())
-    try:
-        outputs = session.deploy()
-        yield session, outputs
-        session.destroy()
-    finally:
-        session.stop_emulator()
+    with deployed(tmp_path_factory.mktemp("least-privilege"), {"visibility_timeout_seconds": "6", "function_timeout_seconds": "1"}) as deployment:
+        yield deployment
 
 
 def held_receipt_handle(session: LocalSession, queue_url: str, body: str) -> str:
@@ -225,7 +217,7 @@ def held_receipt_handle(session: LocalSession, queue_url: str, body: str) -> str
     return wait_for(received, timeout=30, what=f"message {message_id} on {queue_url}")
 
 
-def test_worker_role_can_do_its_job_and_nothing_else(stack):
+def test_worker_role_can_do_its_job_and_nothing_else(stack, figure):
     """With the worker role's own credentials: receive, delete (single and batch) and read
     attributes on the jobs queue, the conditional PutItem on orders and log writes to its own
     group succeed; every other call tried (reads, updates, deletes and batch or transactional
@@ -279,8 +271,8 @@ def test_worker_role_can_do_its_job_and_nothing_else(stack):
     assert unexpected == [], "calls failed for a reason other than IAM"
     succeeded = [r["name"] for r in allowed if r["outcome"] == "succeeded"]
     denied = [r["name"] for r in forbidden if r["outcome"] == "denied"]
-    print(f"FIGURE least-privilege: {len(forbidden)} forbidden calls tried, {len(denied)} denied; "
-          f"{len(allowed)} allowed calls, {len(succeeded)} succeeded")
+    figure("least privilege", f"{len(forbidden)} forbidden calls tried, {len(denied)} denied; "
+                              f"{len(allowed)} allowed calls, {len(succeeded)} succeeded")
     assert [r["name"] for r in forbidden if r["outcome"] != "denied"] == []
     assert [r["name"] for r in allowed if r["outcome"] != "succeeded"] == []
     assert len(forbidden) >= 40 and len(allowed) == 7
@@ -303,6 +295,6 @@ def test_worker_role_can_do_its_job_and_nothing_else(stack):
     calls = [call for call in probe["forbidden_calls"](replay_names) if call[4]]
     replayed = probe["run_calls"](calls, session.client)
     replay_failed = [(r["name"], r.get("message")) for r in replayed if r["outcome"] != "succeeded"]
-    print(f"FIGURE least-privilege replay: {len(replayed)} forbidden calls replayed as admin, "
-          f"{len(replayed) - len(replay_failed)} succeeded")
+    figure("least privilege (admin replay)", f"{len(replayed)} forbidden calls replayed as admin, "
+                                             f"{len(replayed) - len(replay_failed)} succeeded")
     assert replay_failed == []

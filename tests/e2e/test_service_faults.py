@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from local.session import LocalSession, free_port, wait_for
+from local.session import wait_for
 from ops import observe
+from tests.e2e.conftest import deployed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -28,22 +29,15 @@ CONTEXT = {"visibility_timeout_seconds": "48", "function_timeout_seconds": "8"}
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    """The real stack deployed into its own embedded AWS; destroyed and stopped afterwards."""
-    session = LocalSession(tmp_path_factory.mktemp("service-faults"), context=CONTEXT)
-    session.start_emulator(free_port())
-    try:
-        outputs = session.deploy()
-        yield session, outputs
-        session.destroy()
-    finally:
-        session.stop_emulator()
+    with deployed(tmp_path_factory.mktemp("service-faults"), CONTEXT) as deployment:
+        yield deployment
 
 
 @pytest.mark.parametrize("kind, code, status", [
     ("throttling", "ProvisionedThroughputExceededException", 400),
     ("5xx", "InternalServerError", 500),
 ])
-def test_dynamodb_fault_is_retried_not_acknowledged_and_written_once(stack, kind, code, status):
+def test_dynamodb_fault_is_retried_not_acknowledged_and_written_once(stack, kind, code, status, figure):
     """FAULTS PutItem faults on the orders table: the first delivery spends all SDK attempts
     and logs ERROR, nothing is written and the message stays on the queue; the redelivery meets
     the last fault, the SDK retries it, and the order is written once (one WRITE Accepted, the
@@ -80,7 +74,7 @@ def test_dynamodb_fault_is_retried_not_acknowledged_and_written_once(stack, kind
     deliveries = len(records("JOB"))
     writes = records("WRITE")
     (rule,) = session.faults()
-    print(f"FIGURE service-faults {kind}: {FAULTS} x {status} {code} on PutItem; {attempts} SDK attempts in the "
+    figure(f"service faults ({kind})", f"{FAULTS} x {status} {code} on PutItem; {attempts} SDK attempts in the "
           f"failed invocation; {deliveries - 1} SQS redelivery; {rule['served']} faults served; "
           f"{len(writes)} write {writes[0]['outcome'] if writes else '-'}; "
           f"DLQ {observe.queue_counters(sqs, dlq_url)['visible']}")
