@@ -55,8 +55,14 @@ class Credentials:
 
 # --- resource ARNs for moto's access check --------------------------------------------------
 
-def dynamodb_resource_arns(action: str, params: dict[str, Any], region: str, account: str) -> list[str]:
-    """Every table (or index) ARN a DynamoDB request touches; ["*"] for account-level calls."""
+# IAM authorizes each operation inside a transaction with the permission of the single-item call.
+_TRANSACT_PERMISSIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
+                         "ConditionCheck": "ConditionCheckItem", "Get": "GetItem"}
+
+
+def dynamodb_permissions(action: str, params: dict[str, Any], region: str, account: str) -> list[tuple[str, str]]:
+    """The (action, resource ARN) pairs IAM checks for a DynamoDB request: its table or index,
+    every table of a batch, and each operation of a transaction as its single-item action."""
     def table_arn(name: str, index: str | None = None) -> str:
         if name.startswith("arn:"):
             base = name
@@ -65,20 +71,20 @@ def dynamodb_resource_arns(action: str, params: dict[str, Any], region: str, acc
         return f"{base}/index/{index}" if index else base
 
     if "TableName" in params:
-        return [table_arn(params["TableName"], params.get("IndexName"))]
+        return [(action, table_arn(params["TableName"], params.get("IndexName")))]
     if "RequestItems" in params:  # BatchGetItem, BatchWriteItem
-        return [table_arn(name) for name in params["RequestItems"]] or ["*"]
+        return [(action, table_arn(name)) for name in params["RequestItems"]] or [(action, "*")]
     if "TransactItems" in params:  # TransactGetItems, TransactWriteItems
-        arns = [
-            table_arn(operation["TableName"])
+        checks = {
+            (_TRANSACT_PERMISSIONS.get(operation, action), table_arn(details["TableName"]))
             for item in params["TransactItems"]
-            for operation in item.values()
-            if isinstance(operation, dict) and "TableName" in operation
-        ]
-        return sorted(set(arns)) or ["*"]
+            for operation, details in item.items()
+            if isinstance(details, dict) and "TableName" in details
+        }
+        return sorted(checks) or [(action, "*")]
     if "ResourceArn" in params:
-        return [params["ResourceArn"]]
-    return ["*"]
+        return [(action, params["ResourceArn"])]
+    return [(action, "*")]
 
 
 def logs_resource_arn(params: dict[str, Any], region: str, account: str) -> str:
@@ -117,8 +123,14 @@ def _patch_access_control() -> None:
     def dynamodb_check(self: Any, resource: str = "*") -> None:
         params = getattr(self, "body", None)
         params = params if isinstance(params, dict) else {}
-        for arn in dynamodb_resource_arns(self._get_action(), params, self.region, self.current_account):
-            json_check(self, arn)
+        for permission, arn in dynamodb_permissions(self._get_action(), params, self.region, self.current_account):
+            # moto names the IAM action after the request; a transaction's operations are
+            # checked as their own actions, so the request's name is swapped just for the check.
+            self._get_action = lambda permission=permission: permission
+            try:
+                json_check(self, arn)
+            finally:
+                del self._get_action
 
     def logs_check(self: Any, resource: str = "*") -> None:
         try:

@@ -301,11 +301,16 @@ class LambdaHost:
     def invoke(self, spec: FunctionSpec, event: Any) -> InvocationResult:
         request_id = str(uuid.uuid4())
         sandbox = self._acquire(spec)
-        started = time.perf_counter()
         try:
-            outcome, output, timed_out = sandbox.invoke(event, request_id)
+            # The sandbox is held until its logs are written: its stream is its own.
+            return self._run(sandbox, request_id, event)
         finally:
             self._release(sandbox)
+
+    def _run(self, sandbox: Sandbox, request_id: str, event: Any) -> InvocationResult:
+        spec = sandbox.spec
+        started = time.perf_counter()
+        outcome, output, timed_out = sandbox.invoke(event, request_id)
         duration_ms = (time.perf_counter() - started) * 1000
         status = None  # the REPORT line's Status, as Lambda writes it for a timeout or a crash
         if timed_out:
