@@ -16,7 +16,6 @@ way the Lambda service does, for whatever functions and mappings the embedded AW
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import json
 import logging
@@ -205,7 +204,8 @@ class LambdaHost:
             memory=int(fn.memory_size),
             role_arn=fn.role,
             environment=tuple(sorted((fn.environment_vars or {}).items())),
-            code_sha=hashlib.sha256(fn.code_bytes).hexdigest(),
+            # moto hashed the package when it was stored; hashing it again per invocation is waste.
+            code_sha=base64.b64decode(fn.code_sha_256).hex(),
             code_zip=fn.code_bytes,
             log_group=logging_config.get("LogGroup") or f"/aws/lambda/{fn.function_name}",
         )

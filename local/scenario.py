@@ -66,18 +66,22 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
         return len(records("RESULT")) >= 4 and counters["visible"] == 0 and counters["in_flight"] == 0
 
     wait_for(settled, timeout=timeout, what="four RESULT lines and an empty queue")
-    writes = records("WRITE")
-    results = records("RESULT")
-    duplicates = [r for r in results if r["duplicate"]]
+    log = observe.worker_log(logs, log_group, started)  # one read of the log for every figure
+
+    def logged(tag: str) -> list[dict]:
+        return [r.data for r in log.records if r.tag == tag]
+
+    writes = logged("WRITE")
+    duplicates = [r for r in logged("RESULT") if r["duplicate"]]
     counters = observe.queue_counters(sqs, queue_url)
     reference = observe.scan_items(dynamodb, env["REFERENCE_TABLE"])
     checks += [
-        Check("executions", 4, observe.executions(logs, log_group, started)),
+        Check("executions", 4, log.executions),
         Check("accepted writes", 2, sum(1 for w in writes if w["outcome"] == "Accepted")),
         Check("conditional rejections", 2, sum(1 for w in writes if w["outcome"] == "ConditionalCheckFailed")),
         Check("duplicates acknowledged (processed false, duplicate true)",
               [{"id": "dedup-order", "quantity": 4, "processed": False, "duplicate": True}] * 2, duplicates),
-        Check("errors", 0, len(records("ERROR"))),
+        Check("errors", 0, len(logged("ERROR"))),
         Check("orders table", EXPECTED_ITEMS, observe.scan_items(dynamodb, env["ORDERS_TABLE"])),
         Check("jobs queue (visible, in flight)", (0, 0), (counters["visible"], counters["in_flight"])),
         Check("dead-letter queue (visible)", 0, observe.queue_counters(sqs, dlq_url)["visible"]),
