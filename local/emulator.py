@@ -13,16 +13,21 @@ AWS where this project depends on it.
   or one log group is enforced as on AWS.
 - A custom resource's response URL points at this server under `localhost`, and answering it
   needs no signature (on AWS it is a pre-signed S3 URL).
+- It answers only this machine's SDKs and CLIs, never another site's web page, and the moto API
+  is off (`local/guard.py`, docs/security.md). IAM enforcement is on before it listens.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from local.guard import LoopbackOnly
 
 if TYPE_CHECKING:
     from local.lambda_host import LambdaHost
@@ -294,8 +299,6 @@ def _patch_lambda_invoke(host: "LambdaHost") -> None:
 
 
 def _patch_custom_resource_host(port: int) -> None:
-    import os
-
     from moto import settings
 
     os.environ["MOTO_PORT"] = str(port)
@@ -314,8 +317,14 @@ class EmbeddedAWS:
         self.admin: Credentials | None = None
 
     def start(self, host: "LambdaHost") -> None:
-        from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+        """Patch moto, create the admin user and turn IAM enforcement on, then listen: no request
+        is ever served without a signature and a policy that allows it."""
+        # moto reads this when it is first imported; it must not approve other sites' preflights.
+        os.environ["MOTO_DISABLE_GLOBAL_CORS"] = "true"
+        from moto.moto_server import werkzeug_app
+        from werkzeug.serving import make_server
 
+        werkzeug_app.DISABLE_GLOBAL_CORS = True  # in case moto was imported before (in-process tests)
         _patch_access_control()
         _patch_signature_of_bodyless_requests()
         _patch_sqs_batch_permissions()
@@ -329,13 +338,17 @@ class EmbeddedAWS:
             from local import faults
 
             faults.install(self.faults_file)  # after _patch_access_control: it wraps that check
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
-        self._server.start()
         self.admin = self._create_admin()
+        self.enforce_iam()
+        app = LoopbackOnly(werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app), self.port)
+        self._server = make_server("127.0.0.1", self.port, app, threaded=True,
+                                   request_handler=werkzeug_app.MotoRequestHandler)
+        threading.Thread(target=self._server.serve_forever, name="embedded-aws", daemon=True).start()
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.stop()
+            self._server.shutdown()
+            self._server.server_close()
             self._server = None
 
     def client(self, service: str, credentials: Credentials | None = None) -> Any:
@@ -347,11 +360,15 @@ class EmbeddedAWS:
                             **creds.as_client_kwargs())
 
     def _create_admin(self) -> Credentials:
-        iam = self.client("iam", Credentials("bootstrap", "bootstrap"))
-        iam.create_user(UserName=ADMIN_USER)
-        iam.put_user_policy(UserName=ADMIN_USER, PolicyName="allow-all", PolicyDocument=json.dumps(_ALLOW_ALL))
-        key = iam.create_access_key(UserName=ADMIN_USER)["AccessKey"]
-        return Credentials(key["AccessKeyId"], key["SecretAccessKey"])
+        """The user whose keys `make up` prints, made in moto's IAM directly (before the server
+        listens, so there is no unauthenticated window)."""
+        from moto.iam.models import iam_backends
+
+        iam = iam_backends[ACCOUNT_ID]["aws"]
+        iam.create_user(self.region, ADMIN_USER)
+        iam.put_user_policy(ADMIN_USER, "allow-all", json.dumps(_ALLOW_ALL))
+        key = iam.create_access_key(ADMIN_USER)
+        return Credentials(key.access_key_id, key.secret_access_key)
 
     @staticmethod
     def enforce_iam(enabled: bool = True) -> None:

@@ -16,9 +16,25 @@ from local.lambda_host import LambdaHost
 STATE_FILE = "emulator.json"
 
 
+def private_dir(path: Path) -> Path:
+    """The state directory holds the admin keys and the view's token: this user's only."""
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o700)
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` readable by this user only, atomically (readers never see half a file)."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.unlink(missing_ok=True)
+    with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+        file.write(text)
+    temporary.rename(path)
+
+
 def serve(port: int, state_dir: Path, region: str = "us-east-1") -> None:
     """Start everything, write the state file (endpoint, admin keys, pid), wait for SIGTERM."""
-    state_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(state_dir)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     aws = EmbeddedAWS(port, region, faults_file=state_dir / FAULTS_FILE)
     host = LambdaHost(
@@ -28,8 +44,7 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1") -> None:
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     signal.signal(signal.SIGINT, lambda *_: stopped.set())
-    aws.start(host)
-    aws.enforce_iam()
+    aws.start(host)  # IAM enforcement is on before it listens
     host.start_polling()
     from ops.view.server import start_for_env  # the live view (make up/down), in this process
 
@@ -39,9 +54,7 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1") -> None:
         "access_key_id": aws.admin.access_key_id, "secret_access_key": aws.admin.secret_access_key,
         "view_url": view.url if view else None,
     }
-    temporary = state_dir / (STATE_FILE + ".tmp")
-    temporary.write_text(json.dumps(state, indent=2))
-    temporary.rename(state_dir / STATE_FILE)
+    write_private(state_dir / STATE_FILE, json.dumps(state, indent=2))
     logging.getLogger("local.server").info("embedded AWS ready on %s", aws.endpoint)
     while not stopped.wait(0.5):  # a timed wait lets the signal handler run promptly
         pass

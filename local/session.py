@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from local.server import STATE_FILE
+from local.server import STATE_FILE, private_dir
+from ops.terminal import safe
 from stacks.config import DEFAULT_PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,7 +100,7 @@ class LocalSession:
             return self.state
         if port_in_use(port):
             raise LocalError(f"port {port} is already in use; stop what listens there or pass --port")
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.state_dir)
         (self.state_dir / STATE_FILE).unlink(missing_ok=True)
         log_path = self.state_dir / "emulator.log"
         with open(log_path, "ab") as log_file:
@@ -258,4 +259,5 @@ class LocalSession:
         if not state:
             return "local stack: not running"
         deployed = self.outputs_path.exists()
-        return f"local stack: embedded AWS on {state['endpoint']} (pid {state['pid']}), stack {'deployed' if deployed else 'not deployed'}"
+        return safe(f"local stack: embedded AWS on {state['endpoint']} (pid {state['pid']}), "
+                    f"stack {'deployed' if deployed else 'not deployed'}")
