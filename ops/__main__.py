@@ -12,10 +12,12 @@ import json
 import os
 import sys
 import urllib.request
+from urllib.parse import urlsplit
 from pathlib import Path
 
 from ops.aws import Clients, Endpoint
 from ops.snapshot import DEFAULT_SINCE_MINUTES, format_text, take_snapshot
+from ops.terminal import safe
 from stacks.config import DEFAULT_PREFIX
 
 
@@ -37,8 +39,9 @@ def _local_state(state_dir: Path) -> tuple[Endpoint, str | None]:
 
 
 def _answers(url: str) -> bool:
+    """The view at `url` (a page URL with its token) is up."""
     try:
-        with urllib.request.urlopen(url + "healthz", timeout=2) as response:
+        with urllib.request.urlopen(urlsplit(url)._replace(path="/healthz").geturl(), timeout=2) as response:
             return response.status == 200
     except OSError:
         return False
@@ -64,13 +67,13 @@ def status(args: argparse.Namespace, endpoint: Endpoint) -> int:
         print(format_text(snapshot))
     failed = snapshot["error"] or snapshot["errors"]
     if failed and not args.json:
-        print(f"error: {snapshot['error'] or '; '.join(f'{k}: {v}' for k, v in snapshot['errors'].items())}",
+        print(safe(f"error: {snapshot['error'] or '; '.join(f'{k}: {v}' for k, v in snapshot['errors'].items())}"),
               file=sys.stderr)
     return 1 if failed else 0
 
 
 def view(args: argparse.Namespace, endpoint: Endpoint, running_url: str | None) -> int:
-    from ops.view.server import View, make_server
+    from ops.view.server import View, is_loopback, make_server
 
     if running_url and args.port == 0 and _answers(running_url):
         print(f"live view already running: {running_url}", file=sys.stderr)
@@ -82,6 +85,10 @@ def view(args: argparse.Namespace, endpoint: Endpoint, running_url: str | None) 
                              args.host, args.port)
     except OSError as error:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}; pass another --port") from None
+    if not is_loopback(args.host):
+        print(f"warning: the live view listens on {args.host}:{server.port}, reachable from other machines; "
+              "anyone with its URL (it carries the token) can read the consumer and redrive messages with "
+              "your AWS credentials", file=sys.stderr)
     print(f"live view on {server.url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
     if args.open:
         _open(server.url)
@@ -113,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     view_parser = commands.add_parser("view", help="serve the live web page until Ctrl-C")
     common(view_parser)
     view_parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
-    view_parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    view_parser.add_argument("--host", default="127.0.0.1",
+                             help="address to listen on (default 127.0.0.1; any other needs care: see docs/security.md)")
     view_parser.add_argument("--poll-ms", type=int, default=2000, help="how often the page refreshes (default 2000)")
     view_parser.add_argument("--open", action="store_true", help="open the page in a browser if there is a display")
     args = parser.parse_args(argv)

@@ -1,11 +1,13 @@
 """The live view's HTTP server: one static page that polls a JSON snapshot.
 
 Standard library only (ThreadingHTTPServer). Routes:
-  GET  /                the page (static/index.html, app.js, style.css)
+  GET  /?token=T        the page (static/index.html with its token, app.js, style.css)
   GET  /api/snapshot    `ops.snapshot.take_snapshot` as JSON; AWS problems are in its error fields
-  GET  /api/dlq         a peek at the dead-letter queue's messages (a receive with visibility 0)
+  POST /api/dlq         the dead-letter queue's messages (a receive with visibility 0)
   POST /api/redrive     {"message_id": ...}: move that one message back to the jobs queue
   GET  /healthz         "ok"
+Every route but /healthz needs the per-run token (header X-View-Token, or ?token= for the page
+and its assets); beyond loopback, /healthz too. See docs/security.md.
 Every AWS call happens inside a request and every error becomes JSON, so a bad or unreachable
 endpoint shows on the page and never stops the server.
 """
@@ -13,8 +15,11 @@ endpoint shows on the page and never stops the server.
 from __future__ import annotations
 
 import base64
+import hmac
 import json
 import logging
+import secrets
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -23,18 +28,17 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Mapping
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from ops import observe
 from ops.aws import Clients, Endpoint, error_line
+from ops.guard import LOOPBACK_NAMES, refusal
 from ops.redrive import RedriveError, redrive_message
 from ops.snapshot import DEFAULT_SINCE_MINUTES, TargetError, resolve_target, take_snapshot
 from stacks.config import DEFAULT_PREFIX
 
 STATIC = Path(__file__).resolve().parent / "static"
-PAGES = {"/": ("index.html", "text/html"), "/index.html": ("index.html", "text/html"),
-         "/app.js": ("app.js", "text/javascript"), "/style.css": ("style.css", "text/css")}
-LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+ASSET_TYPES = {"app.js": "text/javascript", "style.css": "text/css"}
 DEFAULT_POLL_MS = 2000
 MAX_BODY_BYTES = 4096
 
@@ -98,107 +102,230 @@ class View:
         return {"error": None, "to": target.jobs_queue, **moved}
 
 
+def is_loopback(host: str) -> bool:
+    return host in ("127.0.0.1", "::1", "localhost")
+
+
+def _host_names(bound: str) -> frozenset[str]:
+    """The names a client may address this server by: loopback names, and when it listens
+    beyond loopback, the address it was given and this machine's own names and addresses."""
+    names = set(LOOPBACK_NAMES)
+    if not is_loopback(bound):
+        if bound not in ("", "0.0.0.0", "::"):
+            names.add(bound.lower())
+        for name in {socket.gethostname(), socket.getfqdn()}:
+            names.add(name.lower())
+            try:
+                names.update(info[4][0] for info in socket.getaddrinfo(name, None))
+            except OSError:
+                pass
+    return frozenset(names)
+
+
 class ViewHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], view: View) -> None:
+    def __init__(self, address: tuple[str, int], view: View, token: str | None = None) -> None:
         super().__init__(address, ViewHandler)
         self.view = view
+        # The per-run secret: every API call carries it, and so does the URL a user opens.
+        self.token = token or secrets.token_urlsafe(32)
+        self.loopback = is_loopback(address[0])
+        self.host_names = _host_names(address[0])
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        host = self.server_address[0]
+        return f"http://{'localhost' if self.loopback or host in ('0.0.0.0', '::', '') else host}:{self.port}/"
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{'localhost' if host in ('127.0.0.1', '0.0.0.0', '') else host}:{port}/"
+        """What a user opens: the page with its token."""
+        return f"{self.base_url}?token={self.token}"
+
+
+class Refused(Exception):
+    """A request answered with an error status before anything was done for it."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    action: str
+    token: bool = True  # on a loopback address; beyond loopback every request needs it
+
+
+ROUTES = {
+    "/": Route("GET", "page"),
+    "/index.html": Route("GET", "page"),
+    "/app.js": Route("GET", "asset"),
+    "/style.css": Route("GET", "asset"),
+    "/healthz": Route("GET", "healthz", token=False),
+    "/api/snapshot": Route("GET", "snapshot"),
+    # Reading the DLQ receives its messages (each read adds to their receive count) and returns
+    # their bodies: a side effect and message data, so a POST like the redrive.
+    "/api/dlq": Route("POST", "dlq"),
+    "/api/redrive": Route("POST", "redrive"),
+}
+SECURITY_HEADERS = (
+    ("Cache-Control", "no-store"),
+    ("Referrer-Policy", "no-referrer"),  # the page's URL carries the token
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-Frame-Options", "DENY"),  # no framing: the redrive button cannot be clicked through another page
+    ("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+                                "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+)
 
 
 class ViewHandler(BaseHTTPRequestHandler):
+    """Every request is checked in this order before its body is read: route, method, Host,
+    Origin and Sec-Fetch-Site, token, then the body's framing (a JSON POST with an exact
+    Content-Length within the limit, or no body at all). A refusal closes the connection, so
+    nothing after it on the same connection is read as another request."""
+
     server: ViewHTTPServer
     protocol_version = "HTTP/1.1"
+    timeout = 30  # seconds a connection may sit idle or trickle its body; then it is dropped
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         log.debug("%s " + format, self.address_string(), *args)
 
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
+    def _send(self, status: int, body: bytes, content_type: str, close: bool = False) -> None:
         self.send_response(status)
         self.send_header("Content-Type", f"{content_type}; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        for name, value in SECURITY_HEADERS:
+            self.send_header(name, value)
+        if close:
+            self.send_header("Connection", "close")  # also sets close_connection
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     def _json(self, value: Any, status: int = HTTPStatus.OK) -> None:
         self._send(status, to_json(value), "application/json")
 
-    def _local_caller(self) -> bool:
-        """Refuse requests addressed to another host name (DNS rebinding) or sent from another
-        site's page: only this page may call the API, and above all the redrive."""
-        host = urlsplit(f"//{self.headers.get('Host', '')}").hostname or ""
-        allowed = LOCAL_HOSTS | {self.server.server_address[0]}
-        origin = self.headers.get("Origin")
-        return host in allowed and (origin is None or urlsplit(origin).hostname in allowed)
+    # --- checks ---------------------------------------------------------------------------
 
-    def _guarded(self, route: Any) -> None:
+    def _route(self) -> Route:
+        path = urlsplit(self.path).path
+        route = ROUTES.get(path)
+        if route is None:
+            raise Refused(HTTPStatus.NOT_FOUND, f"no such page: {path}")
+        if self.command != route.method:
+            raise Refused(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} takes {route.method}, not {self.command}")
+        hosts = self.headers.get_all("Host") or []
+        if len(hosts) != 1:
+            raise Refused(HTTPStatus.BAD_REQUEST, "a request needs exactly one Host header")
+        refused = refusal(hosts[0], self.headers.get("Origin"), self.headers.get("Sec-Fetch-Site"),
+                          self.server.port, self.server.host_names)
+        if refused:
+            raise Refused(*refused)
+        if route.token or not self.server.loopback:
+            self._check_token()
+        return route
+
+    def _check_token(self) -> None:
+        sent = self.headers.get("X-View-Token") or parse_qs(urlsplit(self.path).query).get("token", [""])[0]
+        if not hmac.compare_digest(sent.encode(), self.server.token.encode()):
+            raise Refused(HTTPStatus.FORBIDDEN, "refused: this needs the view's token; open the URL that "
+                                                "`make up` or `make view` printed (it carries the token)")
+
+    def _body(self) -> bytes:
+        """The request body, read only after every other check passed and only by exact length."""
+        lengths = self.headers.get_all("Content-Length") or []
+        if self.headers.get("Transfer-Encoding") is not None:
+            raise Refused(HTTPStatus.LENGTH_REQUIRED, "refused: send a Content-Length, not Transfer-Encoding")
+        if self.command != "POST":
+            if lengths and lengths != ["0"]:
+                raise Refused(HTTPStatus.BAD_REQUEST, f"refused: a {self.command} request carries no body")
+            return b""
+        media_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if media_type != "application/json":
+            raise Refused(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "refused: send Content-Type: application/json")
+        if not lengths:
+            raise Refused(HTTPStatus.LENGTH_REQUIRED, "refused: a POST needs a Content-Length")
+        if len(lengths) > 1 or not lengths[0].isdigit() or not lengths[0].isascii():
+            raise Refused(HTTPStatus.BAD_REQUEST, f"refused: Content-Length {', '.join(lengths)!r} is not a length")
+        length = int(lengths[0])
+        if length > MAX_BODY_BYTES:
+            raise Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"refused: a body over {MAX_BODY_BYTES} bytes")
+        body = self.rfile.read(length)
+        if len(body) != length:
+            raise Refused(HTTPStatus.BAD_REQUEST, "refused: the body ended before its Content-Length")
+        return body
+
+    # --- dispatch ---------------------------------------------------------------------------
+
+    def _dispatch(self) -> None:
         try:
-            route()
+            route = self._route()
+            body = self._body()
+            getattr(self, f"_do_{route.action}")(body)
+        except Refused as refused:
+            self._send(refused.status, to_json({"error": str(refused)}), "application/json", close=True)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the browser went away mid-answer
         except Exception as error:  # noqa: BLE001 - a request may fail, the server may not
-            log.exception("request %s failed", self.path)
+            log.exception("request %s failed", urlsplit(self.path).path)
             try:
-                self._json({"error": f"view server error: {error_line(error)}"}, HTTPStatus.INTERNAL_SERVER_ERROR)
+                self._send(HTTPStatus.INTERNAL_SERVER_ERROR,
+                           to_json({"error": f"view server error: {error_line(error)}"}), "application/json", close=True)
             except OSError:
                 pass
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        self._guarded(self._get)
+    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch  # noqa: N815
 
-    def do_POST(self) -> None:  # noqa: N802
-        self._guarded(self._post)
+    def _do_page(self, _: bytes) -> None:
+        page = (STATIC / "index.html").read_text().replace("__VIEW_TOKEN__", self.server.token)
+        self._send(HTTPStatus.OK, page.encode(), "text/html")
 
-    def _get(self) -> None:
-        path = urlsplit(self.path).path
-        if path in PAGES:
-            name, content_type = PAGES[path]
-            self._send(HTTPStatus.OK, (STATIC / name).read_bytes(), content_type)
-        elif path == "/healthz":
-            self._send(HTTPStatus.OK, b"ok\n", "text/plain")
-        elif not path.startswith("/api/"):
-            self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain")
-        elif not self._local_caller():
-            self._json({"error": "refused: the view answers only pages served from localhost"}, HTTPStatus.FORBIDDEN)
-        elif path == "/api/snapshot":
-            self._json(self.server.view.snapshot())
-        elif path == "/api/dlq":
-            self._json(self.server.view.dlq())
-        else:
-            self._json({"error": f"no such endpoint: {path}"}, HTTPStatus.NOT_FOUND)
+    def _do_asset(self, _: bytes) -> None:
+        name = urlsplit(self.path).path.lstrip("/")
+        self._send(HTTPStatus.OK, (STATIC / name).read_bytes(), ASSET_TYPES[name])
 
-    def _post(self) -> None:
-        path = urlsplit(self.path).path
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(min(length, MAX_BODY_BYTES)) if length else b""
-        if path != "/api/redrive":
-            self._json({"error": f"no such endpoint: {path}"}, HTTPStatus.NOT_FOUND)
-            return
-        # A JSON content type cannot be sent cross-site without a CORS preflight, which this
-        # server never approves.
-        if not self._local_caller() or not self.headers.get("Content-Type", "").startswith("application/json"):
-            self._json({"error": "refused: redrive needs a JSON request from the view's own page"},
-                       HTTPStatus.FORBIDDEN)
-            return
-        try:
-            message_id = json.loads(body or b"{}").get("message_id")
-        except (ValueError, AttributeError):
-            message_id = None
+    def _do_healthz(self, _: bytes) -> None:
+        self._send(HTTPStatus.OK, b"ok\n", "text/plain")
+
+    def _do_snapshot(self, _: bytes) -> None:
+        self._json(self.server.view.snapshot())
+
+    def _do_dlq(self, body: bytes) -> None:
+        self._request_object(body)
+        self._json(self.server.view.dlq())
+
+    def _do_redrive(self, body: bytes) -> None:
+        message_id = self._request_object(body).get("message_id")
         if not isinstance(message_id, str) or not message_id:
-            self._json({"error": 'send {"message_id": "<id of a DLQ message>"}'}, HTTPStatus.BAD_REQUEST)
-            return
+            raise Refused(HTTPStatus.BAD_REQUEST, 'send {"message_id": "<id of a DLQ message>"}')
         result = self.server.view.redrive(message_id)
         self._json(result, HTTPStatus.OK if result["error"] is None else HTTPStatus.CONFLICT)
 
+    @staticmethod
+    def _request_object(body: bytes) -> dict[str, Any]:
+        try:
+            request = json.loads(body or b"{}")
+        except ValueError:
+            request = None
+        if not isinstance(request, dict):
+            raise Refused(HTTPStatus.BAD_REQUEST, "send a JSON object")
+        return request
 
-def make_server(view: View, host: str = "127.0.0.1", port: int = 0) -> ViewHTTPServer:
-    return ViewHTTPServer((host, port), view)
+
+def make_server(view: View, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> ViewHTTPServer:
+    server = ViewHTTPServer((host, port), view, token)
+    if not server.loopback:
+        log.warning("live view listens on %s:%s, beyond this machine: the token is required for "
+                    "every request", host, server.port)
+    return server
 
 
 @dataclass
@@ -218,8 +345,8 @@ class RunningView:
         self.thread.join(timeout=10)
 
 
-def start_in_thread(view: View, host: str = "127.0.0.1", port: int = 0) -> RunningView:
-    server = make_server(view, host, port)
+def start_in_thread(view: View, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> RunningView:
+    server = make_server(view, host, port, token)
     thread = threading.Thread(target=server.serve_forever, name="ops-view", daemon=True)
     thread.start()
     return RunningView(server, thread)

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import threading
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -171,13 +172,86 @@ def test_a_dlq_message_is_inspected_and_redriven_from_the_page(stack, view, page
 
 
 def test_make_up_serves_a_view_from_the_emulator_process(stack):
-    """`make up` prints the URL of a view the emulator process serves; it reads the stack."""
+    """`make up` prints the URL of a view the emulator process serves, with its token; with the
+    token it reads the stack, without it nothing is answered."""
     url = stack.state["view_url"]
-    assert re.fullmatch(r"http://localhost:\d+/", url)
-    with urllib.request.urlopen(url + "api/snapshot", timeout=30) as response:
+    match = re.fullmatch(r"(http://localhost:\d+/)\?token=([\w-]{32,})", url)
+    assert match, url
+    base, token = match.groups()
+    request = urllib.request.Request(base + "api/snapshot", headers={"X-View-Token": token})
+    with urllib.request.urlopen(request, timeout=30) as response:
         snapshot = json.load(response)
     assert snapshot["error"] is None
     assert snapshot["target"]["names_from"] == "stack labex-q05-consumer outputs"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(base + "api/snapshot", timeout=30)
+    assert refused.value.code == 403
+
+
+EVIL_PAGE = """<!doctype html><html><body>
+<img src="{view}api/dlq">
+<form id="f" method="POST" action="{view}api/redrive" enctype="text/plain" target="sink">
+  <input name='{{"message_id": "{message_id}", "x": "' value='"}}'>
+</form>
+<iframe name="sink"></iframe>
+<script>
+  const base = "{view}";
+  const calls = [
+    fetch(base + "api/dlq", {{method: "POST", mode: "no-cors", body: "{{}}", headers: {{"Content-Type": "text/plain"}}}}),
+    fetch(base + "api/redrive", {{method: "POST", mode: "no-cors",
+      body: JSON.stringify({{message_id: "{message_id}"}}), headers: {{"Content-Type": "text/plain"}}}}),
+    fetch(base + "api/redrive", {{method: "POST", body: JSON.stringify({{message_id: "{message_id}"}}),
+      headers: {{"Content-Type": "application/json"}}}}),
+    fetch(base + "api/snapshot").then((r) => r.text()),
+  ];
+  document.getElementById("f").submit();
+  Promise.allSettled(calls).then((results) => {{
+    document.title = "done " + results.map((r) => r.status + ":" + (r.value && r.value.type || r.value || "")).join(",");
+  }});
+</script></body></html>"""
+
+
+def test_a_page_of_another_site_can_neither_read_nor_redrive(stack, view, browser):
+    """A page served from another origin in the same browser tries everything a page can: an
+    image and a form post (no CORS needed), no-cors and CORS fetches to the DLQ, the redrive and
+    the snapshot. The DLQ message stays where it is with its receive count unchanged, and the
+    page's script reads nothing."""
+    import http.server
+
+    sqs, dlq_url = stack.client("sqs"), stack.user_env()["DLQ_URL"]
+    message_id = sqs.send_message(QueueUrl=dlq_url, MessageBody='{"id":"evil-target","quantity":1}')["MessageId"]
+    base = view.server.base_url
+    page_html = EVIL_PAGE.format(view=base, message_id=message_id).encode()
+
+    class Evil(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page_html)))
+            self.end_headers()
+            self.wfile.write(page_html)
+
+        def log_message(self, *args):
+            pass
+
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Evil)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{evil.server_address[1]}/")
+        page.wait_for_function("document.title.startsWith('done')", timeout=DEADLINE_MS)
+        title = page.title()
+    finally:
+        context.close()
+        evil.shutdown()
+    # no-cors fetches resolve opaque (nothing readable); CORS fetches are rejected.
+    assert title == "done fulfilled:opaque,fulfilled:opaque,rejected:,rejected:", title
+    received = sqs.receive_message(QueueUrl=dlq_url, MaxNumberOfMessages=10, VisibilityTimeout=0,
+                                   AttributeNames=["ApproximateReceiveCount"])["Messages"]
+    target = [m for m in received if m["MessageId"] == message_id]
+    assert len(target) == 1 and target[0]["Attributes"]["ApproximateReceiveCount"] == "1"
+    sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=target[0]["ReceiptHandle"])
 
 
 @pytest.mark.parametrize("kind", ["unreachable", "not-aws"])
@@ -187,7 +261,7 @@ def test_a_bad_endpoint_is_said_plainly_and_the_server_keeps_retrying(page, kind
     from playwright.sync_api import expect
 
     other = start_in_thread(View(Clients(Endpoint("http://127.0.0.1:1", "us-east-1", "a", "b"))))
-    endpoint = f"http://127.0.0.1:{free_port()}" if kind == "unreachable" else other.url.rstrip("/")
+    endpoint = f"http://127.0.0.1:{free_port()}" if kind == "unreachable" else other.server.base_url.rstrip("/")
     running = start_in_thread(View(Clients(Endpoint(endpoint, "us-east-1", "a", "b")), poll_ms=POLL_MS))
     try:
         page.goto(running.url)
@@ -200,7 +274,7 @@ def test_a_bad_endpoint_is_said_plainly_and_the_server_keeps_retrying(page, kind
         expect(page.get_by_test_id("endpoint")).to_have_text(endpoint)
         screenshot(page, f"live-view-{kind}.png")
         assert running.thread.is_alive()
-        with urllib.request.urlopen(running.url + "healthz", timeout=10) as response:
+        with urllib.request.urlopen(running.server.base_url + "healthz", timeout=10) as response:
             assert response.read() == b"ok\n"
     finally:
         running.stop()

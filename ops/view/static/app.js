@@ -3,6 +3,16 @@
 "use strict";
 
 const DEFAULT_POLL_MS = 2000;
+// The per-run token the server put in the page; every API call carries it in a header (which
+// also means a page of another site could not send these calls without a CORS preflight).
+const TOKEN = document.querySelector('meta[name="view-token"]').content;
+
+function api(path, body) {
+  const headers = { "X-View-Token": TOKEN };
+  if (body === undefined) return fetch(path, { cache: "no-store", headers });
+  headers["Content-Type"] = "application/json";
+  return fetch(path, { method: "POST", cache: "no-store", headers, body: JSON.stringify(body) });
+}
 let pollMs = DEFAULT_POLL_MS;
 let failures = 0;
 
@@ -230,7 +240,7 @@ function render(snapshot) {
 
 async function poll() {
   try {
-    const response = await fetch("/api/snapshot", { cache: "no-store" });
+    const response = await api("/api/snapshot");
     const snapshot = await response.json();
     if (snapshot.view && snapshot.view.poll_ms) pollMs = snapshot.view.poll_ms;
     failures = snapshot.error ? failures + 1 : 0;
@@ -262,7 +272,7 @@ async function inspectDlq() {
   box.replaceChildren(el("p", { class: "hint", text: "reading…" }));
   let answer;
   try {
-    answer = await (await fetch("/api/dlq", { cache: "no-store" })).json();
+    answer = await (await api("/api/dlq", {})).json();
   } catch (error) {
     answer = { error: `the view server does not answer (${error.message})`, messages: [] };
   }
@@ -295,9 +305,7 @@ async function redrive(messageId, button) {
   button.disabled = true;
   let answer;
   try {
-    const response = await fetch("/api/redrive", {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ message_id: messageId }),
-    });
+    const response = await api("/api/redrive", { message_id: messageId });
     answer = await response.json();
   } catch (error) {
     answer = { error: `the view server does not answer (${error.message})` };
