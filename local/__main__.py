@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from local.session import DEFAULT_PORT, DEFAULT_STATE_DIR, LocalError, LocalSession
+from ops.terminal import safe
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_demo(session, args.port)
     except LocalError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(safe(f"error: {error}"), file=sys.stderr)
         return 1
     return 0
 

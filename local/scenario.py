@@ -10,6 +10,7 @@ from typing import Any
 
 from local.session import LocalError, LocalSession, progress, wait_for
 from ops import observe
+from ops.terminal import safe, safe_lines
 
 DEDUP = {"id": "dedup-order", "quantity": 4}
 OTHER = {"id": "other-order", "quantity": 1}
@@ -116,7 +117,7 @@ def format_checks(checks: list[Check]) -> str:
     for check in checks:
         actual = check.actual if check.ok else f"{check.actual!r}  (expected {check.expected!r})"
         lines.append(f"{check.name.ljust(width)}  {'yes' if check.ok else 'NO '}   {actual}")
-    return "\n".join(lines)
+    return safe_lines(lines)
 
 
 def run_demo(session: LocalSession, port: int) -> int:
@@ -133,7 +134,7 @@ def run_demo(session: LocalSession, port: int) -> int:
         session.destroy()
         remaining = leftovers(session)
         checks.append(Check("left after destroy", {key: [] for key in remaining}, remaining))
-        print(f"\nafter destroy: {'nothing of the stack remains' if checks[-1].ok else remaining}")
+        print(f"\nafter destroy: {'nothing of the stack remains' if checks[-1].ok else safe(str(remaining))}")
     finally:
         session.stop_emulator()
     failed = [check.name for check in checks if not check.ok]

@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 
 from ops import observe
 from ops.aws import Clients, error_line
+from ops.terminal import safe_lines
 from stacks.config import DEFAULT_PREFIX, Names
 
 ORDERS_LIMIT = 200
@@ -175,7 +176,7 @@ def format_text(snapshot: dict[str, Any]) -> str:
     lines = [f"endpoint  {snapshot['endpoint'] or '-'}  (region {snapshot['region'] or '-'})",
              f"taken at  {snapshot['taken_at']}"]
     if snapshot["error"]:
-        return "\n".join([*lines, f"error     {snapshot['error']}"])
+        return safe_lines([*lines, f"error     {snapshot['error']}"])
     target, errors = snapshot["target"], snapshot["errors"]
     lines.append(f"names     from {target['names_from']}")
 
@@ -213,4 +214,4 @@ def format_text(snapshot: dict[str, Any]) -> str:
                          f"previous {_compact(entry['previous'])}  stored {_compact(entry['stored'])}")
         for entry in snapshot["worker_errors"]:
             lines.append(f"          {entry['time']}  ERROR {entry.get('error')}: {entry.get('message')}")
-    return "\n".join(lines)
+    return safe_lines(lines)

@@ -237,3 +237,24 @@ def test_status_cli_reads_the_standard_aws_environment_and_exits_1_on_error():
                              capture_output=True, text=True, timeout=60)
     assert as_text.returncode == 1
     assert as_text.stderr.strip() == f"error: {snapshot['error']}"
+
+
+def test_status_text_escapes_control_characters_from_the_data(aws):
+    """An order id that passes the worker's validation can carry terminal escape sequences (clear
+    the screen, set the title) and a bidirectional override; `ops status` prints them as visible
+    escapes, never raw, so data cannot act on the operator's terminal or forge a line."""
+    deploy_stack(aws)
+    create_resources(aws)
+    hostile = "evil\x1b[2J\x1b]0;pwned\x07\u202eredro\nforged line\x9b31m"
+    aws.client("dynamodb").put_item(TableName=f"{PREFIX}-orders", Item={
+        "id": {"S": hostile}, "quantity": {"N": "1"}, "total_cents": {"N": "350"}})
+    logs = aws.client("logs")
+    logs.create_log_stream(logGroupName=f"/aws/lambda/{PREFIX}-worker", logStreamName="s2")
+    logs.put_log_events(logGroupName=f"/aws/lambda/{PREFIX}-worker", logStreamName="s2", logEvents=[{
+        "timestamp": int(time.time() * 1000),
+        "message": "ERROR " + json.dumps({"error": "ConflictingOrder", "message": hostile, "message_id": "m9"},
+                                         ensure_ascii=False)}])
+    text = format_text(take_snapshot(aws, PREFIX))
+    assert not any(char in text for char in "\x1b\x07\x9b\u202e")
+    assert "forged line" in text and not any(line.startswith("forged line") for line in text.splitlines())
+    assert "ERROR ConflictingOrder: evil\\x1b[2J\\x1b]0;pwned\\x07\\u202eredro\\x0aforged line\\x9b31m" in text
