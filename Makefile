@@ -55,14 +55,14 @@ down: setup
 status: setup
 	@$(PY) -m local status
 
-## The live view of the local stack: the URL of the one `make up` started, or a new one.
-## For a real account: .venv/bin/python -m ops view (see README, "Live view").
-VIEW_PORT ?= 0
+## The live view of the local stack: the URL (with its token) of the one `make up` started, or a
+## new one on VIEW_PORT. For a real account: .venv/bin/python -m ops view (docs/operations.md).
+VIEW_PORT ?=
 view: setup
-	@$(PY) -m ops view --local-state .local --port $(VIEW_PORT) --open
+	@$(PY) -m local view $(if $(VIEW_PORT),--port $(VIEW_PORT)) --open
 
 ## Benchmarks (about five minutes): handlers side by side, cold start, the local pipeline, the
-## developer loop. Writes bench/results.json and the README's Benchmarks table.
+## developer loop. Writes bench/results.json and the tables in docs/benchmarks.md.
 bench: setup $(VENV)/.bench-installed
 	@$(PY) -m bench $(BENCH_ARGS)
 

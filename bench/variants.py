@@ -9,14 +9,12 @@
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from bench.handlers import load_worker
+
 ROOT = Path(__file__).resolve().parent.parent
-WORKER_PATH = ROOT / "lambda" / "worker" / "app.py"
-WORKER_MODULE = "bench_worker_app"  # `lambda` is a keyword, and `app` is taken by the CDK app
 
 VARIANTS = ("ours", "lab", "powertools")
 LABELS = {
@@ -25,16 +23,6 @@ LABELS = {
     "lab": "lab original (client per call)",
     "powertools": "Powertools idempotency",
 }
-
-
-def load_worker() -> Any:
-    """The deployed worker module, loaded from its file once per process."""
-    if WORKER_MODULE not in sys.modules:
-        spec = importlib.util.spec_from_file_location(WORKER_MODULE, WORKER_PATH)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[WORKER_MODULE] = module
-        spec.loader.exec_module(module)
-    return sys.modules[WORKER_MODULE]
 
 
 def handler_of(variant: str) -> Callable[[dict, Any], dict]:

@@ -1,8 +1,9 @@
-"""`python -m local demo|up|down|status|serve`: see README, "Run it locally"."""
+"""`python -m local demo|up|down|status|view|serve`: see docs/local.md."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -10,23 +11,42 @@ from local.session import DEFAULT_PORT, DEFAULT_STATE_DIR, LocalError, LocalSess
 from ops.terminal import safe
 
 
+def view(session: LocalSession, port: int | None, open_it: bool) -> int:
+    """The view `make up` started (its URL carries the token), or a new one on `port` for the
+    local stack's endpoint and keys."""
+    from ops.__main__ import answers, open_page
+    from ops.__main__ import main as ops_main
+
+    url = session.require_state().get("view_url")
+    if url and port is None and answers(url):
+        print(f"live view: {url}", file=sys.stderr)
+        if open_it:
+            open_page(url)
+        return 0
+    os.environ.update(session.aws_env())
+    return ops_main(["view", "--port", str(port or 0), *(["--open"] if open_it else [])])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m local", description=__doc__)
-    parser.add_argument("command", choices=["demo", "up", "down", "status", "serve"])
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"emulator port (default {DEFAULT_PORT})")
+    parser.add_argument("command", choices=["demo", "up", "down", "status", "view", "serve"])
+    parser.add_argument("--port", type=int, default=None,
+                        help=f"emulator port (default {DEFAULT_PORT}); for view: the view's port (default: the running one)")
+    parser.add_argument("--open", action="store_true", help="view: open the page if there is a display")
     parser.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
     args = parser.parse_args(argv)
 
+    port = DEFAULT_PORT if args.port is None else args.port
     if args.command == "serve":
         from local.server import serve
 
-        serve(args.port, args.state_dir)
+        serve(port, args.state_dir)
         return 0
 
     session = LocalSession(args.state_dir)
     try:
         if args.command == "up":
-            session.up(args.port)
+            session.up(port)
             print(session.exports())
         elif args.command == "down":
             session.down()
@@ -35,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "demo":
             from local.scenario import run_demo
 
-            return run_demo(session, args.port)
+            return run_demo(session, port)
+        elif args.command == "view":
+            return view(session, args.port, args.open)
     except LocalError as error:
         print(safe(f"error: {error}"), file=sys.stderr)
         return 1

@@ -23,39 +23,25 @@ import json
 import logging
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from local.credentials import Credentials
 from local.guard import LoopbackOnly
 
-if TYPE_CHECKING:
-    from local.lambda_host import LambdaHost
+
+class FunctionRunner(Protocol):
+    """What runs function code for the emulator's Invoke API (local/lambda_host.py)."""
+
+    def spec_from_moto(self, fn: Any) -> Any: ...
+
+    def invoke(self, spec: Any, event: Any) -> Any: ...
 
 ACCOUNT_ID = "123456789012"  # moto's default account
 ADMIN_USER = "local-admin"
 _ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
 
 log = logging.getLogger("local.emulator")
-
-
-@dataclass(frozen=True)
-class Credentials:
-    access_key_id: str
-    secret_access_key: str
-    session_token: str | None = None
-
-    def as_env(self) -> dict[str, str]:
-        env = {"AWS_ACCESS_KEY_ID": self.access_key_id, "AWS_SECRET_ACCESS_KEY": self.secret_access_key}
-        if self.session_token:
-            env["AWS_SESSION_TOKEN"] = self.session_token
-        return env
-
-    def as_client_kwargs(self) -> dict[str, str]:
-        kwargs = {"aws_access_key_id": self.access_key_id, "aws_secret_access_key": self.secret_access_key}
-        if self.session_token:
-            kwargs["aws_session_token"] = self.session_token
-        return kwargs
 
 
 # --- resource ARNs for moto's access check --------------------------------------------------
@@ -278,7 +264,7 @@ def _patch_sqs_lambda_trigger() -> None:
     Queue.lambda_event_source_mappings = property(lambda self: {}, lambda self, value: None)
 
 
-def _patch_lambda_invoke(host: "LambdaHost") -> None:
+def _patch_lambda_invoke(host: FunctionRunner) -> None:
     from moto.awslambda.models import LambdaFunction
 
     def invoke(fn: Any, body: Any, request_headers: Any, response_headers: Any) -> bytes:
@@ -316,7 +302,7 @@ class EmbeddedAWS:
         self._server: Any = None
         self.admin: Credentials | None = None
 
-    def start(self, host: "LambdaHost") -> None:
+    def start(self, host: FunctionRunner) -> None:
         """Patch moto, create the admin user and turn IAM enforcement on, then listen: no request
         is ever served without a signature and a policy that allows it."""
         # moto reads this when it is first imported; it must not approve other sites' preflights.

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from local.emulator import Credentials
+from local.credentials import Credentials
 
 BOOTSTRAP = Path(__file__).resolve().parent / "runtime_bootstrap.py"
 FRAME = "\x1e\x1eLAMBDA-RESULT "

@@ -1,8 +1,9 @@
 """`python -m ops status [--json]` and `python -m ops view [--port N]`: the state of a deployed
-consumer, in a terminal or as a live web page. See README, "Live view".
+consumer, in a terminal or as a live web page. See docs/operations.md.
 
-Both read the standard AWS environment (AWS_PROFILE or keys, AWS_REGION, AWS_ENDPOINT_URL), or,
-with --local-state DIR, the endpoint and keys of the local stack `make up` started there.
+Both read the standard AWS environment (AWS_PROFILE or keys, AWS_REGION, AWS_ENDPOINT_URL). For
+the local stack, `eval "$(make -s up)"` sets it; `make view` (python -m local view) finds the
+view `make up` started.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import os
 import sys
 import urllib.request
 from urllib.parse import urlsplit
-from pathlib import Path
 
 from ops.aws import Clients, Endpoint
 from ops.snapshot import DEFAULT_SINCE_MINUTES, format_text, take_snapshot
@@ -25,20 +25,7 @@ class UsageError(RuntimeError):
     pass
 
 
-def _local_state(state_dir: Path) -> tuple[Endpoint, str | None]:
-    """The local stack's endpoint and keys, and the URL of the view its process serves, if any."""
-    from local.session import LocalError, LocalSession  # only needed for local runs
-
-    session = LocalSession(state_dir)
-    try:
-        env = session.aws_env()
-    except LocalError as error:
-        raise UsageError(f"{error} (looked in {state_dir}); for a real account, run `python -m ops "
-                         "view` (no --local-state) with your AWS environment") from None
-    return Endpoint.from_env(env), (session.state or {}).get("view_url")
-
-
-def _answers(url: str) -> bool:
+def answers(url: str) -> bool:
     """The view at `url` (a page URL with its token) is up."""
     try:
         with urllib.request.urlopen(urlsplit(url)._replace(path="/healthz").geturl(), timeout=2) as response:
@@ -51,7 +38,7 @@ def _has_display() -> bool:
     return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def _open(url: str) -> None:
+def open_page(url: str) -> None:
     # Without a display, webbrowser could pick a console browser and take over the terminal.
     if _has_display():
         import webbrowser
@@ -72,14 +59,9 @@ def status(args: argparse.Namespace, endpoint: Endpoint) -> int:
     return 1 if failed else 0
 
 
-def view(args: argparse.Namespace, endpoint: Endpoint, running_url: str | None) -> int:
+def view(args: argparse.Namespace, endpoint: Endpoint) -> int:
     from ops.view.server import View, is_loopback, make_server
 
-    if running_url and args.port == 0 and _answers(running_url):
-        print(f"live view already running: {running_url}", file=sys.stderr)
-        if args.open:
-            _open(running_url)
-        return 0
     try:
         server = make_server(View(Clients(endpoint), args.prefix, args.stack, args.since, args.poll_ms),
                              args.host, args.port)
@@ -91,7 +73,7 @@ def view(args: argparse.Namespace, endpoint: Endpoint, running_url: str | None) 
               "your AWS credentials", file=sys.stderr)
     print(f"live view on {server.url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
     if args.open:
-        _open(server.url)
+        open_page(server.url)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -111,8 +93,6 @@ def main(argv: list[str] | None = None) -> int:
         sub.add_argument("--stack", help="stack name (default <prefix>-consumer)")
         sub.add_argument("--since", type=float, default=DEFAULT_SINCE_MINUTES, metavar="MINUTES",
                          help=f"read worker log lines this far back (default {DEFAULT_SINCE_MINUTES:g})")
-        sub.add_argument("--local-state", type=Path, metavar="DIR",
-                         help="use the endpoint and keys of the local stack started in DIR (make up: .local)")
 
     status_parser = commands.add_parser("status", help="print one snapshot (exit 1 if anything could not be read)")
     common(status_parser)
@@ -127,10 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        endpoint, running_url = _local_state(args.local_state) if args.local_state else (Endpoint.from_env(os.environ), None)
+        endpoint = Endpoint.from_env(os.environ)
         if args.command == "status":
             return status(args, endpoint)
-        return view(args, endpoint, running_url)
+        return view(args, endpoint)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

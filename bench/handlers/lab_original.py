@@ -10,7 +10,7 @@ from typing import Any
 
 import boto3
 
-from bench.variants import load_worker
+from bench.handlers import load_worker
 
 _worker = load_worker()
 

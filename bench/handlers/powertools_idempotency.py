@@ -17,7 +17,7 @@ from aws_lambda_powertools.utilities.idempotency import (
     idempotent_function,
 )
 
-from bench.variants import load_worker
+from bench.handlers import load_worker
 
 IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE"
 
