@@ -1,5 +1,5 @@
 """`python -m bench` (what `make bench` runs): every figure in one process run, then
-bench/results.json, the markdown table on stdout, and the README's Benchmarks block."""
+bench/results.json, the markdown tables on stdout and in docs/benchmarks.md."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="which tests to time (all includes the slow end-to-end tests)")
     parser.add_argument("--test-runs", type=int, default=2)
     parser.add_argument("--skip", action="append", default=[], choices=["handlers", "pipeline", "dev-loop"])
-    parser.add_argument("--no-readme", action="store_true", help="do not rewrite the README's Benchmarks block")
+    parser.add_argument("--no-docs", action="store_true", help="do not rewrite the tables in docs/benchmarks.md")
     args = parser.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
 
@@ -79,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     markdown = report.render(results)
     print(markdown)
     progress(f"results in {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
-    if not args.no_readme and report.update_readme(markdown):
-        progress("README.md Benchmarks block updated")
+    if not args.no_docs and report.update_page(markdown):
+        progress("docs/benchmarks.md tables updated")
     return 0
 
 

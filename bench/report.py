@@ -1,4 +1,4 @@
-"""What the benchmark ran on, and its results as markdown (printed, and kept in the README)."""
+"""What the benchmark ran on, and its results as markdown (printed, and kept in docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 from bench.stats import markdown_table, spread_cell
 from bench.variants import LABELS, ROOT, VARIANTS
 
-README_BEGIN = "<!-- bench:begin (written by `make bench`) -->"
-README_END = "<!-- bench:end -->"
+BLOCK_BEGIN = "<!-- bench:begin (written by `make bench`) -->"
+BLOCK_END = "<!-- bench:end -->"
 OVERHEAD_GOAL = 1.15
 
 
@@ -147,12 +147,12 @@ def render(results: dict[str, Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def update_readme(markdown: str, readme: Path = ROOT / "README.md") -> bool:
-    """Replace the block between the markers, if the README has them; nothing else is touched."""
-    text = readme.read_text()
-    if README_BEGIN not in text or README_END not in text:
+def update_page(markdown: str, page: Path = ROOT / "docs" / "benchmarks.md") -> bool:
+    """Replace the block between the markers, if the page has them; nothing else is touched."""
+    text = page.read_text()
+    if BLOCK_BEGIN not in text or BLOCK_END not in text:
         return False
-    head, rest = text.split(README_BEGIN, 1)
-    _, tail = rest.split(README_END, 1)
-    readme.write_text(f"{head}{README_BEGIN}\n{markdown}{README_END}{tail}")
+    head, rest = text.split(BLOCK_BEGIN, 1)
+    _, tail = rest.split(BLOCK_END, 1)
+    page.write_text(f"{head}{BLOCK_BEGIN}\n{markdown}{BLOCK_END}{tail}")
     return True

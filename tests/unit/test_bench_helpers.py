@@ -1,4 +1,4 @@
-"""The benchmark's pure helpers (bench/stats.py, the request tally, the README block): no timing,
+"""The benchmark's pure helpers (bench/stats.py, the request tally, the docs block): no timing,
 no AWS, so the figures `make bench` publishes rest on arithmetic that is pinned here."""
 
 from __future__ import annotations
@@ -96,13 +96,13 @@ def test_decile_rates_from_progress_samples():
     assert decile_rates([(1.0, 50)], 100)[5:] == [None] * 5
 
 
-def test_readme_block_is_replaced_between_markers_only(tmp_path):
-    """`make bench` rewrites only its own block; a README without the markers is left alone."""
+def test_docs_block_is_replaced_between_markers_only(tmp_path):
+    """`make bench` rewrites only its own block; a page without the markers is left alone."""
     readme = tmp_path / "README.md"
-    readme.write_text(f"# T\n\nintro\n\n{report.README_BEGIN}\nold\n{report.README_END}\n\n## After\n")
-    assert report.update_readme("new table\n", readme)
-    assert readme.read_text() == f"# T\n\nintro\n\n{report.README_BEGIN}\nnew table\n{report.README_END}\n\n## After\n"
+    readme.write_text(f"# T\n\nintro\n\n{report.BLOCK_BEGIN}\nold\n{report.BLOCK_END}\n\n## After\n")
+    assert report.update_page("new table\n", readme)
+    assert readme.read_text() == f"# T\n\nintro\n\n{report.BLOCK_BEGIN}\nnew table\n{report.BLOCK_END}\n\n## After\n"
     plain = tmp_path / "PLAIN.md"
     plain.write_text("# nothing to replace\n")
-    assert not report.update_readme("x", plain)
+    assert not report.update_page("x", plain)
     assert plain.read_text() == "# nothing to replace\n"
