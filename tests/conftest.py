@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -38,15 +39,28 @@ def seeder() -> ModuleType:
     return load_lambda("reference_seeder")
 
 
-def synth_stack(context: dict | None = None):
-    """Synthesize the app as `cdk synth` would, environment-agnostic; returns (app, stack)."""
+# What `cdk synth` passes the app from cdk.json (feature flags and context defaults).
+CDK_JSON_CONTEXT = json.loads((ROOT / "cdk.json").read_text())["context"]
+
+
+def synth_stack(context: dict | None = None, outdir: Path | None = None):
+    """Synthesize the app as `cdk synth` would (cdk.json's context first), environment-agnostic;
+    returns (app, stack). With `outdir`, the cloud assembly is written there."""
     import aws_cdk as cdk
 
     from app import build
 
-    app = cdk.App(context=context or {})
+    app = cdk.App(context={**CDK_JSON_CONTEXT, **(context or {})}, outdir=str(outdir) if outdir else None)
     stack = build(app)
     return app, stack
+
+
+def synth_assembly(context: dict, outdir: Path) -> Path:
+    """A cloud assembly for `cdk deploy --app <dir>`: synthesized once, in this process (jsii
+    is already warm here), instead of by the CLI on every deploy."""
+    app, _ = synth_stack(context, outdir)
+    app.synth()
+    return outdir
 
 
 @pytest.fixture(scope="session")
