@@ -21,6 +21,11 @@ REFERENCE_ITEM = {"id": "reference", "note": "keep unchanged"}
 # configure on your function", so a retried batch is not delivered again while still running.
 VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO = 6
 
+# The worker starts a write only if one whole attempt (its client's connect and read timeouts,
+# 1.3 s, and a margin) can end before the function's deadline; a shorter timeout could write
+# nothing. tests/unit/test_worker_dynamodb.py pins that the two agree.
+MIN_FUNCTION_TIMEOUT_SECONDS = 2
+
 REMOVAL_CHOICES = ("retain", "destroy")
 TARGET_CHOICES = ("aws", "local")
 
@@ -123,7 +128,7 @@ class StackConfig:
             )
         batch_size = _int(value("batch_size"), "batch_size", 1, 10)
         visibility = _int(value("visibility_timeout_seconds"), "visibility_timeout_seconds", 1, 43200)
-        timeout = _int(value("function_timeout_seconds"), "function_timeout_seconds", 1, 900)
+        timeout = _int(value("function_timeout_seconds"), "function_timeout_seconds", MIN_FUNCTION_TIMEOUT_SECONDS, 900)
         max_receive = _int(value("max_receive_count"), "max_receive_count", 5, 1000)
         if visibility < VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO * timeout:
             raise ConfigError(

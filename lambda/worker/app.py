@@ -12,14 +12,19 @@ Standard library and boto3 only: the Lambda Python runtime provides both.
 from __future__ import annotations
 
 import json
+import math
 import os
+import random
+import time
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.exceptions import ClientError
+from botocore.config import Config
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 
 TABLE_NAME_ENV = "TABLE_NAME"
 CONDITION = "attribute_not_exists(id)"
@@ -27,6 +32,22 @@ UNIT_PRICE_CENTS = 250
 HANDLING_CENTS = 100
 MIN_QUANTITY, MAX_QUANTITY = 1, 10
 _FIELDS = ("id", "quantity")
+
+# How long a write may take. The client fails fast (short timeouts, no retries of its own) and
+# `put_order` retries what is worth retrying while the function's remaining time allows, so a
+# slow or throttled DynamoDB makes a record fail (reported, retried by SQS) instead of timing out
+# the whole batch. Retrying a conditional write is safe: if an earlier attempt did write, the
+# retry is rejected with the identical item and the delivery is acknowledged as a duplicate.
+CONNECT_TIMEOUT_SECONDS = 0.3
+READ_TIMEOUT_SECONDS = 1.0
+ATTEMPT_SECONDS = CONNECT_TIMEOUT_SECONDS + READ_TIMEOUT_SECONDS  # the longest one attempt can take
+DEADLINE_MARGIN_SECONDS = 0.1  # kept back for logging and returning the batch response
+MAX_ATTEMPTS = 4
+BACKOFF_BASE_SECONDS, BACKOFF_CAP_SECONDS = 0.05, 1.0
+RETRYABLE_CODES = frozenset({
+    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
+    "InternalServerError", "ServiceUnavailable",
+})
 
 
 # --- pure core ---------------------------------------------------------------------------
@@ -37,6 +58,19 @@ class JobError(ValueError):
 
 class ConflictingOrder(RuntimeError):
     """An order with this id was already stored with different details."""
+
+
+class OutOfTime(RuntimeError):
+    """Too little of the function's time is left to finish this record's write."""
+
+
+class WriteFailed(RuntimeError):
+    """The write failed for a reason other than its condition; `code` names the AWS error."""
+
+    def __init__(self, code: str, attempts: int, detail: str) -> None:
+        super().__init__(f"PutItem failed after {attempts} attempt{'s' if attempts > 1 else ''}: {detail}")
+        self.code = code
+        self.attempts = attempts
 
 
 @dataclass(frozen=True)
@@ -82,9 +116,13 @@ def parse_job(body: Any) -> Job:
         raise JobError(f"id must be a string, got {type(order_id).__name__} {_clip(order_id)}")
     if not order_id.strip():
         raise JobError(f"id must be a non-empty string, got {_clip(order_id)}")
-    if len(order_id.encode("utf-8")) > 1024:
+    try:
+        size = len(order_id.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate such as "\ud800": JSON allows it, DynamoDB does not
+        raise JobError(f"id is not valid UTF-8 text, got {_clip(order_id)}") from None
+    if size > 1024:
         # DynamoDB's limit for a string partition key is 2048 bytes; 1024 keeps ids sane.
-        raise JobError(f"id is too long: {len(order_id.encode('utf-8'))} bytes (max 1024)")
+        raise JobError(f"id is too long: {size} bytes (max 1024)")
     # bool is a subclass of int in Python; JSON true/false are not quantities.
     if isinstance(quantity, bool) or not isinstance(quantity, int):
         raise JobError(f"quantity must be an integer, got {type(quantity).__name__} {_clip(quantity)}")
@@ -118,21 +156,45 @@ class Outcome:
         return {"id": self.job.id, "quantity": self.job.quantity, "processed": first, "duplicate": not first}
 
 
+def same_order(job: Job, stored: Mapping[str, Any]) -> bool:
+    """The stored item is this order: the same id and quantity, compared type-strictly (a stored
+    boolean true is not quantity 1). `total_cents` is the result the first delivery reached and
+    is not compared, so a later price change does not turn redeliveries into conflicts."""
+    quantity = stored.get("quantity")
+    return (type(stored.get("id")) is str and stored["id"] == job.id
+            and type(quantity) is int and quantity == job.quantity)
+
+
 def decide(job: Job, existing: Mapping[str, Any] | None) -> Outcome:
     """`existing` is the item returned when the condition failed, None when the write went in.
 
-    An identical existing item means the order was already completed: acknowledge it. Anything
-    else means the same id arrived with other details; that must never be acknowledged.
+    The stored order being the requested one means it was already completed: acknowledge it.
+    Anything else means the same id arrived with other details; that must never be acknowledged.
     """
     if existing is None:
         return Outcome("written", job)
-    if dict(existing) == job.item():
+    if same_order(job, existing):
         return Outcome("duplicate", job)
     raise ConflictingOrder(
         f"order {job.id!r} already stored with different details: "
-        f"stored {json.dumps(_plain(existing), sort_keys=True)}, "
+        f"stored {json.dumps(_plain(existing), sort_keys=True, default=str)}, "
         f"requested {json.dumps(job.item(), sort_keys=True)}"
     )
+
+
+def retry_delay(attempt: int, retryable: bool, remaining: float, jitter: float) -> float | None:
+    """Seconds to wait before another attempt after attempt number `attempt` failed, or None to
+    give up: the error is not worth retrying, the attempts are spent, or another attempt could
+    not end before the function's deadline. `jitter` in [0, 1) spreads retries out (full jitter)."""
+    if not retryable or attempt >= MAX_ATTEMPTS:
+        return None
+    delay = jitter * min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2 ** (attempt - 1))
+    return delay if has_time_for_attempt(remaining - delay) else None
+
+
+def has_time_for_attempt(remaining: float) -> bool:
+    """An attempt starts only if it can end, however slow, before the function's deadline."""
+    return remaining >= ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS
 
 
 def _plain(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -150,11 +212,15 @@ def _plain(item: Mapping[str, Any]) -> dict[str, Any]:
 _CLIENT = None
 
 
+CLIENT_CONFIG = Config(connect_timeout=CONNECT_TIMEOUT_SECONDS, read_timeout=READ_TIMEOUT_SECONDS,
+                       retries={"total_max_attempts": 1})
+
+
 def _client() -> Any:
     """One client per process, created on first use; endpoint from AWS_ENDPOINT_URL if set."""
     global _CLIENT
     if _CLIENT is None:
-        _CLIENT = boto3.client("dynamodb")
+        _CLIENT = boto3.client("dynamodb", config=CLIENT_CONFIG)
     return _CLIENT
 
 
@@ -174,21 +240,51 @@ def _log(tag: str, payload: Mapping[str, Any]) -> None:
     print(f"{tag} {json.dumps(payload, sort_keys=True, default=str)}", flush=True)
 
 
-def write_order(client: Any, table_name: str, job: Job) -> Outcome:
+def _retryable(error: Exception) -> tuple[str, bool]:
+    """(the error's code, whether another attempt may succeed)."""
+    if isinstance(error, ClientError):
+        code = error.response.get("Error", {}).get("Code", "ClientError")
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        return code, code in RETRYABLE_CODES or status >= 500
+    return type(error).__name__, isinstance(error, (BotoConnectionError, HTTPClientError))
+
+
+def put_order(client: Any, request: Mapping[str, Any], remaining: Callable[[], float],
+              sleep: Callable[[float], None] = time.sleep) -> dict[str, Any] | None:
+    """The conditional PutItem, retried while it is worth it and time allows. Returns None when
+    the item went in, the stored item when the condition failed; raises WriteFailed otherwise."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            client.put_item(**request)
+            return None
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return _plain(_from_attributes(error.response.get("Item") or {}))
+            failure: Exception = error
+        except (BotoConnectionError, HTTPClientError) as error:
+            failure = error
+        code, retryable = _retryable(failure)
+        delay = retry_delay(attempt, retryable, remaining(), random.random())
+        if delay is None:
+            raise WriteFailed(code, attempt, str(failure).splitlines()[0]) from failure
+        sleep(delay)
+
+
+def write_order(client: Any, table_name: str, job: Job,
+                remaining: Callable[[], float] = lambda: math.inf) -> Outcome:
     """One conditional PutItem; on ConditionalCheckFailed the old item comes back in the error."""
+    if not has_time_for_attempt(remaining()):
+        raise OutOfTime(f"order {job.id!r} not written: {remaining():.2f} s left, a write may take "
+                        f"{ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS:.2f} s")
     requested = job.item()
-    try:
-        client.put_item(
-            TableName=table_name,
-            Item=_to_attributes(requested),
-            ConditionExpression=CONDITION,
-            ReturnValuesOnConditionCheckFailure="ALL_OLD",
-        )
-        previous = None
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-            raise
-        previous = _plain(_from_attributes(error.response.get("Item") or {}))
+    previous = put_order(client, {
+        "TableName": table_name,
+        "Item": _to_attributes(requested),
+        "ConditionExpression": CONDITION,
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }, remaining)
     decision = {
         "condition": CONDITION,
         "id": job.id,
@@ -206,29 +302,32 @@ def write_order(client: Any, table_name: str, job: Job) -> Outcome:
     return outcome
 
 
-def process_record(record: Mapping[str, Any], client: Any, table_name: str) -> dict[str, Any]:
+def process_record(record: Mapping[str, Any], client: Any, table_name: str,
+                   remaining: Callable[[], float] = lambda: math.inf) -> dict[str, Any]:
     """Parse, write, log one SQS record; raises on anything that must not be acknowledged."""
     message_id = record.get("messageId")
     body = record.get("body")
     job = parse_job(body)
     _log("JOB", {**job.item(), "message_id": message_id})
-    outcome = write_order(client, table_name, job)
+    outcome = write_order(client, table_name, job, remaining)
     result = outcome.result
     _log("RESULT", result)
     return result
 
 
-def handle_event(event: Mapping[str, Any], client: Any, table_name: str) -> dict[str, Any]:
+def handle_event(event: Mapping[str, Any], client: Any, table_name: str,
+                 remaining: Callable[[], float] = lambda: math.inf) -> dict[str, Any]:
     """Process every record; report the failed ones so only they are retried (partial batch
-    response). A failed record is logged and left on the queue, never acknowledged."""
+    response). A failed record is logged and left on the queue, never acknowledged. `remaining`
+    gives the seconds left before the function's deadline."""
     failures = []
     for record in event.get("Records", []):
         try:
-            process_record(record, client, table_name)
+            process_record(record, client, table_name, remaining)
         except Exception as error:  # noqa: BLE001 - every failure is reported, none acknowledged
             message_id = record.get("messageId", "")
             _log("ERROR", {
-                "error": type(error).__name__,
+                "error": error.code if isinstance(error, WriteFailed) else type(error).__name__,
                 "message": str(error).splitlines()[0] if str(error) else type(error).__name__,
                 "message_id": message_id,
                 "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
@@ -238,4 +337,7 @@ def handle_event(event: Mapping[str, Any], client: Any, table_name: str) -> dict
 
 
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    return handle_event(event, _client(), os.environ[TABLE_NAME_ENV])
+    def remaining() -> float:
+        return context.get_remaining_time_in_millis() / 1000 if context is not None else math.inf
+
+    return handle_event(event, _client(), os.environ[TABLE_NAME_ENV], remaining)

@@ -47,6 +47,7 @@ def test_string_context_values_are_parsed():
         ({"batch_size": 2.5}, "context batch_size=2.5 is invalid"),
         ({"visibility_timeout_seconds": 29}, "visibility_timeout_seconds=29 is below 6 x function_timeout_seconds=5 (needs at least 30)"),
         ({"function_timeout_seconds": 6}, "visibility_timeout_seconds=30 is below 6 x function_timeout_seconds=6"),
+        ({"function_timeout_seconds": 1}, "context function_timeout_seconds=1 is invalid: use a whole number from 2 to 900"),
         ({"max_receive_count": 4}, "context max_receive_count=4 is invalid"),
         ({"removal": "keep"}, "context removal='keep' is invalid: use one of retain, destroy"),
         ({"target": "docker"}, "context target='docker' is invalid: use one of aws, local"),

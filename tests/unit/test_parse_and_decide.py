@@ -96,13 +96,45 @@ def test_identical_previous_item_is_an_acknowledged_duplicate(worker):
 @pytest.mark.parametrize(
     "existing",
     [
-        {"id": "a", "quantity": 3, "total_cents": 850},
-        {"id": "a", "quantity": 2, "total_cents": 601},
+        {"id": "a", "quantity": 2, "total_cents": 600},
+        {"id": "a", "quantity": 2, "total_cents": 550},  # stored before a price change
         {"id": "a", "quantity": 2},
-        {"id": "a", "quantity": 2, "total_cents": 600, "extra": "x"},
+        {"id": "a", "quantity": 2, "total_cents": 600, "note": "added by a later version"},
     ],
 )
-def test_different_previous_item_is_a_conflict(worker, existing):
-    """Any difference from the requested item is a conflict that is never acknowledged."""
+def test_a_stored_order_with_the_same_id_and_quantity_is_a_duplicate(worker, existing):
+    """A repeated request is one with the same id and quantity; the stored total is the result it
+    preserves, so a later price change (or another attribute) does not make redeliveries of
+    stored orders conflicts."""
+    assert worker.decide(worker.Job("a", 2), existing).decision == "duplicate"
+
+
+@pytest.mark.parametrize(
+    "existing",
+    [
+        {"id": "a", "quantity": 3, "total_cents": 850},
+        {"id": "a", "total_cents": 600},
+        {"id": "a", "quantity": "2", "total_cents": 600},
+        {"id": "a", "quantity": 2.0, "total_cents": 600},
+        {"id": "a", "quantity": None, "total_cents": 600},
+    ],
+)
+def test_other_details_for_the_id_are_a_conflict(worker, existing):
+    """Another quantity, none, or one of another type: a conflict, never acknowledged."""
     with pytest.raises(worker.ConflictingOrder, match="already stored with different details"):
         worker.decide(worker.Job("a", 2), existing)
+
+
+def test_comparison_is_type_strict(worker):
+    """A stored boolean true is not quantity 1 (bool is an int subclass in Python)."""
+    with pytest.raises(worker.ConflictingOrder):
+        worker.decide(worker.Job("a", 1), {"id": "a", "quantity": True, "total_cents": 350})
+    assert worker.decide(worker.Job("a", 1), {"id": "a", "quantity": 1, "total_cents": 350}).decision == "duplicate"
+
+
+def test_an_id_that_is_not_utf8_text_is_a_job_error(worker):
+    """JSON may carry a lone surrogate; DynamoDB keys must be UTF-8: one line, not a UnicodeEncodeError."""
+    with pytest.raises(worker.JobError, match=r"^id is not valid UTF-8 text, got '\\ud800'$"):
+        worker.parse_job('{"id": "\\ud800", "quantity": 1}')
+    with pytest.raises(worker.JobError, match="not valid UTF-8"):
+        worker.parse_job('{"id": "ok\\udfff-tail", "quantity": 1}')

@@ -117,23 +117,107 @@ def test_bad_input_is_reported_failed_and_nothing_written(worker, client, capsys
 
 
 @pytest.mark.parametrize(
-    "code,status",
-    [("ProvisionedThroughputExceededException", 400), ("ThrottlingException", 400),
-     ("AccessDeniedException", 400), ("InternalServerError", 500)],
+    "code,status,attempts",
+    [("ProvisionedThroughputExceededException", 400, 4), ("ThrottlingException", 400, 4),
+     ("InternalServerError", 500, 4), ("AccessDeniedException", 400, 1), ("ValidationException", 400, 1)],
 )
-def test_service_errors_are_raised_not_acknowledged(worker, client, code, status):
-    """Throttling, access denied and 5xx are re-raised by process_record and reported failed
-    by the batch handler; they are never mistaken for duplicates."""
+def test_service_errors_are_retried_while_worth_it_then_reported(worker, client, capsys, code, status, attempts):
+    """Throttling and 5xx are retried up to MAX_ATTEMPTS, access denied and validation errors not
+    at all; then the record is reported failed with the AWS error code, never acknowledged and
+    never mistaken for a duplicate."""
     stubber = Stubber(client)
-    stubber.add_client_error("put_item", service_error_code=code, http_status_code=status)
-    stubber.add_client_error("put_item", service_error_code=code, http_status_code=status)
+    for _ in range(attempts):
+        stubber.add_client_error("put_item", service_error_code=code, http_status_code=status)
+    failed = order("a", 1)
     with stubber:
-        with pytest.raises(Exception) as raised:
-            worker.process_record(order("a", 1), client, TABLE)
-        assert raised.value.response["Error"]["Code"] == code
-        failed = order("a", 1)
         response = worker.handle_event({"Records": [failed]}, client, TABLE)
+        stubber.assert_no_pending_responses()
     assert response == {"batchItemFailures": [{"itemIdentifier": failed["messageId"]}]}
+    (error,) = log_lines(capsys, "ERROR")
+    assert error["error"] == code
+    assert error["message"].startswith(f"PutItem failed after {attempts} attempt")
+    assert items(client) == []
+
+
+class FlakyClient:
+    """A DynamoDB client stand-in that fails each PutItem with the next error from a script."""
+
+    def __init__(self, *failures: Exception) -> None:
+        self.failures = list(failures)
+        self.calls = 0
+
+    def put_item(self, **request):
+        self.calls += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        return {}
+
+
+def throttled(worker):
+    from botocore.exceptions import ClientError
+
+    return ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"},
+                        "ResponseMetadata": {"HTTPStatusCode": 400}}, "PutItem")
+
+
+def test_a_write_that_cannot_finish_in_the_time_left_fails_fast(worker, capsys):
+    """With less time left than one attempt may take, the record is not tried at all: it is
+    reported failed (OutOfTime) instead of running into the function's timeout."""
+    client = FlakyClient()
+    failed = order("late", 1)
+    response = worker.handle_event({"Records": [failed]}, client, TABLE, remaining=lambda: 1.0)
+    assert response == {"batchItemFailures": [{"itemIdentifier": failed["messageId"]}]}
+    assert client.calls == 0
+    (error,) = log_lines(capsys, "ERROR")
+    assert error["error"] == "OutOfTime" and "1.00 s left" in error["message"]
+
+
+def test_retries_stop_when_the_next_attempt_could_not_end_in_time(worker):
+    """Each retry waits a jittered backoff and starts only if a whole attempt still fits before
+    the deadline: with the clock running out after the second attempt, there is no third."""
+    budget = worker.ATTEMPT_SECONDS + worker.DEADLINE_MARGIN_SECONDS
+    clock = iter([budget + 1, budget - 0.01])
+    client = FlakyClient(throttled(worker), throttled(worker), throttled(worker))
+    slept = []
+    with pytest.raises(worker.WriteFailed) as raised:
+        worker.put_order(client, {}, remaining=lambda: next(clock), sleep=slept.append)
+    assert (client.calls, raised.value.attempts, len(slept)) == (2, 2, 1)
+    assert 0 <= slept[0] <= worker.BACKOFF_BASE_SECONDS
+
+
+def test_a_timed_out_attempt_is_retried_and_its_own_write_counts_as_a_duplicate(worker, client, capsys):
+    """A read timeout leaves it unknown whether the write went in; the retry is safe because it
+    is conditional: here the first attempt did write, so the retry is rejected with the identical
+    item and the delivery is acknowledged as a duplicate."""
+    from botocore.exceptions import ReadTimeoutError
+
+    class WritesThenTimesOut:
+        calls = 0
+
+        def put_item(self, **request):
+            self.calls += 1
+            result = client.put_item(**request)
+            if self.calls == 1:
+                raise ReadTimeoutError(endpoint_url="http://dynamodb")
+            return result
+
+    flaky = WritesThenTimesOut()
+    response = worker.handle_event({"Records": [order("ambiguous", 2)]}, flaky, TABLE)
+    assert response == {"batchItemFailures": []} and flaky.calls == 2
+    (result,) = log_lines(capsys, "RESULT")
+    assert result == {"id": "ambiguous", "quantity": 2, "processed": False, "duplicate": True}
+    assert items(client) == [{"id": "ambiguous", "quantity": 2, "total_cents": 600}]
+
+
+def test_the_client_fails_fast_and_the_retry_budget_fits_the_function_timeout(worker):
+    """The client's own timeouts bound each attempt and it does not retry on its own; the
+    smallest function timeout the stack allows leaves room for at least one whole attempt."""
+    from stacks.config import MIN_FUNCTION_TIMEOUT_SECONDS
+
+    config = worker.CLIENT_CONFIG
+    assert (config.connect_timeout, config.read_timeout) == (worker.CONNECT_TIMEOUT_SECONDS, worker.READ_TIMEOUT_SECONDS)
+    assert config.retries == {"total_max_attempts": 1}
+    assert worker.ATTEMPT_SECONDS + worker.DEADLINE_MARGIN_SECONDS <= MIN_FUNCTION_TIMEOUT_SECONDS
 
 
 def test_mixed_batch_reports_only_the_failed_records(worker, client, capsys):
