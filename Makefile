@@ -37,9 +37,11 @@ chromium:
 demo: setup
 	@$(PY) -m local demo --port $(PORT)
 
-## The whole test suite (unit, infra, end-to-end against the embedded AWS, the browser tests).
+## The whole test suite (unit, infra, end-to-end against the embedded AWS, the browser tests),
+## test files side by side in TEST_WORKERS processes sharing one embedded AWS.
+TEST_WORKERS ?= 3
 test: setup chromium
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 synth: setup
 	npx cdk synth

@@ -34,13 +34,14 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"emulator port (default {DEFAULT_PORT}); for view: the view's port (default: the running one)")
     parser.add_argument("--open", action="store_true", help="view: open the page if there is a display")
     parser.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
+    parser.add_argument("--leases", type=Path, help=argparse.SUPPRESS)  # serve: stop when their holders are gone
     args = parser.parse_args(argv)
 
     port = DEFAULT_PORT if args.port is None else args.port
     if args.command == "serve":
         from local.server import serve
 
-        serve(port, args.state_dir)
+        serve(port, args.state_dir, leases=args.leases)
         return 0
 
     session = LocalSession(args.state_dir)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+ACCOUNT_ID = "123456789012"  # moto's default account: every local resource lives in it
+
 
 @dataclass(frozen=True)
 class Credentials:

@@ -26,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
-from local.credentials import Credentials
+from local.credentials import ACCOUNT_ID, Credentials
 from local.guard import LoopbackOnly
 
 
@@ -37,7 +37,6 @@ class FunctionRunner(Protocol):
 
     def invoke(self, spec: Any, event: Any) -> Any: ...
 
-ACCOUNT_ID = "123456789012"  # moto's default account
 ADMIN_USER = "local-admin"
 _ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
 

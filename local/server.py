@@ -12,6 +12,7 @@ from pathlib import Path
 from local.emulator import EmbeddedAWS
 from local.faults import FAULTS_FILE
 from local.lambda_host import LambdaHost
+from local.processes import alive
 
 STATE_FILE = "emulator.json"
 
@@ -32,8 +33,16 @@ def write_private(path: Path, text: str) -> None:
     temporary.rename(path)
 
 
-def serve(port: int, state_dir: Path, region: str = "us-east-1") -> None:
-    """Start everything, write the state file (endpoint, admin keys, pid), wait for SIGTERM."""
+def _leaseholders_gone(leases: Path) -> bool:
+    """Every process that holds a lease (a file named after its pid) has exited."""
+    pids = [int(path.name) for path in leases.glob("*") if path.name.isdigit()]
+    return not any(alive(pid) for pid in pids)
+
+
+def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | None = None) -> None:
+    """Start everything, write the state file (endpoint, admin keys, pid), wait for SIGTERM, or,
+    with `leases`, until every process holding a lease there has gone (a test run that was
+    killed must not leave its emulator behind)."""
     private_dir(state_dir)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     aws = EmbeddedAWS(port, region, faults_file=state_dir / FAULTS_FILE)
@@ -56,8 +65,12 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1") -> None:
     }
     write_private(state_dir / STATE_FILE, json.dumps(state, indent=2))
     logging.getLogger("local.server").info("embedded AWS ready on %s", aws.endpoint)
+    checks = 0
     while not stopped.wait(0.5):  # a timed wait lets the signal handler run promptly
-        pass
+        checks += 1
+        if leases is not None and checks % 4 == 0 and _leaseholders_gone(leases):
+            logging.getLogger("local.server").info("every leaseholder has gone")
+            break
     logger = logging.getLogger("local.server")
     if view:
         view.stop()

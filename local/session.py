@@ -13,9 +13,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from local.credentials import ACCOUNT_ID
+from local.processes import alive
 from local.server import STATE_FILE, private_dir
 from ops.terminal import safe
-from stacks.config import DEFAULT_PREFIX
+from stacks.config import DEFAULT_PREFIX, Names
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PORT = 5000
@@ -59,16 +61,6 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def progress(message: str) -> None:
     """Progress goes to stderr so stdout of `make up` stays paste-ready exports."""
     print(message, file=sys.stderr, flush=True)
@@ -84,6 +76,7 @@ class LocalSession:
         # Several stacks (different prefixes) can share one emulator; each keeps its own files.
         self.prefix = self.context.get("prefix", DEFAULT_PREFIX)
         self.outputs_path = self.state_dir / f"outputs.{self.prefix}.json"
+        self.assembly: Path | None = None  # a synthesized cloud assembly to deploy, if not the app
 
     # --- the emulator process -----------------------------------------------------------
 
@@ -93,9 +86,9 @@ class LocalSession:
         if not path.exists():
             return None
         state = json.loads(path.read_text())
-        return state if _alive(state["pid"]) else None
+        return state if alive(state["pid"]) else None
 
-    def start_emulator(self, port: int, timeout: float = 60) -> dict[str, Any]:
+    def start_emulator(self, port: int, timeout: float = 60, leases: Path | None = None) -> dict[str, Any]:
         if self.state:
             return self.state
         if port_in_use(port):
@@ -105,7 +98,8 @@ class LocalSession:
         log_path = self.state_dir / "emulator.log"
         with open(log_path, "ab") as log_file:
             process = subprocess.Popen(
-                [sys.executable, "-m", "local", "serve", "--port", str(port), "--state-dir", str(self.state_dir)],
+                [sys.executable, "-m", "local", "serve", "--port", str(port), "--state-dir", str(self.state_dir),
+                 *(["--leases", str(leases)] if leases else [])],
                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
                 start_new_session=True,  # survives the `make up` that started it
             )
@@ -132,7 +126,7 @@ class LocalSession:
             except subprocess.TimeoutExpired:
                 raise LocalError(f"the embedded AWS (pid {state['pid']}) did not stop within {timeout:.0f} s") from None
         else:
-            wait_for(lambda: not _alive(state["pid"]), timeout=timeout, what="the embedded AWS to stop")
+            wait_for(lambda: not alive(state["pid"]), timeout=timeout, what="the embedded AWS to stop")
         (self.state_dir / STATE_FILE).unlink(missing_ok=True)
 
     def require_state(self) -> dict[str, Any]:
@@ -183,23 +177,34 @@ class LocalSession:
     # --- the CDK CLI --------------------------------------------------------------------
 
     def cdk(self, *args: str, timeout: float = 600) -> str:
+        """Run the pinned CDK CLI against the embedded AWS. With an assembly (`deploy(assembly=)`),
+        it deploys that cloud assembly instead of synthesizing the app again."""
         env = {key: value for key, value in os.environ.items()
                if not key.startswith("AWS_") and key not in ("CDK_DEFAULT_ACCOUNT", "CDK_DEFAULT_REGION")}
         env.update(QUIET_NODE)
         env.update(self.aws_env())
-        context = [item for key, value in self.context.items() for item in ("-c", f"{key}={value}")]
-        command = ["npx", "--no-install", "cdk", *args, *context,
-                   "--output", str(self.state_dir / f"cdk.out.{self.prefix}"), "--ci", "--no-color"]
+        if self.assembly:
+            source = ["--app", str(self.assembly)]
+        else:
+            context = [item for key, value in self.context.items() for item in ("-c", f"{key}={value}")]
+            source = [*context, "--output", str(self.state_dir / f"cdk.out.{self.prefix}")]
+        command = ["npx", "--no-install", "cdk", *args, *source, "--ci", "--no-color"]
         result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
         if result.returncode != 0:
             tail = [line for line in result.stderr.strip().splitlines() if line.strip()][-4:]
             raise LocalError(f"cdk {args[0]} failed ({result.returncode}): {' | '.join(tail)}")
         return result.stdout + result.stderr
 
-    def deploy(self) -> dict[str, str]:
-        region = self.require_state()["region"]
+    def bootstrap(self) -> None:
         progress("cdk bootstrap ...")
-        self.cdk("bootstrap", f"aws://123456789012/{region}")
+        self.cdk("bootstrap", f"aws://{ACCOUNT_ID}/{self.require_state()['region']}")
+
+    def deploy(self, *, bootstrap: bool = True, assembly: Path | None = None) -> dict[str, str]:
+        """Deploy the stack (synthesized by the CLI, or the given cloud assembly); its outputs."""
+        if assembly is not None:
+            self.assembly = assembly
+        if bootstrap:
+            self.bootstrap()
         progress("cdk deploy ...")
         # --method=direct: moto's change-set path returns no outputs and breaks updates.
         self.cdk("deploy", "--require-approval", "never", "--method=direct",
@@ -209,6 +214,28 @@ class LocalSession:
     def destroy(self) -> None:
         progress("cdk destroy ...")
         self.cdk("destroy", "--force")
+        self.outputs_path.unlink(missing_ok=True)
+
+    @property
+    def stack_name(self) -> str:
+        return Names(self.prefix).stack
+
+    def delete_stack(self, timeout: float = 60) -> None:
+        """What `cdk destroy` does, through CloudFormation directly (no CLI start-up): for tests
+        that do not test the destroy itself."""
+        from botocore.exceptions import ClientError
+
+        cloudformation = self.client("cloudformation")
+        cloudformation.delete_stack(StackName=self.stack_name)
+
+        def gone() -> bool:
+            try:
+                stacks = cloudformation.describe_stacks(StackName=self.stack_name)["Stacks"]
+            except ClientError:
+                return True
+            return all(stack["StackStatus"] == "DELETE_COMPLETE" for stack in stacks)
+
+        wait_for(gone, timeout=timeout, what=f"stack {self.stack_name} to be deleted")
         self.outputs_path.unlink(missing_ok=True)
 
     def outputs(self) -> dict[str, str]:

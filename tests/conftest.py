@@ -92,3 +92,19 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("figures")
         for name, text in _FIGURES:
             terminalreporter.write_line(f"{name}: {text}")
+
+
+@pytest.fixture(scope="session")
+def shared_aws(tmp_path_factory):
+    """The run's one embedded AWS (bootstrapped), shared with the other xdist workers."""
+    from tests.shared_aws import SharedAWS
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's directory, above each worker's own
+    shared = SharedAWS(root / "shared-aws")
+    shared.join()
+    try:
+        yield shared
+    finally:
+        shared.leave()

@@ -1,45 +1,26 @@
-"""End-to-end fixtures: a real embedded AWS in its own process, on a free port, always stopped."""
+"""End-to-end fixtures: the run's shared embedded AWS (tests/shared_aws.py), and small pipelines of
+functions the local Lambda host has never seen."""
 
 from __future__ import annotations
 
 import io
 import json
 import zipfile
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from local.session import LocalSession, free_port, wait_for
+from local.session import LocalSession, wait_for
 from ops import observe
 
 ACCOUNT, REGION = "123456789012", "us-east-1"
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory):
-    """An embedded AWS with IAM enforcement on and the Lambda host polling; no stack deployed."""
-    session = LocalSession(tmp_path_factory.mktemp("emulator"))
-    session.start_emulator(free_port())
-    try:
-        yield session
-    finally:
-        session.stop_emulator()
-
-
-@contextmanager
-def deployed(state_dir: Path, context: dict[str, str]) -> Iterator[tuple[LocalSession, dict[str, str]]]:
-    """The real stack deployed into an embedded AWS of its own; destroyed and stopped afterwards."""
-    session = LocalSession(state_dir, context=context)
-    session.start_emulator(free_port())
-    try:
-        outputs = session.deploy()
-        yield session, outputs
-        session.destroy()
-    finally:
-        session.stop_emulator()
+def emulator(shared_aws):
+    """The embedded AWS with IAM enforcement on and the Lambda host polling. Resources a module
+    creates in it carry names of their own: other modules use it at the same time."""
+    return shared_aws.session
 
 
 def function_zip(source: str | dict[str, str]) -> bytes:
@@ -86,23 +67,26 @@ class Pipeline:
     mapping_id: str
 
 
+WORKER_TIMEOUT = 2  # the real worker starts a write only with 1.4 s left (lambda/worker/app.py)
+
+
 def pipeline(session: LocalSession, name: str, *, batch_size: int = 1, enabled: bool = True,
              source: str | dict[str, str], handler: str = "app.handler", extra_statements: tuple = (), environment: dict | None = None,
-             create_mapping: bool = True) -> Pipeline:
-    """A queue with a DLQ (maxReceiveCount 2, 1 s visibility), a function with its own role
-    (consume + own logs + extras) and a mapping with partial batch responses."""
+             create_mapping: bool = True, timeout: int = 1, visibility: int = 1) -> Pipeline:
+    """A queue with a DLQ (maxReceiveCount 2, `visibility` s), a function (`timeout` s) with its
+    own role (consume + own logs + extras) and a mapping with partial batch responses."""
     sqs, lambda_api = session.client("sqs"), session.client("lambda")
     dlq_url = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
     dlq_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}-dlq"
     queue_url = sqs.create_queue(QueueName=name, Attributes={
-        "VisibilityTimeout": "1",
+        "VisibilityTimeout": str(visibility),
         "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2}),
     })["QueueUrl"]
     queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"
     role = make_role(session, f"{name}-role", [consume_statement(queue_arn), logs_statement(name), *extra_statements])
     session.client("logs").create_log_group(logGroupName=f"/aws/lambda/{name}")
     lambda_api.create_function(
-        FunctionName=name, Runtime="python3.12", Role=role, Handler=handler, Timeout=1,
+        FunctionName=name, Runtime="python3.12", Role=role, Handler=handler, Timeout=timeout,
         Code={"ZipFile": function_zip(source)}, Environment={"Variables": environment or {}},
     )
     mapping_id = ""

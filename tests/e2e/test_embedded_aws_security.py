@@ -75,7 +75,7 @@ def test_cross_origin_reads_get_no_cors_and_no_data(aws):
         ("GET", "/moto-api/data.json", {}),
         ("OPTIONS", "/", {"Origin": "https://evil.example", "Access-Control-Request-Method": "POST",
                           "Access-Control-Request-Headers": "authorization,content-type"}),
-        ("GET", f"/?Action=ListQueues", {"Origin": "null"}),
+        ("GET", "/?Action=ListQueues", {"Origin": "null"}),
     ):
         status, response_headers, answer = send(aws, method, path, headers)
         assert status == 403, (path, answer)

@@ -4,9 +4,12 @@ destroy leaves nothing of the stack."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -28,7 +31,7 @@ def stack(tmp_path_factory):
     up = local_cli("up", "--port", str(free_port()), state_dir=state_dir)
     try:
         assert up.returncode == 0, up.stderr
-        yield LocalSession(state_dir), up.stdout
+        yield LocalSession(state_dir), up.stdout, up.stderr
     finally:
         down = local_cli("down", state_dir=state_dir)
         assert down.returncode == 0, down.stderr
@@ -36,7 +39,7 @@ def stack(tmp_path_factory):
 
 def test_up_prints_paste_ready_exports(stack):
     """stdout of `up` is only `export NAME=value` lines, naming everything a user needs."""
-    session, stdout = stack
+    session, stdout, _ = stack
     lines = stdout.strip().splitlines()
     assert all(re.fullmatch(r"export [A-Z_]+=\S+", line) for line in lines), lines
     exported = dict(line[len("export "):].split("=", 1) for line in lines)
@@ -50,17 +53,36 @@ def test_lab_scenario_figures(stack):
     """Mapping labex-q05-jobs -> labex-q05-worker, batch 1, Enabled; four executions, two
     accepted writes, two conditional rejections, both copies acknowledged as duplicates; the
     scan shows dedup-order/4/1100 and other-order/1/350; queues empty; reference unchanged."""
-    session, _ = stack
+    session, _, _ = stack
     checks = run_lab_scenario(session)
     failed = [(c.name, c.expected, c.actual) for c in checks if not c.ok]
     assert failed == []
     assert len(checks) == 11
 
 
+def test_make_up_serves_a_view_from_the_emulator_process(stack):
+    """`make up` prints the URL of a view the emulator process serves, with its token; with the
+    token it reads the stack, without it nothing is answered."""
+    session, _, stderr = stack
+    url = session.state["view_url"]
+    assert f"live view: {url}" in stderr
+    match = re.fullmatch(r"(http://localhost:\d+/)\?token=([\w-]{32,})", url)
+    assert match, url
+    base, token = match.groups()
+    request = urllib.request.Request(base + "api/snapshot", headers={"X-View-Token": token})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        snapshot = json.load(response)
+    assert snapshot["error"] is None
+    assert snapshot["target"]["names_from"] == "stack labex-q05-consumer outputs"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(base + "api/snapshot", timeout=30)
+    assert refused.value.code == 403
+
+
 def test_destroy_leaves_nothing_and_a_second_deploy_works(stack):
     """After `cdk destroy` with removal=destroy, no stack, mapping, function, queue, table, role,
     policy or log group of the stack remains; deploying again afterwards succeeds."""
-    session, _ = stack
+    session, _, _ = stack
     session.destroy()
     remaining = leftovers(session)
     assert remaining == {key: [] for key in remaining}

@@ -11,7 +11,7 @@ import pytest
 from local.session import ROOT, wait_for
 from ops import observe
 from tests.e2e.conftest import (
-    ACCOUNT, REGION, batches, dead_letters, drained, pipeline, put_item_on, table,
+    ACCOUNT, REGION, WORKER_TIMEOUT, batches, dead_letters, drained, pipeline, put_item_on, table,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -93,9 +93,9 @@ def test_iam_denial_fails_the_message_instead_of_acknowledging_it(emulator):
     denied_arn = table(emulator, "denied-orders")
     other_arn = table(emulator, "other-orders")
     denied = pipeline(emulator, "worker-denied", source=WORKER_SOURCE, extra_statements=(put_item_on(other_arn),),
-                      environment={"TABLE_NAME": "denied-orders"})
+                      environment={"TABLE_NAME": "denied-orders"}, timeout=WORKER_TIMEOUT, visibility=WORKER_TIMEOUT + 1)
     allowed = pipeline(emulator, "worker-allowed", source=WORKER_SOURCE, extra_statements=(put_item_on(other_arn),),
-                       environment={"TABLE_NAME": "other-orders"})
+                       environment={"TABLE_NAME": "other-orders"}, timeout=WORKER_TIMEOUT, visibility=WORKER_TIMEOUT + 1)
     sqs, dynamodb, logs = emulator.client("sqs"), emulator.client("dynamodb"), emulator.client("logs")
     order = '{"id": "iam-order", "quantity": 2}'
     sqs.send_message(QueueUrl=denied.queue_url, MessageBody=order)
@@ -109,7 +109,7 @@ def test_iam_denial_fails_the_message_instead_of_acknowledging_it(emulator):
     # The second delivery's log can land just after the queue moved the message: a new sandbox's
     # init is not part of the 1 s visibility timeout.
     errors = wait_for(lambda: len(error_lines()) >= 2 and error_lines(), timeout=30, what="both deliveries' ERROR lines")
-    assert len(errors) == 2 and all(e["error"] == "ClientError" for e in errors)
+    assert len(errors) == 2 and all(e["error"] == "AccessDeniedException" for e in errors)
     assert "(AccessDeniedException)" in errors[0]["message"]
     assert f"is not authorized to perform: dynamodb:PutItem on resource: {denied_arn}" in errors[0]["message"]
 

@@ -12,14 +12,16 @@ import pytest
 
 from local.session import LocalSession, wait_for
 from ops import observe
-from tests.e2e.conftest import ACCOUNT, deployed, function_zip
+from tests.e2e.conftest import ACCOUNT, function_zip
+from tests.shared_aws import FAST_TIMEOUTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-WORKER = "labex-q05-worker"
-PROBE_NAME = "labex-q05-least-privilege-probe"
+PREFIX = "lpriv"  # this module's stack in the shared embedded AWS
+WORKER = f"{PREFIX}-worker"
+PROBE_NAME = f"{PREFIX}-least-privilege-probe"
 SHADOW_LOG_GROUP = f"/aws/lambda/{WORKER}-shadow"  # a look-alike of the worker's own group name
-ADMIN_ONLY_ROLE = "labex-q05-admin-only"
+ADMIN_ONLY_ROLE = f"{PREFIX}-admin-only"
 
 # Runs inside the local Lambda host with the worker role's credentials; the test also execs it
 # to build the same forbidden calls for the admin replay.
@@ -78,7 +80,7 @@ def forbidden_calls(n):
          True),
         ("dynamodb:ListTables", "dynamodb", "list_tables", {}, True),
         ("dynamodb:CreateTable", "dynamodb", "create_table", {
-            "TableName": "labex-q05-probe-created", "BillingMode": "PAY_PER_REQUEST",
+            "TableName": n["orders"] + "-probe-created", "BillingMode": "PAY_PER_REQUEST",
             "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
             "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}, True),
         ("sqs:SendMessage jobs", "sqs", "send_message",
@@ -108,7 +110,7 @@ def forbidden_calls(n):
          {"logGroupName": n["shadow_log_group"], "logStreamName": "probe-created"}, True),
         ("logs:FilterLogEvents own group", "logs", "filter_log_events", {"logGroupName": n["log_group"]}, True),
         ("logs:DescribeLogGroups", "logs", "describe_log_groups", {}, True),
-        ("logs:CreateLogGroup", "logs", "create_log_group", {"logGroupName": "/aws/lambda/probe-created"}, True),
+        ("logs:CreateLogGroup", "logs", "create_log_group", {"logGroupName": n["log_group"] + "-probe-created"}, True),
         ("iam:GetRole own role", "iam", "get_role", {"RoleName": n["role_name"]}, True),
         ("iam:ListRoles", "iam", "list_roles", {}, True),
         ("sts:AssumeRole", "sts", "assume_role",
@@ -197,9 +199,9 @@ def probe_module() -> dict:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory):
-    with deployed(tmp_path_factory.mktemp("least-privilege"), {"visibility_timeout_seconds": "6", "function_timeout_seconds": "1"}) as deployment:
-        yield deployment
+def stack(shared_aws, tmp_path_factory):
+    with shared_aws.stack({**FAST_TIMEOUTS, "prefix": PREFIX}, tmp_path_factory.mktemp(PREFIX)) as session:
+        yield session, session.outputs()
 
 
 def held_receipt_handle(session: LocalSession, queue_url: str, body: str) -> str:

@@ -7,7 +7,6 @@ Screenshots go to tests/artifacts/ (or $VIEW_ARTIFACTS).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -18,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from local.scenario import run_lab_scenario
-from local.session import ROOT, LocalSession, free_port
+from local.session import ROOT, free_port
 from ops.aws import Clients, Endpoint
 from ops.view.server import View, start_in_thread
+from tests.shared_aws import FAST_TIMEOUTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -29,6 +29,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = Path(os.environ.get("VIEW_ARTIFACTS", ROOT / "tests" / "artifacts"))
 POLL_MS = 300
+PREFIX = "lview"  # this module's stack in the shared embedded AWS
 DEADLINE_MS = 90_000  # the whole lab scenario, on a slow machine
 
 
@@ -55,24 +56,16 @@ def page(browser):
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory):
-    """The stack deployed with the real CDK CLI into the embedded AWS; destroyed afterwards."""
-    session = LocalSession(tmp_path_factory.mktemp("view-stack"))
-    session.start_emulator(free_port())
-    try:
-        session.deploy()
+def stack(shared_aws, tmp_path_factory):
+    """The stack deployed with the real CDK CLI into the run's embedded AWS; deleted afterwards."""
+    with shared_aws.stack({**FAST_TIMEOUTS, "prefix": PREFIX}, tmp_path_factory.mktemp(PREFIX)) as session:
         yield session
-    finally:
-        try:
-            session.destroy()
-        finally:
-            session.stop_emulator()
 
 
 @pytest.fixture(scope="module")
 def view(stack):
     """A view of that stack served from this test process, with the emulator's admin keys."""
-    running = start_in_thread(View(Clients(Endpoint.from_env(stack.aws_env())), poll_ms=POLL_MS))
+    running = start_in_thread(View(Clients(Endpoint.from_env(stack.aws_env())), prefix=PREFIX, poll_ms=POLL_MS))
     yield running
     running.stop()
 
@@ -91,7 +84,7 @@ def cells(row) -> list[str]:
 
 def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
     """Loaded before the lab's four orders are sent, the page ends up showing: both queues empty,
-    the mapping labex-q05-jobs -> labex-q05-worker batch 1 Enabled, dedup-order 4/1100 and
+    the mapping <prefix>-jobs -> <prefix>-worker batch 1 Enabled, dedup-order 4/1100 and
     other-order 1/350, the reference item untouched, and four write decisions of which the two
     duplicates are marked (badge and row colour) apart from the two accepted writes."""
     from playwright.sync_api import expect
@@ -116,8 +109,8 @@ def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
         expect(page.locator("#orders tr")).to_have_count(2)
         for test_id in ("jobs-visible", "jobs-in-flight", "jobs-delayed", "dlq-visible", "dlq-in-flight"):
             expect(page.get_by_test_id(test_id)).to_have_text("0", timeout=DEADLINE_MS)
-        expect(page.get_by_test_id("mapping-source")).to_have_text("labex-q05-jobs")
-        expect(page.get_by_test_id("mapping-function")).to_have_text("labex-q05-worker")
+        expect(page.get_by_test_id("mapping-source")).to_have_text(f"{PREFIX}-jobs")
+        expect(page.get_by_test_id("mapping-function")).to_have_text(f"{PREFIX}-worker")
         expect(page.get_by_test_id("mapping-batch-size")).to_have_text("1")
         expect(page.get_by_test_id("mapping-state")).to_have_text("Enabled")
         expect(page.get_by_test_id("reference-note")).to_have_text("keep unchanged")
@@ -163,29 +156,12 @@ def test_a_dlq_message_is_inspected_and_redriven_from_the_page(stack, view, page
     expect(page.get_by_test_id("dlq-body")).to_have_text('{"id":"redriven-order","quantity":2}', timeout=DEADLINE_MS)
     screenshot(page, "live-view-dlq.png")
     page.get_by_test_id("redrive").click()
-    expect(page.get_by_test_id("dlq-result")).to_have_text(re.compile(r"^Moved message .* to labex-q05-jobs"),
+    expect(page.get_by_test_id("dlq-result")).to_have_text(re.compile(rf"^Moved message .* to {PREFIX}-jobs"),
                                                            timeout=DEADLINE_MS)
     expect(page.locator('#orders tr[data-order-id="redriven-order"] td')).to_have_text(
         ["redriven-order", "2", "600", ""], timeout=DEADLINE_MS)
     expect(page.get_by_test_id("dlq-visible")).to_have_text("0", timeout=DEADLINE_MS)
     expect(page.locator('#decisions tr.written[data-order-id="redriven-order"]')).to_have_count(1)
-
-
-def test_make_up_serves_a_view_from_the_emulator_process(stack):
-    """`make up` prints the URL of a view the emulator process serves, with its token; with the
-    token it reads the stack, without it nothing is answered."""
-    url = stack.state["view_url"]
-    match = re.fullmatch(r"(http://localhost:\d+/)\?token=([\w-]{32,})", url)
-    assert match, url
-    base, token = match.groups()
-    request = urllib.request.Request(base + "api/snapshot", headers={"X-View-Token": token})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        snapshot = json.load(response)
-    assert snapshot["error"] is None
-    assert snapshot["target"]["names_from"] == "stack labex-q05-consumer outputs"
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(base + "api/snapshot", timeout=30)
-    assert refused.value.code == 403
 
 
 EVIL_PAGE = """<!doctype html><html><body>

@@ -1,0 +1,128 @@
+"""Shared by the reliability modules (test_reliability_*.py): one deployed consumer with the clients
+to look at it, and the generated message mixes.
+
+The promise they measure: every order is written exactly once or kept in the dead-letter queue;
+nothing lost, nothing written twice, nothing acknowledged that should not be.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from hypothesis import HealthCheck, given, settings
+
+from local.session import LocalSession, wait_for
+from ops import observe
+from tests.shared_aws import FAST_TIMEOUTS, SharedAWS
+from tests.strategies import malformed_bodies, sqs_sendable
+
+MAX_RECEIVES = 5  # the stack's default maxReceiveCount
+SETTLE_SECONDS = 300  # a deadline, not a wait
+
+
+class Stack:
+    """One deployed consumer and the clients to look at it."""
+
+    def __init__(self, session: LocalSession) -> None:
+        self.session = session
+        self.env = session.user_env()
+        self.sqs = session.client("sqs")
+        self.dynamodb = session.client("dynamodb")
+        self.logs = session.client("logs")
+
+    def send(self, bodies: list[str]) -> None:
+        """Send in batches of up to 10 and under 200 kB, in the given order."""
+        batch: list[str] = []
+        for body in [*bodies, None]:
+            full = body is None or len(batch) == 10 or sum(map(len, batch)) + len(body) > 200_000
+            if batch and full:
+                response = self.sqs.send_message_batch(QueueUrl=self.env["QUEUE_URL"], Entries=[
+                    {"Id": str(i), "MessageBody": text} for i, text in enumerate(batch)])
+                assert not response.get("Failed"), response["Failed"]
+                batch = []
+            if body is not None:
+                batch.append(body)
+
+    def settled(self) -> bool:
+        counters = observe.queue_counters(self.sqs, self.env["QUEUE_URL"])
+        return counters == {"visible": 0, "in_flight": 0, "delayed": 0}
+
+    def wait_settled(self) -> None:
+        wait_for(self.settled, timeout=SETTLE_SECONDS, interval=0.5, what="the jobs queue to drain")
+
+    def take_dead_letters(self) -> list[str]:
+        """Every body in the DLQ, removed so the next test starts from an empty DLQ."""
+        url, bodies = self.env["DLQ_URL"], []
+        while True:
+            messages = self.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=120).get("Messages", [])
+            if not messages:
+                return bodies
+            bodies += [m["Body"] for m in messages]
+            self.sqs.delete_message_batch(QueueUrl=url, Entries=[
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+
+    def records(self, since: int, tag: str) -> list[observe.LogRecord]:
+        return [r for r in observe.log_records(self.logs, self.env["LOG_GROUP"], since) if r.tag == tag]
+
+    def assert_no_abnormal_ends(self, since: int) -> None:
+        """Exact counts below assume every invocation returned; a timeout (a machine too loaded
+        for the 3 s function timeout) is reported as such instead of as a count mismatch."""
+        assert observe.abnormal_ends(self.logs, self.env["LOG_GROUP"], since) == Counter()
+
+    def items(self, id_prefix: str) -> dict[str, dict]:
+        return {item["id"]: item for item in observe.scan_items(self.dynamodb, self.env["ORDERS_TABLE"])
+                if str(item["id"]).startswith(id_prefix)}
+
+
+@contextmanager
+def deployed(shared_aws: SharedAWS, prefix: str, batch_size: int, workdir: Path) -> Iterator[Stack]:
+    """The real stack under `prefix` at `batch_size`, with the short local timeouts."""
+    context = {**FAST_TIMEOUTS, "prefix": prefix, "batch_size": str(batch_size)}
+    with shared_aws.stack(context, workdir) as session:
+        yield Stack(session)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000) - 1000
+
+
+def generated_bodies(count: int) -> list[str]:
+    """`count` malformed bodies SQS can carry, the same ones on every run."""
+    bodies: list[str] = []
+
+    @settings(max_examples=count, database=None, derandomize=True, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+    @given(body=malformed_bodies().filter(sqs_sendable))
+    def collect(body: str) -> None:
+        bodies.append(body)
+
+    collect()
+    return bodies
+
+
+def mixed_run(tag: str, seed: str) -> tuple[list[str], dict[str, set[str]]]:
+    """About 1,100 messages: orders sent once or several times, some with a conflicting copy,
+    and malformed bodies, shuffled. Returns the bodies and each id's distinct versions."""
+    rng = random.Random(seed)
+    bodies: list[str] = []
+    versions: dict[str, set[str]] = {}
+    for n in range(450):
+        order_id = f"{tag}-{n}"
+        quantity = rng.randint(1, 10)
+        original = json.dumps({"id": order_id, "quantity": quantity})
+        copies = [original] * (1 + rng.choice([0, 0, 1, 2]))
+        if rng.random() < 0.2:
+            copies.append(json.dumps({"id": order_id, "quantity": quantity % 10 + 1}))
+        versions[order_id] = set(copies)
+        bodies += copies
+    bodies += generated_bodies(150)
+    rng.shuffle(bodies)
+    return bodies, versions
+
+

@@ -1,0 +1,135 @@
+"""Races through the real stack: concurrent writes of one order, identical and conflicting copies
+polled by concurrent sandboxes, and a crash between the write and the acknowledgement."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections import Counter
+
+import boto3
+import pytest
+
+from local.session import ROOT, wait_for
+from ops import observe
+from tests.conftest import load_lambda
+from tests.e2e.conftest import WORKER_TIMEOUT, drained, pipeline, put_item_on, table
+from tests.e2e.reliability import deployed, now_ms
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def stack(shared_aws, tmp_path_factory):
+    """Batch size 1: five pollers take one message each, so copies are processed concurrently."""
+    with deployed(shared_aws, "relrace", 1, tmp_path_factory.mktemp("relrace")) as deployed_stack:
+        yield deployed_stack
+
+
+def test_concurrent_conditional_writes_accept_exactly_one(stack, figure):
+    """24 threads released together write the same order to the embedded DynamoDB with the
+    worker's own write path: one Accepted, 23 acknowledged duplicates, the item unchanged."""
+    worker = load_lambda("worker")
+    env, n = stack.env, 24
+    clients = [boto3.client("dynamodb", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
+                            aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+               for _ in range(n)]
+    barrier, decisions, errors = threading.Barrier(n), [], []
+    job = worker.Job("race-threads", 3)
+
+    def deliver(client) -> None:
+        try:
+            barrier.wait(timeout=30)
+            decisions.append(worker.write_order(client, env["ORDERS_TABLE"], job).decision)
+        except Exception as error:  # noqa: BLE001 - surfaced by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=deliver, args=(client,)) for client in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert Counter(decisions) == {"written": 1, "duplicate": n - 1}
+    assert stack.items("race-threads") == {"race-threads": {"id": "race-threads", "quantity": 3, "total_cents": 850}}
+    figure("race (threads)", f"{n} simultaneous writes of one order: 1 accepted, {n - 1} duplicates, item unchanged")
+
+
+def test_concurrent_identical_deliveries_write_once(stack, figure):
+    """32 copies of one order at batch size 1, polled by five concurrent pollers: one accepted
+    write, 31 duplicates acknowledged, nothing in the DLQ, the item as first written."""
+    since, n = now_ms(), 32
+    stack.send([json.dumps({"id": "race-queue", "quantity": 5})] * n)
+    stack.wait_settled()
+    writes = [r for r in stack.records(since, "WRITE") if r.data["id"] == "race-queue"]
+    results = [r.data for r in stack.records(since, "RESULT") if r.data["id"] == "race-queue"]
+    assert Counter(r.data["outcome"] for r in writes) == {"Accepted": 1, "ConditionalCheckFailed": n - 1}
+    assert Counter(r["duplicate"] for r in results) == {False: 1, True: n - 1}
+    assert stack.take_dead_letters() == []
+    assert stack.items("race-queue") == {"race-queue": {"id": "race-queue", "quantity": 5, "total_cents": 1350}}
+    sandboxes = len({r.stream for r in writes})
+    assert sandboxes >= 2, "the copies were never processed concurrently"
+    figure("race (queue)", f"{n} identical deliveries over {sandboxes} concurrent sandboxes: 1 accepted, "
+                           f"{n - 1} acknowledged duplicates, 0 in the DLQ")
+
+
+def test_concurrent_conflicting_copies_one_wins_rest_dead_lettered(stack, figure):
+    """Ten copies of one id with ten different quantities at once: exactly one is written; the
+    other nine are never acknowledged and end in the DLQ; the stored item is the winner's."""
+    since = now_ms()
+    bodies = [json.dumps({"id": "race-conflict", "quantity": q}) for q in range(1, 11)]
+    stack.send(bodies)
+    stack.wait_settled()
+    accepted = [r.data for r in stack.records(since, "WRITE")
+                if r.data["id"] == "race-conflict" and r.data["outcome"] == "Accepted"]
+    assert len(accepted) == 1
+    winner = accepted[0]["requested"]
+    assert stack.items("race-conflict") == {"race-conflict": winner}
+    dead = stack.take_dead_letters()
+    assert Counter(dead) == Counter(b for b in bodies if json.loads(b)["quantity"] != winner["quantity"])
+    results = [r.data for r in stack.records(since, "RESULT") if r.data["id"] == "race-conflict"]
+    assert results == [{"id": "race-conflict", "quantity": winner["quantity"], "processed": True, "duplicate": False}]
+    figure("race (conflicting copies)", f"10 copies, 10 quantities: 1 written (quantity {winner['quantity']}), "
+                                        f"{len(dead)} in the DLQ, 0 acknowledged")
+
+
+CRASH_AFTER_WRITE = '''
+import os
+
+import app
+
+
+def handler(event, context):
+    response = app.handler(event, context)
+    marker = os.environ["CRASH_MARKER"]
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(137)  # the sandbox dies after the write, before the service can delete the message
+    return response
+'''
+
+
+def test_crash_between_write_and_acknowledgement(stack, figure, tmp_path):
+    """The worker's process dies after PutItem succeeded and before the message is deleted: the
+    redelivery is acknowledged as a duplicate and the stored item is unchanged."""
+    session = stack.session
+    table_arn = table(session, "crash-orders")
+    worker_source = (ROOT / "lambda" / "worker" / "app.py").read_text()
+    p = pipeline(session, "crash-worker", source={"app.py": worker_source, "crash.py": CRASH_AFTER_WRITE},
+                 handler="crash.handler", extra_statements=(put_item_on(table_arn),),
+                 environment={"TABLE_NAME": "crash-orders", "CRASH_MARKER": str(tmp_path / f"crashed-{uuid.uuid4().hex}")},
+                 timeout=WORKER_TIMEOUT, visibility=WORKER_TIMEOUT + 1)
+    sqs, logs, dynamodb = session.client("sqs"), session.client("logs"), session.client("dynamodb")
+    sqs.send_message(QueueUrl=p.queue_url, MessageBody='{"id": "crash-order", "quantity": 3}')
+    wait_for(lambda: drained(session, p) and len(observe.log_records(logs, "/aws/lambda/crash-worker")) >= 5,
+             timeout=60, what="the crashed order to be redelivered and acknowledged")
+    records = observe.log_records(logs, "/aws/lambda/crash-worker")
+    writes = [r.data for r in records if r.tag == "WRITE"]
+    assert [(w["outcome"], w["decision"]) for w in writes] == [("Accepted", "written"), ("ConditionalCheckFailed", "duplicate")]
+    assert [r.data["duplicate"] for r in records if r.tag == "RESULT"] == [False, True]
+    assert observe.queue_counters(sqs, p.dlq_url)["visible"] == 0
+    assert observe.scan_items(dynamodb, "crash-orders") == [{"id": "crash-order", "quantity": 3, "total_cents": 850}]
+    exits = [e for e in observe.log_events(logs, "/aws/lambda/crash-worker") if "REPORT RequestId" in e["message"]]
+    assert len(exits) == 2
+    figure("crash between write and acknowledgement", "1 write, sandbox killed, 1 redelivery acknowledged as a duplicate, item unchanged")

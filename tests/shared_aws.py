@@ -1,0 +1,68 @@
+"""One embedded AWS for a whole test run, shared by every pytest-xdist worker, and stacks deployed
+into it from cloud assemblies synthesized in-process.
+
+The first worker that needs the emulator starts it (and runs `cdk bootstrap` once); each worker
+holds a lease, a file named after its pid; the last worker to leave stops it, and the emulator
+stops itself once no leaseholder is alive (a killed test run leaves nothing running). Each test
+module deploys its stack under a prefix of its own, so modules run side by side.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from local.processes import alive
+from local.session import LocalSession, free_port
+from tests.conftest import synth_assembly
+
+# Short local timeouts (keeping the 6x rule) so retries and redrives take seconds, not minutes.
+FAST_TIMEOUTS = {"function_timeout_seconds": "2", "visibility_timeout_seconds": "12"}
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+class SharedAWS:
+    """The run's embedded AWS, in `root` (a directory every worker of the run sees)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.state_dir = root / "aws"
+        self.leases = root / "leases"
+        self.session = LocalSession(self.state_dir)
+
+    def join(self) -> LocalSession:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with _locked(self.root / "aws.lock"):
+            self.leases.mkdir(parents=True, exist_ok=True)
+            (self.leases / str(os.getpid())).touch()
+            if not self.session.state:
+                self.session.start_emulator(free_port(), leases=self.leases)
+                self.session.bootstrap()
+        return self.session
+
+    def leave(self) -> None:
+        with _locked(self.root / "aws.lock"):
+            (self.leases / str(os.getpid())).unlink(missing_ok=True)
+            others = [path for path in self.leases.iterdir() if path.name.isdigit() and alive(int(path.name))]
+            if not others:
+                self.session.stop_emulator()
+
+    @contextmanager
+    def stack(self, context: dict[str, str], workdir: Path) -> Iterator[LocalSession]:
+        """The real stack under `context["prefix"]`, deployed with the CDK CLI from an assembly
+        synthesized here; deleted afterwards so its pollers stop."""
+        session = LocalSession(self.state_dir, context=context)
+        session.deploy(bootstrap=False, assembly=synth_assembly(session.context, workdir / f"assembly.{session.prefix}"))
+        try:
+            yield session
+        finally:
+            session.delete_stack()
