@@ -1,5 +1,6 @@
-"""`python -m ops status [--json]` and `python -m ops view [--port N]`: the state of a deployed
-consumer, in a terminal or as a live web page. See docs/operations.md.
+"""`python -m ops status [--json]`, `python -m ops view [--port N]` and `python -m ops dlq ...`: the
+state of a deployed consumer in a terminal or as a live web page, and its dead-letter queue's
+tools. See docs/operations.md.
 
 Both read the standard AWS environment (AWS_PROFILE or keys, AWS_REGION, AWS_ENDPOINT_URL). For
 the local stack, `eval "$(make -s up)"` sets it; `make view` (python -m local view) finds the
@@ -15,6 +16,7 @@ import sys
 import urllib.request
 from urllib.parse import urlsplit
 
+from ops import dlq_cli
 from ops.aws import Clients, Endpoint
 from ops.snapshot import DEFAULT_SINCE_MINUTES, format_text, take_snapshot
 from ops.terminal import safe
@@ -104,12 +106,15 @@ def main(argv: list[str] | None = None) -> int:
                              help="address to listen on (default 127.0.0.1; any other needs care: see docs/security.md)")
     view_parser.add_argument("--poll-ms", type=int, default=2000, help="how often the page refreshes (default 2000)")
     view_parser.add_argument("--open", action="store_true", help="open the page in a browser if there is a display")
+    dlq_cli.add_commands(commands, common)
     args = parser.parse_args(argv)
 
     try:
         endpoint = Endpoint.from_env(os.environ)
         if args.command == "status":
             return status(args, endpoint)
+        if args.command == "dlq":
+            return dlq_cli.run(args, Clients(endpoint))
         return view(args, endpoint)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -1,7 +1,7 @@
 """Read-only views of a deployed consumer, for any endpoint boto3 can reach (the embedded AWS or a
 real account): queue counters, the event source mapping, stored orders, the reference item and
-the worker's log records (JOB / WRITE / RESULT / ERROR lines, START lines per execution), the
-stack's outputs and a peek at a queue's messages.
+the worker's log records (JOB / WRITE / RESULT / ERROR lines, START lines per execution) and the
+stack's outputs.
 
 Every function takes a boto3 client and only reads, so the demo, the tests and the live view
 share one definition of what "the state of the consumer" is.
@@ -9,7 +9,6 @@ share one definition of what "the state of the consumer" is.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -144,40 +143,3 @@ def stack_outputs(cloudformation: Any, stack_name: str) -> dict[str, str]:
 
 def find_queue_url(sqs: Any, queue_name: str) -> str:
     return sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
-
-
-def peek_messages(sqs: Any, queue_url: str, max_messages: int = 10, attempts: int = 3) -> list[dict[str, Any]]:
-    """Up to `max_messages` messages of a queue, left visible (visibility timeout 0).
-
-    SQS has no true peek: this is a receive, so each message's receive count goes up by one. For
-    a dead-letter queue (no redrive policy of its own) that moves nothing. SQS samples servers on
-    a short poll, so a few receives are merged. No receipt handle is returned.
-    """
-    found: dict[str, dict[str, Any]] = {}
-    for _ in range(attempts):
-        received = sqs.receive_message(
-            QueueUrl=queue_url, MaxNumberOfMessages=min(max_messages, 10), VisibilityTimeout=0,
-            WaitTimeSeconds=0, MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"],
-        ).get("Messages", [])
-        for message in received:
-            attributes = message.get("Attributes", {})
-            found.setdefault(message["MessageId"], {
-                "message_id": message["MessageId"],
-                "body": message.get("Body", ""),
-                "sent_ms": int(attributes.get("SentTimestamp", 0)) or None,
-                "receive_count": int(attributes.get("ApproximateReceiveCount", 0)),
-                "attributes": {key: value for key, value in attributes.items()
-                               if key not in ("SentTimestamp", "ApproximateReceiveCount")},
-                "message_attributes": {name: _attribute_value(value)
-                                       for name, value in message.get("MessageAttributes", {}).items()},
-            })
-        if len(found) >= max_messages or not received:
-            break
-    return sorted(found.values(), key=lambda message: message["sent_ms"] or 0)[:max_messages]
-
-
-def _attribute_value(value: dict[str, Any]) -> dict[str, str]:
-    """A message attribute as JSON: binary values base64-encoded."""
-    if "BinaryValue" in value:
-        return {"type": value["DataType"], "base64": base64.b64encode(value["BinaryValue"]).decode()}
-    return {"type": value["DataType"], "value": value.get("StringValue", "")}

@@ -13,7 +13,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from botocore.exceptions import ClientError
 
@@ -21,6 +21,9 @@ from ops import observe
 from ops.aws import Clients, error_line
 from ops.terminal import safe_lines
 from stacks.config import DEFAULT_PREFIX, Names
+
+if TYPE_CHECKING:
+    from ops.dlq import Queues
 
 ORDERS_LIMIT = 200
 DECISIONS_LIMIT = 200
@@ -44,6 +47,14 @@ class Target:
     function_name: str
     log_group: str
     names_from: str
+    audit_log_group: str = ""
+
+    def queues(self) -> "Queues":
+        """What the DLQ tools work on (ops/dlq.py)."""
+        from ops.dlq import Queues
+
+        return Queues(dlq_url=self.dlq_url, jobs_url=self.queue_url, orders_table=self.orders_table,
+                      audit_log_group=self.audit_log_group)
 
     @property
     def jobs_queue(self) -> str:
@@ -78,14 +89,15 @@ def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | 
                               "(make up, or cdk deploy) or pass --prefix/--stack") from None
         return Target(stack, queue_url, dlq_url, names.orders_table, names.reference_table,
                       names.worker_function, Names.log_group_of(names.worker_function),
-                      names_from=f"prefix {prefix} (stack {why})")
+                      names_from=f"prefix {prefix} (stack {why})", audit_log_group=names.dlq_audit_log_group)
     missing = [key for key in ("QueueUrl", "DeadLetterQueueUrl", "OrdersTableName", "ReferenceTableName",
                                "FunctionName", "LogGroupName") if key not in outputs]
     if missing:
         raise TargetError(f"stack {stack} has no output {', '.join(missing)} (still deploying, or not this stack?)")
     return Target(stack, outputs["QueueUrl"], outputs["DeadLetterQueueUrl"], outputs["OrdersTableName"],
                   outputs["ReferenceTableName"], outputs["FunctionName"], outputs["LogGroupName"],
-                  names_from=f"stack {stack} outputs")
+                  names_from=f"stack {stack} outputs",
+                  audit_log_group=outputs.get("DlqAuditLogGroupName", names.dlq_audit_log_group))
 
 
 def _iso(ms: int) -> str:

@@ -90,6 +90,14 @@ class Names:
     def seeder_role(self) -> str:
         return f"{self.prefix}-reference-seeder-role"
 
+    @property
+    def dlq_audit_log_group(self) -> str:
+        return f"{self.prefix}-dlq-audit"
+
+    @property
+    def operator_policy(self) -> str:
+        return f"{self.prefix}-operator"
+
     @staticmethod
     def log_group_of(function_name: str) -> str:
         return f"/aws/lambda/{function_name}"

@@ -231,8 +231,9 @@ def _to_attributes(item: Mapping[str, Any]) -> dict[str, Any]:
     return {key: _SERIALIZER.serialize(value) for key, value in item.items()}
 
 
-def _from_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: _DESERIALIZER.deserialize(value) for key, value in attributes.items()}
+def item_from_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored item as the worker compares it (whole numbers as int)."""
+    return _plain({key: _DESERIALIZER.deserialize(value) for key, value in attributes.items()})
 
 
 def _log(tag: str, payload: Mapping[str, Any]) -> None:
@@ -261,7 +262,7 @@ def put_order(client: Any, request: Mapping[str, Any], remaining: Callable[[], f
             return None
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return _plain(_from_attributes(error.response.get("Item") or {}))
+                return item_from_attributes(error.response.get("Item") or {})
             failure: Exception = error
         except (BotoConnectionError, HTTPClientError) as error:
             failure = error

@@ -3,8 +3,9 @@
 Standard library only (ThreadingHTTPServer). Routes:
   GET  /?token=T        the page (static/index.html with its token, app.js, style.css)
   GET  /api/snapshot    `ops.snapshot.take_snapshot` as JSON; AWS problems are in its error fields
-  POST /api/dlq         the dead-letter queue's messages (a receive with visibility 0)
-  POST /api/redrive     {"message_id": ...}: move that one message back to the jobs queue
+  POST /api/dlq         every dead-letter message, classified (ops/dlq.py)
+  POST /api/dlq/redrive {"classes": [...]}: send the pending and stored messages back
+  POST /api/dlq/discard {"message_id", "reason"}: remove one conflict or malformed message, audited
   GET  /healthz         "ok"
 Every route but /healthz needs the per-run token (header X-View-Token, or ?token= for the page
 and its assets); beyond loopback, /healthz too. See docs/security.md.
@@ -27,13 +28,13 @@ from decimal import Decimal
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 from urllib.parse import parse_qs, urlsplit
 
-from ops import observe
 from ops.aws import Clients, Endpoint, error_line
 from ops.guard import LOOPBACK_NAMES, refusal
-from ops.redrive import RedriveError, redrive_message
+from ops import dlq
+from ops.dlq import DlqError
 from ops.snapshot import DEFAULT_SINCE_MINUTES, TargetError, resolve_target, take_snapshot
 from stacks.config import DEFAULT_PREFIX
 
@@ -80,26 +81,39 @@ class View:
             self._cached = (time.monotonic(), snapshot)
             return snapshot
 
-    def dlq(self) -> dict[str, Any]:
+    def _dlq_action(self, action: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+        """Run one DLQ operation (ops/dlq.py); any failure becomes the answer's `error`."""
         try:
             target = resolve_target(self.clients, self.prefix, self.stack)
-            messages = observe.peek_messages(self.clients.client("sqs"), target.dlq_url)
-        except Exception as error:  # noqa: BLE001 - shown on the page
-            return {"error": str(error) if isinstance(error, TargetError) else error_line(error), "messages": []}
-        return {"error": None, "queue": target.dead_letter_queue, "messages": messages}
-
-    def redrive(self, message_id: str) -> dict[str, Any]:
-        try:
-            target = resolve_target(self.clients, self.prefix, self.stack)
-            moved = redrive_message(self.clients.client("sqs"), target.dlq_url, target.queue_url, message_id)
-        except (RedriveError, TargetError) as error:
+            result = action(target)
+        except (DlqError, TargetError) as error:
             return {"error": str(error)}
         except Exception as error:  # noqa: BLE001 - shown on the page
             return {"error": error_line(error)}
+        return {"error": None, "queue": target.dead_letter_queue, "jobs_queue": target.jobs_queue, **result}
+
+    def dlq(self) -> dict[str, Any]:
+        """Every DLQ message, classified (a receive: each look adds one to the receive counts)."""
+        return self._dlq_action(lambda target: dlq.listing(self.clients, target.queues()))
+
+    def redrive(self, classes: list[str] | None = None) -> dict[str, Any]:
+        """Send the safe messages (pending and stored) back; never a conflict or a malformed body."""
+        result = self._dlq_action(lambda target: dlq.redrive(self.clients, target.queues(), classes or dlq.SAFE_CLASSES))
+        self._forget_snapshot()
+        if result["error"] is None:
+            log.info("redrive from %s: %s", result["queue"], {k: v["moved"] for k, v in result["counts"].items()})
+        return result
+
+    def discard(self, message_id: str, reason: str) -> dict[str, Any]:
+        result = self._dlq_action(lambda target: {"discarded": dlq.discard(self.clients, target.queues(), message_id, reason)})
+        self._forget_snapshot()
+        if result["error"] is None:
+            log.info("discarded %s from %s: %s", message_id, result["queue"], reason)
+        return result
+
+    def _forget_snapshot(self) -> None:
         with self._lock:
             self._cached = None
-        log.info("redrove %s to %s as %s", message_id, target.jobs_queue, moved["new_message_id"])
-        return {"error": None, "to": target.jobs_queue, **moved}
 
 
 def is_loopback(host: str) -> bool:
@@ -173,7 +187,8 @@ ROUTES = {
     # Reading the DLQ receives its messages (each read adds to their receive count) and returns
     # their bodies: a side effect and message data, so a POST like the redrive.
     "/api/dlq": Route("POST", "dlq"),
-    "/api/redrive": Route("POST", "redrive"),
+    "/api/dlq/redrive": Route("POST", "redrive"),
+    "/api/dlq/discard": Route("POST", "discard"),
 }
 SECURITY_HEADERS = (
     ("Cache-Control", "no-store"),
@@ -303,10 +318,18 @@ class ViewHandler(BaseHTTPRequestHandler):
         self._json(self.server.view.dlq())
 
     def _do_redrive(self, body: bytes) -> None:
-        message_id = self._request_object(body).get("message_id")
-        if not isinstance(message_id, str) or not message_id:
-            raise Refused(HTTPStatus.BAD_REQUEST, 'send {"message_id": "<id of a DLQ message>"}')
-        result = self.server.view.redrive(message_id)
+        classes = self._request_object(body).get("classes")
+        if classes is not None and (not isinstance(classes, list) or not all(isinstance(c, str) for c in classes)):
+            raise Refused(HTTPStatus.BAD_REQUEST, 'send {"classes": ["pending", "stored"]} or {}')
+        result = self.server.view.redrive(classes)
+        self._json(result, HTTPStatus.OK if result["error"] is None else HTTPStatus.CONFLICT)
+
+    def _do_discard(self, body: bytes) -> None:
+        request = self._request_object(body)
+        message_id, reason = request.get("message_id"), request.get("reason")
+        if not isinstance(message_id, str) or not message_id or not isinstance(reason, str):
+            raise Refused(HTTPStatus.BAD_REQUEST, 'send {"message_id": "<id of a DLQ message>", "reason": "<why>"}')
+        result = self.server.view.discard(message_id, reason)
         self._json(result, HTTPStatus.OK if result["error"] is None else HTTPStatus.CONFLICT)
 
     @staticmethod

@@ -34,9 +34,13 @@ class RecordingView:
         self.calls.append(("dlq",))
         return {"error": None, "messages": [{"message_id": "m-1", "body": "secret-body"}]}
 
-    def redrive(self, message_id: str) -> dict:
-        self.calls.append(("redrive", message_id))
-        return {"error": None, "moved": message_id}
+    def redrive(self, classes: list[str] | None = None) -> dict:
+        self.calls.append(("redrive", classes))
+        return {"error": None, "counts": {}}
+
+    def discard(self, message_id: str, reason: str) -> dict:
+        self.calls.append(("discard", message_id, reason))
+        return {"error": None, "discarded": {"message_id": message_id}}
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +121,12 @@ def test_the_page_carries_its_token_and_the_api_works_with_it(served):
     assert request(running, "GET", f"/style.css?token={TOKEN}", token=False)[0] == 200
     assert json.loads(request(running, "GET", "/api/snapshot")[2])["orders"] == [{"id": "secret-order"}]
     assert json.loads(json_post(running, "/api/dlq", {})[2])["messages"][0]["body"] == "secret-body"
-    assert json.loads(json_post(running, "/api/redrive", {"message_id": "m-1"})[2])["moved"] == "m-1"
-    assert view.calls == [("snapshot",), ("dlq",), ("redrive", "m-1")]
+    assert json.loads(json_post(running, "/api/dlq/redrive", {"classes": ["pending"]})[2])["error"] is None
+    assert json.loads(json_post(running, "/api/dlq/discard", {"message_id": "m-1", "reason": "checked"})[2])[
+        "discarded"] == {"message_id": "m-1"}
+    assert json_post(running, "/api/dlq/discard", {"message_id": "m-1"})[0] == 400
+    assert json_post(running, "/api/dlq/redrive", {"classes": "pending"})[0] == 400
+    assert view.calls == [("snapshot",), ("dlq",), ("redrive", ["pending"]), ("discard", "m-1", "checked")]
 
 
 def test_the_page_cannot_be_framed_or_leak_its_url(served):
@@ -140,7 +148,7 @@ def test_aws_errors_are_json_and_the_server_stays_up(unreachable_view):
         assert json.loads(body)["error"].startswith("cannot reach AWS at http://127.0.0.1:")
         status, _, body = json_post(unreachable_view, "/api/dlq", {})
         assert status == 200 and json.loads(body)["error"].startswith("cannot reach AWS")
-    status, _, body = json_post(unreachable_view, "/api/redrive", {"message_id": "m"})
+    status, _, body = json_post(unreachable_view, "/api/dlq/redrive", {})
     assert status == 409 and json.loads(body)["error"].startswith("cannot reach AWS")
     assert request(unreachable_view, "GET", "/healthz", token=False)[2] == b"ok\n"
 
@@ -155,7 +163,7 @@ def test_without_the_token_nothing_is_served_but_health(served):
     assert request(running, "GET", "/api/snapshot", token=False)[0] == 403
     assert request(running, "GET", "/api/snapshot", headers={"X-View-Token": "guess"}, token=False)[0] == 403
     assert json_post(running, "/api/dlq", {}, token=False)[0] == 403
-    status, _, body = json_post(running, "/api/redrive", {"message_id": "m-1"}, token=False)
+    status, _, body = json_post(running, "/api/dlq/redrive", {"message_id": "m-1"}, token=False)
     assert status == 403 and "token" in json.loads(body)["error"]
     assert request(running, "GET", "/healthz", token=False)[0] == 200
     assert view.calls == []
@@ -170,7 +178,7 @@ def test_a_cross_origin_read_is_refused(served):
         status, headers, _ = request(running, "GET", "/api/snapshot", headers={"Origin": origin})
         assert status == 403, origin
         assert not any(name.lower().startswith("access-control-") for name in headers)
-    preflight = request(running, "OPTIONS", "/api/redrive", headers={
+    preflight = request(running, "OPTIONS", "/api/dlq/redrive", headers={
         "Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
     assert preflight[0] == 405 and not any(name.lower().startswith("access-control-") for name in preflight[1])
     for site in ("cross-site", "same-site"):
@@ -185,7 +193,7 @@ def test_a_rebound_host_name_is_refused(served):
     port = running.server.port
     for host in ("evil.example", f"evil.example:{port}", f"localhost:{port + 1}", f"localhost.evil.example:{port}"):
         assert request(running, "GET", "/api/snapshot", headers={"Host": host})[0] == 421, host
-        assert json_post(running, "/api/redrive", {"message_id": "m-1"}, headers={"Host": host})[0] == 421, host
+        assert json_post(running, "/api/dlq/redrive", {"message_id": "m-1"}, headers={"Host": host})[0] == 421, host
     assert view.calls == []
 
 
@@ -195,9 +203,10 @@ def test_reads_with_side_effects_are_post_only(served):
     running, view = served
     assert request(running, "GET", "/api/dlq", token=False)[0] == 405
     assert request(running, "GET", "/api/dlq")[0] == 405
-    assert request(running, "GET", "/api/redrive?message_id=m-1")[0] == 405
+    assert request(running, "GET", "/api/dlq/redrive")[0] == 405
+    assert request(running, "GET", "/api/dlq/discard?message_id=m-1&reason=x")[0] == 405
     for content_type in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
-        answer = request(running, "POST", "/api/redrive", b'{"message_id": "m-1"}', {"Content-Type": content_type})
+        answer = request(running, "POST", "/api/dlq/redrive", b'{"message_id": "m-1"}', {"Content-Type": content_type})
         assert answer[0] == 415, content_type
     assert view.calls == []
 
@@ -209,7 +218,7 @@ def test_a_request_smuggled_in_a_refused_body_is_never_run(served):
     running, view = served
     port = running.server.port
     inner = json.dumps({"message_id": "m-1"}).encode()
-    smuggled = (f"POST /api/redrive HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Type: application/json\r\n"
+    smuggled = (f"POST /api/dlq/redrive HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Type: application/json\r\n"
                 f"X-View-Token: {TOKEN}\r\nContent-Length: {len(inner)}\r\n\r\n").encode() + inner
     for outer_headers in (
         f"Content-Type: text/plain\r\nOrigin: https://evil.example\r\nContent-Length: {len(smuggled)}",
@@ -217,7 +226,7 @@ def test_a_request_smuggled_in_a_refused_body_is_never_run(served):
         f"Content-Type: application/json\r\nContent-Length: {len(smuggled)}",  # no token
         "Content-Type: text/plain\r\nContent-Length: 5",  # declares less than it sends
     ):
-        answer = raw(running, f"POST /api/redrive HTTP/1.1\r\nHost: localhost:{port}\r\n{outer_headers}\r\n\r\n"
+        answer = raw(running, f"POST /api/dlq/redrive HTTP/1.1\r\nHost: localhost:{port}\r\n{outer_headers}\r\n\r\n"
                               .encode() + smuggled)
         assert len(statuses(answer)) == 1 and statuses(answer)[0] in (403, 415), answer
     assert view.calls == []
@@ -230,7 +239,7 @@ def test_a_bad_content_length_is_refused_at_once(served, length, status):
     answer comes although none is sent) and the connection closed."""
     running, view = served
     port = running.server.port
-    answer = raw(running, (f"POST /api/redrive HTTP/1.1\r\nHost: localhost:{port}\r\nX-View-Token: {TOKEN}\r\n"
+    answer = raw(running, (f"POST /api/dlq/redrive HTTP/1.1\r\nHost: localhost:{port}\r\nX-View-Token: {TOKEN}\r\n"
                            f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n").encode())
     assert statuses(answer) == [status]
     assert view.calls == []
@@ -239,7 +248,7 @@ def test_a_bad_content_length_is_refused_at_once(served, length, status):
 def test_a_missing_length_or_chunked_body_is_refused(served):
     running, view = served
     port = running.server.port
-    head = f"POST /api/redrive HTTP/1.1\r\nHost: localhost:{port}\r\nX-View-Token: {TOKEN}\r\nContent-Type: application/json\r\n"
+    head = f"POST /api/dlq/redrive HTTP/1.1\r\nHost: localhost:{port}\r\nX-View-Token: {TOKEN}\r\nContent-Type: application/json\r\n"
     assert statuses(raw(running, (head + "\r\n").encode())) == [411]
     chunked = head + 'Transfer-Encoding: chunked\r\n\r\n14\r\n{"message_id": "m-1"}\r\n0\r\n\r\n'
     assert statuses(raw(running, chunked.encode())) == [411]

@@ -1,5 +1,5 @@
-"""The snapshot behind `python -m ops status` and the live view, the DLQ peek and the one-message
-redrive, against moto in-process (fast; the browser tests run the real stack)."""
+"""The snapshot behind `python -m ops status` and the live view, against moto in-process (fast; the
+browser tests run the real stack). The DLQ tools: tests/unit/test_dlq.py."""
 
 from __future__ import annotations
 
@@ -14,9 +14,7 @@ import pytest
 from moto import mock_aws
 
 from local.session import ROOT, free_port
-from ops import observe
 from ops.aws import Clients, Endpoint
-from ops.redrive import RedriveError, redrive_message
 from ops.snapshot import format_text, take_snapshot
 
 PREFIX = "view-test"
@@ -177,48 +175,6 @@ def test_format_text_shows_the_same_facts(aws):
     assert '{"id": "reference", "note": "keep unchanged"}' in text
     assert "2 execution(s), 1 accepted, 1 rejected (1 duplicate, 0 conflict), 1 error(s)" in text
     assert "dedup-order  ConditionalCheckFailed (duplicate)" in text
-
-
-def test_peek_leaves_messages_visible_and_hides_receipt_handles(aws):
-    urls = create_resources(aws, mapping=False)
-    sqs = aws.client("sqs")
-    sqs.send_message(QueueUrl=urls["jobs-dlq"], MessageBody="second",
-                     MessageAttributes={"origin": {"DataType": "String", "StringValue": "test"}})
-    peeked = observe.peek_messages(sqs, urls["jobs-dlq"])
-    assert [m["body"] for m in peeked] == ['{"id":"dedup-order","quantity":5}', "second"]
-    assert peeked[1]["message_attributes"] == {"origin": {"type": "String", "value": "test"}}
-    assert "ReceiptHandle" not in json.dumps(peeked) and "receipt" not in json.dumps(peeked).lower()
-    assert observe.queue_counters(sqs, urls["jobs-dlq"])["visible"] == 2
-
-
-def test_redrive_moves_exactly_the_chosen_message_with_its_attributes(aws):
-    """Body and attributes land on the jobs queue; the other DLQ messages stay visible there."""
-    urls = create_resources(aws, mapping=False)
-    sqs = aws.client("sqs")
-    chosen = sqs.send_message(QueueUrl=urls["jobs-dlq"], MessageBody='{"id":"x","quantity":1}', MessageAttributes={
-        "origin": {"DataType": "String", "StringValue": "test"},
-        "blob": {"DataType": "Binary", "BinaryValue": b"\x00\x01"},
-    })["MessageId"]
-    sqs.send_message(QueueUrl=urls["jobs-dlq"], MessageBody="third")
-    jobs_before = observe.queue_counters(sqs, urls["jobs"])["visible"]
-    moved = redrive_message(sqs, urls["jobs-dlq"], urls["jobs"], chosen)
-    assert moved["moved"] == chosen and moved["new_message_id"] != chosen
-    assert observe.queue_counters(sqs, urls["jobs-dlq"])["visible"] == 2
-    assert sorted(m["body"] for m in observe.peek_messages(sqs, urls["jobs-dlq"])) == [
-        "third", '{"id":"dedup-order","quantity":5}']
-    assert observe.queue_counters(sqs, urls["jobs"])["visible"] == jobs_before + 1
-    arrived = sqs.receive_message(QueueUrl=urls["jobs"], MaxNumberOfMessages=10, MessageAttributeNames=["All"])
-    copy = next(m for m in arrived["Messages"] if m["MessageId"] == moved["new_message_id"])
-    assert copy["Body"] == '{"id":"x","quantity":1}'
-    assert copy["MessageAttributes"]["origin"]["StringValue"] == "test"
-    assert copy["MessageAttributes"]["blob"]["BinaryValue"] == b"\x00\x01"
-
-
-def test_redrive_of_a_message_not_in_the_dlq_says_so(aws):
-    urls = create_resources(aws, mapping=False)
-    with pytest.raises(RedriveError, match="message nope is not .or no longer. visible in the dead-letter queue"):
-        redrive_message(aws.client("sqs"), urls["jobs-dlq"], urls["jobs"], "nope")
-    assert observe.queue_counters(aws.client("sqs"), urls["jobs-dlq"])["visible"] == 1
 
 
 def test_status_cli_reads_the_standard_aws_environment_and_exits_1_on_error():
