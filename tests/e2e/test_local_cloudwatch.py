@@ -141,18 +141,27 @@ def test_alarm_history_records_state_updates_and_actions(emulator, emf_alarm):
 
 
 def test_queue_depth_alarm_follows_a_message_in_and_out(emulator):
-    """An alarm on AWS/SQS ApproximateNumberOfMessagesVisible: OK while the queue is empty,
-    ALARM once a message waits, OK again after it is deleted; the queue's other metrics exist."""
+    """An alarm on AWS/SQS ApproximateNumberOfMessagesVisible: OK while the queue is empty
+    (SetAlarmState's ALARM lasts until the next evaluation), ALARM once a message waits (and
+    stays so when the alarm is put again), OK after it is deleted; the other metrics exist."""
     sqs, cloudwatch = emulator.client("sqs"), emulator.client("cloudwatch")
     queue = sqs.create_queue(QueueName="cw-e2e-depth")["QueueUrl"]
-    cloudwatch.put_metric_alarm(
+    alarm = dict(
         AlarmName="cw-e2e-depth", Namespace="AWS/SQS", MetricName="ApproximateNumberOfMessagesVisible",
         Dimensions=[{"Name": "QueueName", "Value": "cw-e2e-depth"}], Statistic="Maximum", Period=60,
         EvaluationPeriods=1, Threshold=1, ComparisonOperator="GreaterThanOrEqualToThreshold")
+    cloudwatch.put_metric_alarm(**alarm)
     assert alarm_state(emulator, "cw-e2e-depth") in ("INSUFFICIENT_DATA", "OK")
     wait_for_state(emulator, "cw-e2e-depth", "OK")
+    cloudwatch.set_alarm_state(AlarmName="cw-e2e-depth", StateValue="ALARM", StateReason="drill")
+    wait_for_state(emulator, "cw-e2e-depth", "OK")
+    summaries = [i["HistorySummary"] for i in cloudwatch.describe_alarm_history(
+        AlarmName="cw-e2e-depth", HistoryItemType="StateUpdate")["AlarmHistoryItems"]]
+    assert summaries[:2] == ["Alarm updated from ALARM to OK", "Alarm updated from OK to ALARM"]
     sqs.send_message(QueueUrl=queue, MessageBody="waiting")
     wait_for_state(emulator, "cw-e2e-depth", "ALARM")
+    cloudwatch.put_metric_alarm(**alarm, AlarmDescription="updated")
+    assert alarm_state(emulator, "cw-e2e-depth") == "ALARM"
     message = sqs.receive_message(QueueUrl=queue)["Messages"][0]
     sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
     wait_for_state(emulator, "cw-e2e-depth", "OK")
