@@ -2,8 +2,9 @@
 
 - Alarms are evaluated (evaluator.py, evaluation.py) and change state as on AWS, with history
   (DescribeAlarmHistory) and SNS notifications (alarm_state.py, messages.py, history.py).
-- Metrics: EMF log events become metric data (emf.py); AWS/SQS for every queue (sqs_metrics.py)
-  and AWS/Lambda for the local Lambda host (lambda_metrics.py).
+- Metrics: EMF log events become metric data (emf.py); AWS/SQS for every queue (sqs_metrics.py),
+  AWS/Lambda for the local Lambda host (lambda_metrics.py), AWS/DynamoDB throttling for faults
+  injected by local/faults.py (dynamodb_metrics.py).
 - CloudFormation types moto skips: alarms, query definitions (with their Logs APIs), metric
   filters, SNS subscriptions and topic policies (resource_types.py, query_definitions.py).
 - One time scale (clock.py, LOCAL_CLOUDWATCH_SPEEDUP): periods are evaluated faster than real.

@@ -14,7 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from local.session import LocalSession, wait_for
-from tests.e2e.conftest import ACCOUNT, REGION, pipeline
+from tests.e2e.conftest import ACCOUNT, REGION, pipeline, table
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -146,10 +146,10 @@ def test_queue_depth_alarm_follows_a_message_in_and_out(emulator):
     stays so when the alarm is put again), OK after it is deleted; the other metrics exist."""
     sqs, cloudwatch = emulator.client("sqs"), emulator.client("cloudwatch")
     queue = sqs.create_queue(QueueName="cw-e2e-depth")["QueueUrl"]
-    alarm = dict(
-        AlarmName="cw-e2e-depth", Namespace="AWS/SQS", MetricName="ApproximateNumberOfMessagesVisible",
-        Dimensions=[{"Name": "QueueName", "Value": "cw-e2e-depth"}], Statistic="Maximum", Period=60,
-        EvaluationPeriods=1, Threshold=1, ComparisonOperator="GreaterThanOrEqualToThreshold")
+    alarm = {
+        "AlarmName": "cw-e2e-depth", "Namespace": "AWS/SQS", "MetricName": "ApproximateNumberOfMessagesVisible",
+        "Dimensions": [{"Name": "QueueName", "Value": "cw-e2e-depth"}], "Statistic": "Maximum", "Period": 60,
+        "EvaluationPeriods": 1, "Threshold": 1, "ComparisonOperator": "GreaterThanOrEqualToThreshold"}
     cloudwatch.put_metric_alarm(**alarm)
     assert alarm_state(emulator, "cw-e2e-depth") in ("INSUFFICIENT_DATA", "OK")
     wait_for_state(emulator, "cw-e2e-depth", "OK")
@@ -211,6 +211,27 @@ def test_lambda_metrics_and_emf_through_the_host(emulator):
     wait_for(lambda: stat("CwE2E/Emitter", "Handled", "Sum", "Function") == 3, timeout=20, what="3 Handled via EMF")
     assert wait_for(lambda: lambda_stat("ConcurrentExecutions", "Maximum"), timeout=20,
                     what="ConcurrentExecutions") == 1
+
+
+def test_injected_dynamodb_throttling_shows_in_its_metrics(emulator):
+    """Two throttled PutItem attempts (faults injected by local/faults.py; the SDK retries past
+    them) count in AWS/DynamoDB ThrottledRequests (TableName, Operation) and WriteThrottleEvents."""
+    table(emulator, "cw-e2e-throttled")
+    emulator.inject_fault(action="PutItem", table="cw-e2e-throttled", code="ProvisionedThroughputExceededException",
+                          status=400, count=2)
+    emulator.client("dynamodb").put_item(TableName="cw-e2e-throttled", Item={"id": {"S": "x"}})
+    cloudwatch = emulator.client("cloudwatch")
+
+    def total(metric: str, dimensions: dict[str, str]) -> float:
+        now = datetime.now(UTC)
+        points = cloudwatch.get_metric_statistics(
+            Namespace="AWS/DynamoDB", MetricName=metric, Dimensions=[{"Name": k, "Value": v} for k, v in dimensions.items()],
+            StartTime=now - timedelta(minutes=10), EndTime=now + timedelta(minutes=1), Period=3600,
+            Statistics=["Sum"])["Datapoints"]
+        return sum(p["Sum"] for p in points)
+
+    assert total("ThrottledRequests", {"TableName": "cw-e2e-throttled", "Operation": "PutItem"}) == 2
+    assert total("WriteThrottleEvents", {"TableName": "cw-e2e-throttled"}) == 2
 
 
 TEMPLATE = {
