@@ -75,6 +75,8 @@ def install(path: Path) -> None:
     from moto.core.exceptions import JsonRESTError
     from moto.dynamodb.responses import DynamoHandler
 
+    from local.cloudwatch import dynamodb_metrics
+
     authorize = DynamoHandler._authenticate_and_authorize_normal_action
 
     def authorize_then_fault(self: Any, resource: str = "*") -> None:
@@ -84,6 +86,8 @@ def install(path: Path) -> None:
         tables = [params["TableName"]] if "TableName" in params else list(params.get("RequestItems") or {})
         rule = take_fault(path, self._get_action(), tables)
         if rule:
+            dynamodb_metrics.record_fault(rule["action"], [rule["table"]], rule["code"],
+                                          self.current_account, self.region)
             # moto answers an error raised here as the response (it is an HTTPException).
             error = JsonRESTError(_ERROR_PREFIX + rule["code"], rule["message"])
             error.code = rule["status"]

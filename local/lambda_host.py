@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from local.cloudwatch import lambda_metrics
 from local.credentials import Credentials
 
 BOOTSTRAP = Path(__file__).resolve().parent / "runtime_bootstrap.py"
@@ -328,6 +329,7 @@ class LambdaHost:
         else:
             payload, function_error = json.dumps(outcome["result"]).encode(), None
         self._write_logs(sandbox, request_id, output, duration_ms, status)
+        lambda_metrics.record_invocation(spec.name, duration_ms, function_error is not None, region=self.region)
         return InvocationResult(payload, function_error, output, duration_ms)
 
     def _write_logs(self, sandbox: Sandbox, request_id: str, output: list[str], duration_ms: float,

@@ -9,6 +9,7 @@ import signal
 import threading
 from pathlib import Path
 
+from local.cloudwatch import LocalCloudWatch
 from local.emulator import EmbeddedAWS
 from local.faults import FAULTS_FILE
 from local.lambda_host import LambdaHost
@@ -53,8 +54,11 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     signal.signal(signal.SIGINT, lambda *_: stopped.set())
+    cloudwatch = LocalCloudWatch()
+    cloudwatch.install()  # before the embedded AWS listens: every stack sees the new resource types
     aws.start(host)  # IAM enforcement is on before it listens
     host.start_polling()
+    cloudwatch.start()
     from ops.view.server import start_for_env  # the live view (make up/down), in this process
 
     view = start_for_env({"AWS_ENDPOINT_URL": aws.endpoint, "AWS_REGION": region, **aws.admin.as_env()})
@@ -76,6 +80,8 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
         view.stop()
     logger.info("stopping: Lambda host")
     host.stop()
+    logger.info("stopping: CloudWatch")
+    cloudwatch.stop()
     logger.info("stopping: embedded AWS")
     aws.stop()
     logger.info("stopped")
