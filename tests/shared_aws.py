@@ -1,7 +1,8 @@
 """One embedded AWS for a whole test run, shared by every pytest-xdist worker, and stacks deployed
 into it from cloud assemblies synthesized in-process.
 
-The first worker that needs the emulator starts it (and runs `cdk bootstrap` once); each worker
+The first worker that needs the emulator starts it (and the first to deploy runs `cdk bootstrap`,
+once); each worker
 holds a lease, a file named after its pid; the last worker to leave stops it, and the emulator
 stops itself once no leaseholder is alive (a killed test run leaves nothing running). Each test
 module deploys its stack under a prefix of its own, so modules run side by side.
@@ -45,9 +46,18 @@ class SharedAWS:
             self.leases.mkdir(parents=True, exist_ok=True)
             (self.leases / str(os.getpid())).touch()
             if not self.session.state:
+                (self.root / "bootstrapped").unlink(missing_ok=True)
                 self.session.start_emulator(free_port(), leases=self.leases)
-                self.session.bootstrap()
         return self.session
+
+    def bootstrap_once(self) -> None:
+        """`cdk bootstrap` the first time any worker deploys a stack (modules that deploy
+        nothing do not wait for it)."""
+        with _locked(self.root / "aws.lock"):
+            marker = self.root / "bootstrapped"
+            if not marker.exists():
+                self.session.bootstrap()
+                marker.touch()
 
     def leave(self) -> None:
         with _locked(self.root / "aws.lock"):
@@ -60,6 +70,7 @@ class SharedAWS:
     def stack(self, context: dict[str, str], workdir: Path) -> Iterator[LocalSession]:
         """The real stack under `context["prefix"]`, deployed with the CDK CLI from an assembly
         synthesized here; deleted afterwards so its pollers stop."""
+        self.bootstrap_once()
         session = LocalSession(self.state_dir, context=context)
         session.deploy(bootstrap=False, assembly=synth_assembly(session.context, workdir / f"assembly.{session.prefix}"))
         try:
