@@ -9,9 +9,14 @@ from typing import Any, Mapping
 
 DEFAULT_PREFIX = "labex-q05"
 
-# Environment variable the worker reads for its table; lambda/worker/app.py reads the same
-# name (tests/infra pin that both sides agree).
+# Environment variables the worker reads for its table and for the namespace of its decision
+# metrics; lambda/worker/app.py reads the same names (tests/infra pin that both sides agree).
 WORKER_TABLE_ENV = "TABLE_NAME"
+WORKER_METRICS_NAMESPACE_ENV = "METRICS_NAMESPACE"
+# One namespace for every deployment: the worker's function name is the metrics' one dimension.
+METRICS_NAMESPACE = "IdempotentOrderConsumer"
+# The decision metrics the worker emits (embedded metric format), one per kind of outcome.
+DECISION_METRICS = ("Accepted", "Duplicate", "Conflict", "Malformed", "Error")
 
 # The item the stack seeds into the reference table. Nothing of the worker may touch it; the
 # lab checks it still reads "keep unchanged" after the run.
@@ -41,7 +46,14 @@ CONTEXT_DEFAULTS: dict[str, Any] = {
     "function_timeout_seconds": 5,
     "max_receive_count": 5,
     "target": "aws",
+    # Concurrent worker invocations the event source mapping may run (2..1000). 10 keeps the
+    # worker's share of the account's default 1,000 concurrent executions at 1% and the orders
+    # table's write rate bounded, while serving hundreds of orders a second at batch size 1.
+    "max_concurrency": 10,
+    "oldest_job_age_alarm_seconds": 300,
+    "alarm_email": "",
 }
+_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 class ConfigError(ValueError):
@@ -98,6 +110,21 @@ class Names:
     def operator_policy(self) -> str:
         return f"{self.prefix}-operator"
 
+    @property
+    def alarm_topic(self) -> str:
+        return f"{self.prefix}-alarms"
+
+    def alarm(self, what: str) -> str:
+        """`<prefix>-conflicting-orders`, `<prefix>-dead-letters`, ..."""
+        return f"{self.prefix}-{what}"
+
+    @property
+    def dashboard(self) -> str:
+        return self.prefix
+
+    def query(self, what: str) -> str:
+        return f"{self.prefix}/{what}"
+
     @staticmethod
     def log_group_of(function_name: str) -> str:
         return f"/aws/lambda/{function_name}"
@@ -114,6 +141,9 @@ class StackConfig:
     function_timeout_seconds: int
     max_receive_count: int
     target: str
+    max_concurrency: int = CONTEXT_DEFAULTS["max_concurrency"]
+    oldest_job_age_alarm_seconds: int = CONTEXT_DEFAULTS["oldest_job_age_alarm_seconds"]
+    alarm_email: str | None = None
 
     @property
     def destroy_on_removal(self) -> bool:
@@ -146,6 +176,13 @@ class StackConfig:
             )
         removal = _choice(value("removal"), "removal", REMOVAL_CHOICES)
         target = _choice(value("target"), "target", TARGET_CHOICES)
+        # Lambda's ScalingConfig.MaximumConcurrency range for SQS event source mappings.
+        max_concurrency = _int(value("max_concurrency"), "max_concurrency", 2, 1000)
+        # SQS keeps a message at most 14 days; an age threshold beyond that could never fire.
+        oldest_age = _int(value("oldest_job_age_alarm_seconds"), "oldest_job_age_alarm_seconds", 60, 1209600)
+        alarm_email = value("alarm_email") or None
+        if alarm_email is not None and (not isinstance(alarm_email, str) or not _EMAIL_RE.match(alarm_email)):
+            raise ConfigError(f"context alarm_email={alarm_email!r} is invalid: use an email address, or leave it out")
         return cls(
             names=Names(prefix),
             batch_size=batch_size,
@@ -154,6 +191,9 @@ class StackConfig:
             function_timeout_seconds=timeout,
             max_receive_count=max_receive,
             target=target,
+            max_concurrency=max_concurrency,
+            oldest_job_age_alarm_seconds=oldest_age,
+            alarm_email=alarm_email,
         )
 
 

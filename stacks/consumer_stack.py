@@ -7,8 +7,9 @@ from typing import Any
 from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack
 from constructs import Construct
 
-from stacks.config import REFERENCE_ITEM, StackConfig
+from stacks.config import METRICS_NAMESPACE, REFERENCE_ITEM, StackConfig
 from stacks.messaging import Messaging
+from stacks.monitoring import Monitoring
 from stacks.storage import SeededItem, Storage
 from stacks.worker import Worker
 
@@ -54,12 +55,27 @@ class ConsumerStack(Stack):
             "Worker",
             function_name=names.worker_function,
             table_name=storage.orders_table.table_name,
+            metrics_namespace=METRICS_NAMESPACE,
             queue=messaging.queue,
             batch_size=config.batch_size,
+            max_concurrency=config.max_concurrency,
             timeout=Duration.seconds(config.function_timeout_seconds),
         )
         messaging.queue.grant(worker.role, *WORKER_QUEUE_ACTIONS)
         storage.orders_table.grant(worker.role, *WORKER_TABLE_ACTIONS)
+        monitoring = Monitoring(
+            self,
+            "Monitoring",
+            names=names,
+            metrics_namespace=METRICS_NAMESPACE,
+            function=worker.function,
+            log_group=worker.log_group,
+            queue=messaging.queue,
+            dead_letter_queue=messaging.dead_letter_queue,
+            orders_table=storage.orders_table,
+            oldest_job_age_alarm=Duration.seconds(config.oldest_job_age_alarm_seconds),
+            alarm_email=config.alarm_email,
+        )
 
         outputs = {
             "QueueUrl": messaging.queue.queue_url,
@@ -71,6 +87,8 @@ class ConsumerStack(Stack):
             "LogGroupName": worker.log_group.log_group_name,
             "EventSourceMappingId": worker.mapping.event_source_mapping_id,
             "SeederFunctionName": reference.seeder.function.function_name,
+            "AlarmTopicArn": monitoring.topic.topic_arn,
+            "DashboardName": monitoring.dashboard.dashboard_name,
         }
         for key, value in outputs.items():
             CfnOutput(self, key, value=value)

@@ -13,7 +13,8 @@ from constructs import Construct
 from stacks.function import PythonFunction
 
 
-def _table(scope: Construct, construct_id: str, name: str, removal: RemovalPolicy) -> dynamodb.Table:
+def _table(scope: Construct, construct_id: str, name: str, removal: RemovalPolicy,
+           deletion_protection: bool = False) -> dynamodb.Table:
     return dynamodb.Table(
         scope,
         construct_id,
@@ -24,6 +25,7 @@ def _table(scope: Construct, construct_id: str, name: str, removal: RemovalPolic
             point_in_time_recovery_enabled=True
         ),
         removal_policy=removal,
+        deletion_protection=deletion_protection,
     )
 
 
@@ -44,7 +46,10 @@ class Storage(Construct):
         removal_policy: RemovalPolicy,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.orders_table = _table(self, "Orders", orders_table_name, removal_policy)
+        # The orders are the duplicate guard: a retained table is also protected from a delete
+        # by hand (DeleteTable fails until deletion protection is switched off).
+        self.orders_table = _table(self, "Orders", orders_table_name, removal_policy,
+                                   deletion_protection=removal_policy == RemovalPolicy.RETAIN)
         self.reference_table = _table(self, "Reference", reference_table_name, removal_policy)
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from aws_cdk import Duration
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from cdk_nag import NagSuppressions
 from constructs import Construct
 
-from stacks.config import WORKER_TABLE_ENV
+from stacks.config import WORKER_METRICS_NAMESPACE_ENV, WORKER_TABLE_ENV
 from stacks.function import PythonFunction
 
 
@@ -25,8 +26,10 @@ class Worker(Construct):
         *,
         function_name: str,
         table_name: str,
+        metrics_namespace: str,
         queue: sqs.IQueue,
         batch_size: int,
+        max_concurrency: int,
         timeout: Duration,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -37,7 +40,7 @@ class Worker(Construct):
             source="worker",
             description="Idempotent order worker: one conditional PutItem per order id",
             timeout=timeout,
-            environment={WORKER_TABLE_ENV: table_name},
+            environment={WORKER_TABLE_ENV: table_name, WORKER_METRICS_NAMESPACE_ENV: metrics_namespace},
         )
         self.role = handler.role
         self.log_group = handler.log_group
@@ -50,6 +53,9 @@ class Worker(Construct):
             batch_size=batch_size,
             enabled=True,
             report_batch_item_failures=True,
+            max_concurrency=max_concurrency,
+            # The mapping's own counts (polled, filtered, invoked, failed, deleted events).
+            metrics_config=lambda_.MetricsConfig(metrics=[lambda_.MetricType.EVENT_COUNT]),
         )
         NagSuppressions.add_resource_suppressions(self.function, [{
             "id": "Serverless-LambdaDLQ",

@@ -27,6 +27,8 @@ from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 TABLE_NAME_ENV = "TABLE_NAME"
+METRICS_NAMESPACE_ENV = "METRICS_NAMESPACE"
+DEFAULT_METRICS_NAMESPACE = "IdempotentOrderConsumer"
 CONDITION = "attribute_not_exists(id)"
 UNIT_PRICE_CENTS = 250
 HANDLING_CENTS = 100
@@ -316,16 +318,50 @@ def process_record(record: Mapping[str, Any], client: Any, table_name: str,
     return result
 
 
+def failure_kind(error: Exception) -> str:
+    """The decision metric a failed record counts in."""
+    if isinstance(error, JobError):
+        return "Malformed"
+    if isinstance(error, ConflictingOrder):
+        return "Conflict"
+    return "Error"
+
+
+def metrics_line(counts: Mapping[str, int], function_name: str, namespace: str, now_ms: int) -> dict[str, Any]:
+    """One embedded-metric-format record: CloudWatch Logs turns it into a metric per decision,
+    with the function as the only dimension (never the order id, which would make a metric per
+    order). All five are sent every time, zeros included, so graphs have no gaps."""
+    return {
+        "_aws": {
+            "Timestamp": now_ms,
+            "CloudWatchMetrics": [{
+                "Namespace": namespace,
+                "Dimensions": [["FunctionName"]],
+                "Metrics": [{"Name": name, "Unit": "Count"} for name in DECISIONS],
+            }],
+        },
+        "FunctionName": function_name,
+        **{name: counts.get(name, 0) for name in DECISIONS},
+    }
+
+
+DECISIONS = ("Accepted", "Duplicate", "Conflict", "Malformed", "Error")
+
+
 def handle_event(event: Mapping[str, Any], client: Any, table_name: str,
                  remaining: Callable[[], float] = lambda: math.inf) -> dict[str, Any]:
     """Process every record; report the failed ones so only they are retried (partial batch
     response). A failed record is logged and left on the queue, never acknowledged. `remaining`
-    gives the seconds left before the function's deadline."""
+    gives the seconds left before the function's deadline. The batch's decisions are counted
+    in one metrics line at the end."""
     failures = []
+    counts = {name: 0 for name in DECISIONS}
     for record in event.get("Records", []):
         try:
-            process_record(record, client, table_name, remaining)
+            result = process_record(record, client, table_name, remaining)
+            counts["Duplicate" if result["duplicate"] else "Accepted"] += 1
         except Exception as error:  # noqa: BLE001 - every failure is reported, none acknowledged
+            counts[failure_kind(error)] += 1
             message_id = record.get("messageId", "")
             _log("ERROR", {
                 "error": error.code if isinstance(error, WriteFailed) else type(error).__name__,
@@ -334,6 +370,10 @@ def handle_event(event: Mapping[str, Any], client: Any, table_name: str,
                 "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
             })
             failures.append({"itemIdentifier": message_id})
+    if event.get("Records"):
+        print(json.dumps(metrics_line(counts, os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "local"),
+                                      os.environ.get(METRICS_NAMESPACE_ENV, DEFAULT_METRICS_NAMESPACE),
+                                      int(time.time() * 1000)), sort_keys=True), flush=True)
     return {"batchItemFailures": failures}
 
 

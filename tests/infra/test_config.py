@@ -7,7 +7,10 @@ import json
 
 import pytest
 
-from stacks.config import CONTEXT_DEFAULTS, WORKER_TABLE_ENV, ConfigError, Names, StackConfig
+from stacks.config import (
+    CONTEXT_DEFAULTS, DECISION_METRICS, METRICS_NAMESPACE, WORKER_METRICS_NAMESPACE_ENV, WORKER_TABLE_ENV, ConfigError,
+    Names, StackConfig,
+)
 from tests.conftest import ROOT
 
 
@@ -51,6 +54,10 @@ def test_string_context_values_are_parsed():
         ({"max_receive_count": 4}, "context max_receive_count=4 is invalid"),
         ({"removal": "keep"}, "context removal='keep' is invalid: use one of retain, destroy"),
         ({"target": "docker"}, "context target='docker' is invalid: use one of aws, local"),
+        ({"max_concurrency": 1}, "context max_concurrency=1 is invalid: use a whole number from 2 to 1000"),
+        ({"max_concurrency": "1001"}, "context max_concurrency='1001' is invalid"),
+        ({"oldest_job_age_alarm_seconds": 30}, "context oldest_job_age_alarm_seconds=30 is invalid"),
+        ({"alarm_email": "not-an-address"}, "context alarm_email='not-an-address' is invalid: use an email address"),
     ],
 )
 def test_bad_context_is_a_one_line_error_naming_the_value(context, message):
@@ -64,3 +71,10 @@ def test_bad_context_is_a_one_line_error_naming_the_value(context, message):
 def test_handler_and_stack_agree_on_the_table_env_var(worker):
     """The env var the stack sets is the one the handler reads."""
     assert worker.TABLE_NAME_ENV == WORKER_TABLE_ENV
+
+
+def test_handler_and_stack_agree_on_the_decision_metrics(worker):
+    """The alarms and dashboard name the metrics the worker emits, in the namespace it uses."""
+    assert worker.METRICS_NAMESPACE_ENV == WORKER_METRICS_NAMESPACE_ENV
+    assert worker.DEFAULT_METRICS_NAMESPACE == METRICS_NAMESPACE
+    assert worker.DECISIONS == DECISION_METRICS

@@ -41,7 +41,8 @@ def test_generated_malformed_bodies_are_rejected(worker, orders, capsys, figure)
         response = worker.handle_event({"Records": [{"messageId": message_id, "body": body}]}, client, "orders")
         assert response == {"batchItemFailures": [{"itemIdentifier": message_id}]}
         lines = capsys.readouterr().out.splitlines()
-        assert [line.split(" ", 1)[0] for line in lines] == ["ERROR"]
+        assert [line.split(" ", 1)[0] for line in lines[:-1]] == ["ERROR"]
+        assert json.loads(lines[-1])["Malformed"] == 1  # the batch's metrics line
         error = json.loads(lines[0][len("ERROR "):])
         assert error["error"] == "JobError"
         assert ERROR_LINE.match(error["message"]), error["message"]

@@ -4,6 +4,7 @@ what is reported as failed, and what the logs say."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 
 import boto3
@@ -61,7 +62,8 @@ def test_first_write_stores_item_and_logs_job_write_result(worker, client, capsy
     out = capsys.readouterr().out
     assert RECEIPT not in out
     lines = out.splitlines()
-    assert [line.split(" ", 1)[0] for line in lines] == ["JOB", "WRITE", "RESULT"]
+    assert [line.split(" ", 1)[0] for line in lines[:-1]] == ["JOB", "WRITE", "RESULT"]
+    assert json.loads(lines[-1])["Accepted"] == 1  # the batch's metrics line
     assert lines[2] == 'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}'
     write = json.loads(lines[1][len("WRITE "):])
     assert write["outcome"] == "Accepted" and write["previous"] is None
@@ -249,6 +251,32 @@ def test_lab_scenario_figures(worker, client, capsys):
         {"id": "dedup-order", "quantity": 4, "total_cents": 1100},
         {"id": "other-order", "quantity": 1, "total_cents": 350},
     ]
+
+
+def test_each_batch_counts_its_decisions_in_one_metrics_line(worker, client, capsys, monkeypatch):
+    """After a batch, one embedded-metric-format line: each decision kind counted (zeros too),
+    in the stack's namespace, with the function name as the only dimension."""
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "labex-q05-worker")
+    monkeypatch.setenv(worker.METRICS_NAMESPACE_ENV, "TestNamespace")
+    worker.handle_event({"Records": [order("seen", 1)]}, client, TABLE)
+    capsys.readouterr()
+    batch = [order("fresh", 2), order("seen", 1), order("seen", 9), record("{}"), order("fresh-2", 10)]
+    worker.handle_event({"Records": batch}, client, TABLE)
+    line = capsys.readouterr().out.splitlines()[-1]
+    emf = json.loads(line)
+    assert {key: emf[key] for key in worker.DECISIONS} == {
+        "Accepted": 2, "Duplicate": 1, "Conflict": 1, "Malformed": 1, "Error": 0}
+    (directive,) = emf["_aws"]["CloudWatchMetrics"]
+    assert directive == {"Namespace": "TestNamespace", "Dimensions": [["FunctionName"]],
+                         "Metrics": [{"Name": name, "Unit": "Count"} for name in worker.DECISIONS]}
+    assert emf["FunctionName"] == "labex-q05-worker"
+    assert abs(emf["_aws"]["Timestamp"] - time.time() * 1000) < 60_000
+    assert "seen" not in line and "fresh" not in line  # never an order id
+
+
+def test_an_empty_event_emits_no_metrics(worker, client, capsys):
+    assert worker.handle_event({"Records": []}, client, TABLE) == {"batchItemFailures": []}
+    assert capsys.readouterr().out == ""
 
 
 def test_handler_reads_table_from_env_and_creates_one_client(worker, monkeypatch):

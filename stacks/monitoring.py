@@ -1,0 +1,169 @@
+"""What tells an operator the consumer needs a human: alarms with fixed names that notify one SNS
+topic, a dashboard, and saved Logs Insights queries. What each alarm means and what to do about
+it: docs/operations.md.
+
+Hand-written with `aws_cloudwatch` rather than cdk-monitoring-constructs: every alarm here has a
+fixed name, an exact metric, statistic, threshold and missing-data rule (the library's defaults
+of three 5-minute datapoints would each be overridden), two of the metrics are this worker's own
+decisions, and the library would load a second jsii module at every synth for one dashboard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+from stacks.config import DECISION_METRICS, Names
+
+PERIOD = Duration.minutes(1)
+
+
+@dataclass(frozen=True)
+class AlarmSpec:
+    what: str  # the name after the prefix
+    metric: cloudwatch.Metric
+    threshold: float
+    comparison: cloudwatch.ComparisonOperator
+    description: str
+
+
+class Monitoring(Construct):
+    """Alarms on the decisions, the queues, the function and the table; a dashboard named after
+    the prefix; queries for one order's decisions, the last hour's conflicts and errors by class."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        names: Names,
+        metrics_namespace: str,
+        function: lambda_.IFunction,
+        log_group: logs.ILogGroup,
+        queue: sqs.IQueue,
+        dead_letter_queue: sqs.IQueue,
+        orders_table: dynamodb.ITable,
+        oldest_job_age_alarm: Duration,
+        alarm_email: str | None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.topic = sns.Topic(self, "Alarms", topic_name=names.alarm_topic, enforce_ssl=True)
+        if alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
+        NagSuppressions.add_resource_suppressions(self.topic, [{
+            "id": "AwsSolutions-SNS2",
+            "reason": "Alarm notifications carry alarm names and states, never order data; CloudWatch cannot "
+                      "publish to a topic encrypted with the AWS-managed SNS key, and a customer key per "
+                      "stack would cost more than it protects.",
+        }])
+
+        self.decisions = {
+            name: cloudwatch.Metric(namespace=metrics_namespace, metric_name=name, statistic="Sum", period=PERIOD,
+                                    dimensions_map={"FunctionName": function.function_name})
+            for name in DECISION_METRICS
+        }
+        jobs_depth = queue.metric_approximate_number_of_messages_visible(statistic="Maximum", period=PERIOD)
+        jobs_in_flight = queue.metric_approximate_number_of_messages_not_visible(statistic="Maximum", period=PERIOD)
+        oldest_age = queue.metric_approximate_age_of_oldest_message(statistic="Maximum", period=PERIOD)
+        # Not NumberOfMessagesSent: SQS's own moves to a dead-letter queue do not count there.
+        dead_letters = dead_letter_queue.metric_approximate_number_of_messages_visible(statistic="Maximum", period=PERIOD)
+        errors = function.metric_errors(statistic="Sum", period=PERIOD)
+        throttles = function.metric_throttles(statistic="Sum", period=PERIOD)
+        write_throttles = cloudwatch.Metric(namespace="AWS/DynamoDB", metric_name="WriteThrottleEvents",
+                                            statistic="Sum", period=PERIOD,
+                                            dimensions_map={"TableName": orders_table.table_name})
+
+        specs = [
+            AlarmSpec("conflicting-orders", self.decisions["Conflict"], 1,
+                      cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                      "An order id arrived with other details than the stored order. It is never "
+                      "acknowledged and will reach the dead-letter queue. See docs/operations.md."),
+            AlarmSpec("dead-letters", dead_letters, 1,
+                      cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                      "Messages wait in the dead-letter queue for a human; they expire after 14 days."),
+            AlarmSpec("oldest-job-age", oldest_age, oldest_job_age_alarm.to_seconds(),
+                      cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                      "The oldest job has waited longer than the threshold: the worker is not keeping up."),
+            AlarmSpec("worker-errors", errors, 1, cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                      "The worker function failed (an exception, a timeout or a crash): its whole batch is retried."),
+            AlarmSpec("worker-throttles", throttles, 1,
+                      cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                      "Lambda throttled the worker: concurrency is exhausted or capped."),
+            AlarmSpec("orders-throttled", write_throttles, 1,
+                      cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                      "DynamoDB throttled writes to the orders table."),
+        ]
+        action = actions.SnsAction(self.topic)
+        self.alarms: dict[str, cloudwatch.Alarm] = {}
+        for spec in specs:
+            alarm = cloudwatch.Alarm(
+                self, spec.what.title().replace("-", ""),
+                alarm_name=names.alarm(spec.what),
+                alarm_description=spec.description,
+                metric=spec.metric,
+                threshold=spec.threshold,
+                comparison_operator=spec.comparison,
+                evaluation_periods=1,
+                datapoints_to_alarm=1,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            )
+            alarm.add_alarm_action(action)
+            alarm.add_ok_action(action)
+            self.alarms[spec.what] = alarm
+
+        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=names.dashboard)
+        self.dashboard.add_widgets(
+            cloudwatch.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms.values()), width=24, height=3),
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(title="Write decisions per minute", left=list(self.decisions.values()),
+                                   stacked=True, width=12),
+            cloudwatch.GraphWidget(title="Jobs queue", left=[jobs_depth, jobs_in_flight], right=[oldest_age], width=12),
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(title="Dead-letter queue depth", left=[dead_letters], width=8),
+            cloudwatch.GraphWidget(
+                title="Worker", width=8,
+                left=[function.metric_invocations(statistic="Sum", period=PERIOD), errors, throttles],
+                right=[function.metric("ConcurrentExecutions", statistic="Maximum", period=PERIOD)]),
+            cloudwatch.GraphWidget(
+                title="Worker duration (ms)", width=8,
+                left=[function.metric_duration(statistic=statistic, period=PERIOD) for statistic in ("p50", "p99", "Maximum")]),
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Orders table writes", width=24,
+                left=[orders_table.metric_consumed_write_capacity_units(statistic="Sum", period=PERIOD)],
+                right=[write_throttles]),
+        )
+
+        # Each worker line is a tag and sorted-key JSON ("WRITE {...}"), so queries match text.
+        self.queries = {
+            "decisions-for-one-order": logs.QueryString(
+                fields=["@timestamp", "@message"],
+                filter_statements=['@message like /"id": "ORDER-ID"/'],
+                sort="@timestamp asc", limit=200),
+            "conflicts": logs.QueryString(
+                fields=["@timestamp", "@message"],
+                filter_statements=['@message like /^WRITE .*"decision": "conflict"/'],
+                sort="@timestamp desc", limit=200),
+            "errors-by-class": logs.QueryString(
+                filter_statements=["@message like /^ERROR /"],
+                parse_statements=['@message \'"error": "*"\' as error_class'],
+                stats_statements=["count(*) as errors by error_class"],
+                sort="errors desc"),
+        }
+        for what, query in self.queries.items():
+            logs.QueryDefinition(self, what.title().replace("-", ""), query_definition_name=names.query(what),
+                                 query_string=query, log_groups=[log_group])

@@ -1,0 +1,146 @@
+"""Monitoring in the template: every alarm's metric, statistic, period, threshold, comparison,
+missing-data rule and actions; the topic; the dashboard; the saved queries; the mapping's
+concurrency and metrics; deletion protection on the orders table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from tests.conftest import synth_stack
+
+PREFIX = "labex-q05"
+
+
+def topic_ref(template: Template) -> dict:
+    (logical_id,) = template.find_resources("AWS::SNS::Topic", {"Properties": {"TopicName": f"{PREFIX}-alarms"}})
+    return {"Ref": logical_id}
+
+
+def ref_of(template: Template, resource_type: str, properties: dict) -> dict:
+    found = template.find_resources(resource_type, {"Properties": Match.object_like(properties)})
+    assert len(found) == 1, found
+    return {"Ref": next(iter(found))}
+
+
+def alarm_cases(template: Template) -> list[tuple[str, dict]]:
+    worker = ref_of(template, "AWS::Lambda::Function", {"FunctionName": f"{PREFIX}-worker"})
+    jobs_name = {"Fn::GetAtt": [ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs"})["Ref"], "QueueName"]}
+    dlq_name = {"Fn::GetAtt": [ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs-dlq"})["Ref"],
+                               "QueueName"]}
+    orders = ref_of(template, "AWS::DynamoDB::Table", {"TableName": f"{PREFIX}-orders"})
+    return [
+        ("conflicting-orders", {"Namespace": "IdempotentOrderConsumer", "MetricName": "Conflict", "Statistic": "Sum",
+                                "Dimensions": [{"Name": "FunctionName", "Value": worker}],
+                                "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
+        ("dead-letters", {"Namespace": "AWS/SQS", "MetricName": "ApproximateNumberOfMessagesVisible",
+                          "Statistic": "Maximum", "Dimensions": [{"Name": "QueueName", "Value": dlq_name}],
+                          "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
+        ("oldest-job-age", {"Namespace": "AWS/SQS", "MetricName": "ApproximateAgeOfOldestMessage",
+                            "Statistic": "Maximum", "Dimensions": [{"Name": "QueueName", "Value": jobs_name}],
+                            "ComparisonOperator": "GreaterThanThreshold", "Threshold": 300}),
+        ("worker-errors", {"Namespace": "AWS/Lambda", "MetricName": "Errors", "Statistic": "Sum",
+                           "Dimensions": [{"Name": "FunctionName", "Value": worker}],
+                           "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
+        ("worker-throttles", {"Namespace": "AWS/Lambda", "MetricName": "Throttles", "Statistic": "Sum",
+                              "Dimensions": [{"Name": "FunctionName", "Value": worker}],
+                              "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
+        ("orders-throttled", {"Namespace": "AWS/DynamoDB", "MetricName": "WriteThrottleEvents", "Statistic": "Sum",
+                              "Dimensions": [{"Name": "TableName", "Value": orders}],
+                              "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
+    ]
+
+
+ALARM_NAMES = ["conflicting-orders", "dead-letters", "oldest-job-age", "worker-errors", "worker-throttles",
+               "orders-throttled"]
+
+
+@pytest.mark.parametrize("what", ALARM_NAMES)
+def test_each_alarm_watches_its_metric_and_notifies_the_topic(template, what):
+    """One minute, one datapoint, missing data not breaching, alarm and OK actions on the topic."""
+    expected = dict(alarm_cases(template))[what]
+    topic = topic_ref(template)
+    template.has_resource_properties("AWS::CloudWatch::Alarm", {
+        "AlarmName": f"{PREFIX}-{what}",
+        **expected,
+        "Period": 60,
+        "EvaluationPeriods": 1,
+        "DatapointsToAlarm": 1,
+        "TreatMissingData": "notBreaching",
+        "AlarmActions": [topic],
+        "OKActions": [topic],
+        "AlarmDescription": Match.any_value(),
+    })
+
+
+def test_there_are_exactly_these_alarms(template):
+    names = sorted(alarm["Properties"]["AlarmName"] for alarm in template.find_resources("AWS::CloudWatch::Alarm").values())
+    assert names == sorted(f"{PREFIX}-{what}" for what in ALARM_NAMES)
+
+
+def test_alarm_topic_enforces_tls_and_has_no_subscription_by_default(template):
+    topic = topic_ref(template)
+    template.has_resource_properties("AWS::SNS::TopicPolicy", {
+        "Topics": [topic],
+        "PolicyDocument": {"Statement": [Match.object_like({
+            "Effect": "Deny", "Action": "sns:Publish", "Condition": {"Bool": {"aws:SecureTransport": "false"}}})]},
+    })
+    template.resource_count_is("AWS::SNS::Subscription", 0)
+
+
+def test_alarm_email_adds_an_email_subscription():
+    _, stack = synth_stack({"alarm_email": "oncall@example.com"})
+    Template.from_stack(stack).has_resource_properties("AWS::SNS::Subscription", {
+        "Protocol": "email", "Endpoint": "oncall@example.com"})
+
+
+def test_oldest_job_age_threshold_comes_from_context():
+    _, stack = synth_stack({"oldest_job_age_alarm_seconds": "900"})
+    Template.from_stack(stack).has_resource_properties("AWS::CloudWatch::Alarm", {
+        "AlarmName": f"{PREFIX}-oldest-job-age", "Threshold": 900})
+
+
+def test_dashboard_shows_decisions_queues_worker_and_table(template):
+    (dashboard,) = template.find_resources("AWS::CloudWatch::Dashboard").values()
+    assert dashboard["Properties"]["DashboardName"] == PREFIX
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    for title in ("Alarms", "Write decisions per minute", "Jobs queue", "Dead-letter queue depth", "Worker",
+                  "Worker duration (ms)", "Orders table writes"):
+        assert f'\\"title\\":\\"{title}\\"' in body, title
+    for metric in ("Accepted", "Duplicate", "Conflict", "Malformed", "Error", "ApproximateAgeOfOldestMessage",
+                   "ConcurrentExecutions", "ConsumedWriteCapacityUnits", "WriteThrottleEvents", "Invocations"):
+        assert f'\\"{metric}\\"' in body, metric
+
+
+def test_saved_queries_read_the_worker_log_group(template):
+    log_group = ref_of(template, "AWS::Logs::LogGroup", {"LogGroupName": f"/aws/lambda/{PREFIX}-worker"})
+    queries = {q["Properties"]["Name"]: q["Properties"] for q in template.find_resources("AWS::Logs::QueryDefinition").values()}
+    assert sorted(queries) == [f"{PREFIX}/conflicts", f"{PREFIX}/decisions-for-one-order", f"{PREFIX}/errors-by-class"]
+    assert all(query["LogGroupNames"] == [log_group] for query in queries.values())
+    assert '"decision": "conflict"' in queries[f"{PREFIX}/conflicts"]["QueryString"]
+    assert "stats count(*) as errors by error_class" in queries[f"{PREFIX}/errors-by-class"]["QueryString"]
+
+
+def test_mapping_concurrency_and_metrics(template):
+    template.has_resource_properties("AWS::Lambda::EventSourceMapping", {
+        "ScalingConfig": {"MaximumConcurrency": 10}, "MetricsConfig": {"Metrics": ["EventCount"]}})
+    _, stack = synth_stack({"max_concurrency": "250"})
+    Template.from_stack(stack).has_resource_properties("AWS::Lambda::EventSourceMapping", {
+        "ScalingConfig": {"MaximumConcurrency": 250}})
+
+
+def test_worker_knows_its_metrics_namespace(template):
+    template.has_resource_properties("AWS::Lambda::Function", {
+        "FunctionName": f"{PREFIX}-worker",
+        "Environment": {"Variables": Match.object_like({"METRICS_NAMESPACE": "IdempotentOrderConsumer"})}})
+
+
+def test_retained_orders_table_is_deletion_protected():
+    """The orders are the duplicate guard: retained means also protected; removal=destroy (labs,
+    local runs) leaves them deletable."""
+    for removal, protected in (("retain", True), ("destroy", False)):
+        _, stack = synth_stack({"removal": removal})
+        Template.from_stack(stack).has_resource_properties("AWS::DynamoDB::Table", {
+            "TableName": f"{PREFIX}-orders", "DeletionProtectionEnabled": protected})
