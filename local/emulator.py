@@ -78,18 +78,20 @@ def dynamodb_permissions(action: str, params: dict[str, Any], region: str, accou
 
 
 def logs_resource_arn(params: dict[str, Any], region: str, account: str) -> str:
-    """The log-stream ARN when the request names a stream, else the log-group ARN, else *."""
+    """The ARN IAM checks a Logs request against: the log stream's when the request names one,
+    else the log group's in the form with a trailing `:*`, which CloudWatch Logs documents for
+    every action on a group but the tagging ones; else `*`."""
     group = params.get("logGroupName")
     if not group:
         identifier = params.get("logGroupIdentifier")
         if identifier and identifier.startswith("arn:"):
-            return identifier
+            return identifier if identifier.endswith(":*") else f"{identifier}:*"
         group = identifier
     if not group:
         return "*"
     arn = f"arn:aws:logs:{region}:{account}:log-group:{group}"
     stream = params.get("logStreamName")
-    return f"{arn}:log-stream:{stream}" if stream else arn
+    return f"{arn}:log-stream:{stream}" if stream else f"{arn}:*"
 
 
 def _patch_access_control() -> None:

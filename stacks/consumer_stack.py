@@ -10,6 +10,7 @@ from constructs import Construct
 from stacks.config import METRICS_NAMESPACE, REFERENCE_ITEM, StackConfig
 from stacks.messaging import Messaging
 from stacks.monitoring import Monitoring
+from stacks.operator import OperatorAccess
 from stacks.storage import SeededItem, Storage
 from stacks.worker import Worker
 
@@ -77,6 +78,18 @@ class ConsumerStack(Stack):
             alarm_email=config.alarm_email,
         )
 
+        operator = OperatorAccess(
+            self,
+            "Operator",
+            names=names,
+            queue=messaging.queue,
+            dead_letter_queue=messaging.dead_letter_queue,
+            orders_table=storage.orders_table,
+            reference_table=storage.reference_table,
+            worker_log_group=worker.log_group,
+            audit_removal=retained,
+        )
+
         outputs = {
             "QueueUrl": messaging.queue.queue_url,
             "QueueArn": messaging.queue.queue_arn,
@@ -89,6 +102,8 @@ class ConsumerStack(Stack):
             "SeederFunctionName": reference.seeder.function.function_name,
             "AlarmTopicArn": monitoring.topic.topic_arn,
             "DashboardName": monitoring.dashboard.dashboard_name,
+            "DlqAuditLogGroupName": operator.audit_log_group.log_group_name,
+            "OperatorPolicyArn": operator.policy.managed_policy_arn,
         }
         for key, value in outputs.items():
             CfnOutput(self, key, value=value)

@@ -79,11 +79,14 @@ def test_dynamodb_requests_are_checked_per_table_and_per_operation(action, param
     [
         ({"logGroupName": "/aws/lambda/w", "logStreamName": "s"},
          "arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/w:log-stream:s"),
-        ({"logGroupName": "/aws/lambda/w"}, "arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/w"),
-        ({"logGroupIdentifier": "arn:aws:logs:us-east-1:1:log-group:g"}, "arn:aws:logs:us-east-1:1:log-group:g"),
+        ({"logGroupName": "/aws/lambda/w"}, "arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/w:*"),
+        ({"logGroupIdentifier": "arn:aws:logs:us-east-1:1:log-group:g"}, "arn:aws:logs:us-east-1:1:log-group:g:*"),
+        ({"logGroupIdentifier": "arn:aws:logs:us-east-1:1:log-group:g:*"}, "arn:aws:logs:us-east-1:1:log-group:g:*"),
         ({}, "*"),
     ],
 )
 def test_logs_requests_name_their_group_or_stream(params, expected):
-    """A Logs request is checked against its log stream or log group ARN."""
+    """A Logs request is checked against its log stream ARN, or its log group's ARN with the
+    trailing `:*` that CloudWatch Logs evaluates group actions against (so a policy on
+    `log-group:name:*`, as CDK's grants write it, allows FilterLogEvents on that group)."""
     assert logs_resource_arn(params, "us-east-1", "123456789012") == expected

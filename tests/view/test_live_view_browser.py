@@ -143,25 +143,54 @@ def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
     assert path.stat().st_size > 10_000
 
 
-def test_a_dlq_message_is_inspected_and_redriven_from_the_page(stack, view, page):
-    """A message put on the DLQ shows in its counter; Inspect shows its body; Redrive moves it to
-    the jobs queue, where the worker stores the order: DLQ back to 0, the order in the table."""
+def test_the_dlq_panel_classifies_redrives_the_safe_ones_and_discards_with_a_reason(stack, view, page):
+    """Three dead letters: a pending order, a conflicting copy of a stored order and a malformed
+    body. The panel shows the classes with counts, the conflict's requested and stored details
+    side by side; "Redrive safe messages" sends only the pending one back (the worker stores it);
+    the conflict is discarded with a reason, leaving an audit record; the malformed body stays."""
     from playwright.sync_api import expect
 
-    dlq_url = stack.user_env()["DLQ_URL"]
-    stack.client("sqs").send_message(QueueUrl=dlq_url, MessageBody='{"id":"redriven-order","quantity":2}')
+    from ops import dlq
+    from ops.aws import Clients as OpsClients
+
+    env = stack.user_env()
+    sqs = stack.client("sqs")
+    stack.client("dynamodb").put_item(TableName=env["ORDERS_TABLE"], Item={
+        "id": {"S": "panel-stored"}, "quantity": {"N": "2"}, "total_cents": {"N": "600"}})
+    conflict_id = sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-stored","quantity":5}')["MessageId"]
+    sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-pending","quantity":2}')
+    sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-bad"}')
+
     page.goto(view.url)
-    expect(page.get_by_test_id("dlq-visible")).to_have_text("1", timeout=DEADLINE_MS)
+    expect(page.get_by_test_id("dlq-visible")).to_have_text("3", timeout=DEADLINE_MS)
     page.get_by_test_id("dlq-inspect").click()
-    expect(page.get_by_test_id("dlq-body")).to_have_text('{"id":"redriven-order","quantity":2}', timeout=DEADLINE_MS)
+    counts = page.get_by_test_id("dlq-counts")
+    expect(counts).to_have_text(re.compile("1 pending.*0 stored.*1 conflict.*1 malformed"), timeout=DEADLINE_MS)
+    conflict = page.locator(f'[data-message-id="{conflict_id}"]')
+    expect(conflict.get_by_test_id("dlq-class")).to_have_text("conflict")
+    expect(conflict.locator("tr.differs th")).to_have_text(["quantity", "total_cents"])
+    expect(conflict.locator("tr.differs td code")).to_have_text(["5", "2", "1350", "600"])
     screenshot(page, "live-view-dlq.png")
-    page.get_by_test_id("redrive").click()
-    expect(page.get_by_test_id("dlq-result")).to_have_text(re.compile(rf"^Moved message .* to {PREFIX}-jobs"),
+
+    page.get_by_test_id("redrive-safe").click()
+    expect(page.get_by_test_id("dlq-result")).to_have_text(re.compile(rf"^Moved 1 message to {PREFIX}-jobs"),
                                                            timeout=DEADLINE_MS)
-    expect(page.locator('#orders tr[data-order-id="redriven-order"] td')).to_have_text(
-        ["redriven-order", "2", "600", ""], timeout=DEADLINE_MS)
-    expect(page.get_by_test_id("dlq-visible")).to_have_text("0", timeout=DEADLINE_MS)
-    expect(page.locator('#decisions tr.written[data-order-id="redriven-order"]')).to_have_count(1)
+    expect(page.locator('#orders tr[data-order-id="panel-pending"] td')).to_have_text(
+        ["panel-pending", "2", "600", ""], timeout=DEADLINE_MS)
+    expect(counts).to_have_text(re.compile("0 pending.*1 conflict.*1 malformed"), timeout=DEADLINE_MS)
+
+    conflict.get_by_test_id("discard-reason").fill("customer confirmed the stored quantity")
+    conflict.get_by_test_id("discard").click()
+    expect(page.get_by_test_id("dlq-result")).to_have_text(re.compile(rf"^Discarded message {conflict_id}"),
+                                                           timeout=DEADLINE_MS)
+    expect(page.get_by_test_id("dlq-message")).to_have_count(1, timeout=DEADLINE_MS)
+    expect(page.get_by_test_id("dlq-class")).to_have_text("malformed")
+    clients = OpsClients(Endpoint.from_env(stack.aws_env()))
+    from ops.snapshot import resolve_target
+
+    (record,) = [r for r in dlq.audit(clients, resolve_target(clients, PREFIX).queues()) if r["message_id"] == conflict_id]
+    assert record["reason"] == "customer confirmed the stored quantity"
+    assert record["body"] == '{"id":"panel-stored","quantity":5}'
 
 
 EVIL_PAGE = """<!doctype html><html><body>

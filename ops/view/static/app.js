@@ -256,7 +256,15 @@ async function poll() {
   }
 }
 
-// --- dead-letter queue: inspect and redrive ------------------------------------------------
+// --- dead-letter queue: classes, redrive of the safe ones, discard with a reason ------------
+
+const CLASS_LABELS = {
+  pending: "pending · a redrive writes it",
+  stored: "stored · a redrive is a duplicate",
+  conflict: "conflict · never redriven",
+  malformed: "malformed · never redriven",
+};
+const CLASS_BADGES = { pending: "accepted", stored: "duplicate", conflict: "conflict", malformed: "conflict" };
 
 function showDlqResult(text, bad) {
   const node = $("#dlq-result");
@@ -265,57 +273,104 @@ function showDlqResult(text, bad) {
   node.hidden = false;
 }
 
+async function post(path, body) {
+  try {
+    return await (await api(path, body)).json();
+  } catch (error) {
+    return { error: `the view server does not answer (${error.message})` };
+  }
+}
+
+function sideBySide(m) {
+  const keys = [...new Set([...Object.keys(m.requested || {}), ...Object.keys(m.stored || {})])].sort();
+  return el("table", { class: "diff", "data-testid": "dlq-diff" },
+    el("thead", {}, el("tr", {}, el("th", { text: "" }), el("th", { text: "requested" }), el("th", { text: "stored" }))),
+    el("tbody", {}, ...keys.map((key) => {
+      const requested = m.requested ? compact(m.requested[key]) : "–";
+      const stored = m.stored ? compact(m.stored[key]) : "–";
+      return el("tr", { class: requested === stored ? "" : "differs" },
+        el("th", { text: key }), el("td", {}, el("code", { text: requested })), el("td", {}, el("code", { text: stored })));
+    })));
+}
+
+function discardForm(m) {
+  const reason = el("input", { type: "text", placeholder: "why this message may go (kept in the audit record)",
+    "data-testid": "discard-reason", maxlength: "1000" });
+  const button = el("button", { type: "button", class: "danger", "data-testid": "discard", text: "Discard" });
+  button.addEventListener("click", async () => {
+    if (!reason.value.trim()) { reason.focus(); return; }
+    button.disabled = true;
+    const answer = await post("/api/dlq/discard", { message_id: m.message_id, reason: reason.value });
+    if (answer.error) {
+      button.disabled = false;
+      showDlqResult(`Discard failed: ${answer.error}`, true);
+      return;
+    }
+    showDlqResult(`Discarded message ${answer.discarded.message_id} (${answer.discarded.class}); audit record written.`, false);
+    await inspectDlq();
+  });
+  return el("div", { class: "discard" }, reason, button);
+}
+
+function renderDeadLetter(m) {
+  const attributes = Object.keys(m.message_attributes || {}).length ? compact(m.message_attributes) : "none";
+  const node = el("div", { class: `message ${m.class}`, "data-testid": "dlq-message", "data-message-id": m.message_id,
+    "data-class": m.class },
+    el("div", { class: "message-head" },
+      el("span", { class: `badge ${CLASS_BADGES[m.class]}`, "data-testid": "dlq-class", text: m.class }),
+      el("span", {}, el("span", { class: "hint", text: "order " }), el("code", { text: m.id === null ? "–" : String(m.id) })),
+      el("span", { class: "hint", text: `received ${m.receive_count === 1 ? "once" : `${m.receive_count} times`}` }),
+      el("span", { class: "hint", text: m.sent_ms ? `sent ${clockTime(m.sent_ms)}` : "" }),
+      el("span", { class: "hint", text: `attributes: ${attributes}` }),
+      el("span", { class: "hint", text: `message ${m.message_id}` }),
+    ),
+    el("p", { class: "reason", "data-testid": "dlq-reason", text: m.reason }),
+    el("pre", { "data-testid": "dlq-body", text: m.body }),
+  );
+  if (m.class === "conflict") node.append(sideBySide(m));
+  if (m.class === "conflict" || m.class === "malformed") node.append(discardForm(m));
+  return node;
+}
+
 async function inspectDlq() {
   const panel = $("#dlq-panel");
   panel.hidden = false;
   const box = $("#dlq-messages");
   box.replaceChildren(el("p", { class: "hint", text: "reading…" }));
-  let answer;
-  try {
-    answer = await (await api("/api/dlq", {})).json();
-  } catch (error) {
-    answer = { error: `the view server does not answer (${error.message})`, messages: [] };
-  }
+  const answer = await post("/api/dlq", {});
   if (answer.error) {
     box.replaceChildren(el("p", { class: "section-error", text: `Cannot read the dead-letter queue: ${answer.error}` }));
     return;
   }
+  const counts = el("div", { class: "classes", "data-testid": "dlq-counts" }, ...Object.keys(CLASS_LABELS).map((kind) =>
+    el("span", { class: `badge ${CLASS_BADGES[kind]}`, "data-class": kind, title: CLASS_LABELS[kind],
+      text: `${answer.counts[kind]} ${kind}` })));
+  const safe = answer.counts.pending + answer.counts.stored;
+  const redrive = el("button", { type: "button", class: "primary", "data-testid": "redrive-safe",
+    text: `Redrive safe messages (${safe})` });
+  redrive.disabled = safe === 0;
+  redrive.addEventListener("click", () => redriveSafe(redrive));
+  const head = el("div", { class: "dlq-head" }, counts, redrive);
   if (answer.messages.length === 0) {
-    box.replaceChildren(el("p", { class: "hint", text: `${answer.queue} has no visible messages` }));
+    box.replaceChildren(head, el("p", { class: "hint", text: `${answer.queue} has no visible messages` }));
     return;
   }
-  box.replaceChildren(...answer.messages.map((m) => {
-    const button = el("button", { type: "button", class: "primary", "data-testid": "redrive", text: "Redrive to jobs queue" });
-    button.addEventListener("click", () => redrive(m.message_id, button));
-    const attributes = Object.keys(m.message_attributes || {}).length ? compact(m.message_attributes) : "none";
-    return el("div", { class: "message", "data-testid": "dlq-message", "data-message-id": m.message_id },
-      el("div", { class: "message-head" },
-        el("span", {}, el("span", { class: "hint", text: "message " }), el("code", { text: m.message_id })),
-        el("span", { class: "hint", text: m.sent_ms ? `sent ${clockTime(m.sent_ms)}` : "" }),
-        el("span", { class: "hint", text: `received ${m.receive_count === 1 ? "once" : `${m.receive_count} times`}` }),
-        el("span", { class: "hint", text: `attributes: ${attributes}` }),
-        button,
-      ),
-      el("pre", { "data-testid": "dlq-body", text: m.body }),
-    );
-  }));
+  box.replaceChildren(head, ...answer.messages.map(renderDeadLetter));
 }
 
-async function redrive(messageId, button) {
+async function redriveSafe(button) {
   button.disabled = true;
-  let answer;
-  try {
-    const response = await api("/api/redrive", { message_id: messageId });
-    answer = await response.json();
-  } catch (error) {
-    answer = { error: `the view server does not answer (${error.message})` };
-  }
+  const answer = await post("/api/dlq/redrive", {});
   if (answer.error) {
     button.disabled = false;
     showDlqResult(`Redrive failed: ${answer.error}`, true);
     return;
   }
-  showDlqResult(`Moved message ${answer.moved} to ${answer.to} (new message ${answer.new_message_id}).`, false);
+  const moved = answer.counts.pending.moved + answer.counts.stored.moved;
+  const failed = Object.values(answer.counts).reduce((sum, c) => sum + c.failed, 0);
+  showDlqResult(`Moved ${moved} message${moved === 1 ? "" : "s"} to ${answer.jobs_queue} ` +
+    `(${answer.counts.pending.moved} pending, ${answer.counts.stored.moved} stored)` +
+    (failed ? `; ${failed} failed: ${answer.failures.map((f) => f.reason).join("; ")}` : "."), failed > 0);
   await inspectDlq();
 }
 

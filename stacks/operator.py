@@ -1,0 +1,76 @@
+"""What a human operator of the consumer may do, as one managed policy to attach to their role or
+group, and the audit log group their dead-letter discards are recorded in.
+
+The policy is exactly what `python -m ops status|view|dlq` use: read the consumer's state,
+classify the dead-letter queue against the orders table, send safe messages back to the jobs
+queue, discard a message with an audit record. It cannot write an order, change a table or a
+queue, or delete an audit record.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import ArnFormat, RemovalPolicy, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+from stacks.config import Names
+
+
+class OperatorAccess(Construct):
+    """The `<prefix>-operator` managed policy and the `<prefix>-dlq-audit` log group."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        names: Names,
+        queue: sqs.IQueue,
+        dead_letter_queue: sqs.IQueue,
+        orders_table: dynamodb.ITable,
+        reference_table: dynamodb.ITable,
+        worker_log_group: logs.ILogGroup,
+        audit_removal: RemovalPolicy,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        # Discards are decisions about orders: kept two years, and with the orders when retained.
+        self.audit_log_group = logs.LogGroup(
+            self, "DlqAudit", log_group_name=names.dlq_audit_log_group,
+            retention=logs.RetentionDays.TWO_YEARS, removal_policy=audit_removal)
+        stack = Stack.of(self)
+        stack_arn = stack.format_arn(service="cloudformation", resource="stack", resource_name=f"{names.stack}/*")
+        alarms_arn = stack.format_arn(service="cloudwatch", resource="alarm", resource_name=f"{names.prefix}-*",
+                                      arn_format=ArnFormat.COLON_RESOURCE_NAME)
+
+        def allow(sid: str, actions: list[str], resources: list[str]) -> iam.PolicyStatement:
+            return iam.PolicyStatement(sid=sid, actions=actions, resources=resources)
+
+        self.policy = iam.ManagedPolicy(
+            self, "Policy", managed_policy_name=names.operator_policy,
+            description=f"Operate {names.stack}: status, live view, dead-letter list/redrive/discard/audit",
+            statements=[
+                allow("ReadStack", ["cloudformation:DescribeStacks"], [stack_arn]),
+                allow("ReadQueues", ["sqs:GetQueueAttributes", "sqs:GetQueueUrl"],
+                      [queue.queue_arn, dead_letter_queue.queue_arn]),
+                # ListEventSourceMappings and GetMetricData take no resource (IAM allows only "*").
+                allow("ReadMappingsAndMetrics", ["lambda:ListEventSourceMappings", "cloudwatch:GetMetricData"], ["*"]),
+                allow("ReadAlarms", ["cloudwatch:DescribeAlarms"], [alarms_arn]),
+                allow("ReadTables", ["dynamodb:Scan"], [orders_table.table_arn, reference_table.table_arn]),
+                allow("ClassifyDeadLetters", ["dynamodb:BatchGetItem"], [orders_table.table_arn]),
+                allow("ReadWorkerLog", ["logs:FilterLogEvents"], [worker_log_group.log_group_arn]),
+                allow("HoldAndRemoveDeadLetters", ["sqs:ReceiveMessage", "sqs:ChangeMessageVisibility",
+                                                   "sqs:DeleteMessage"], [dead_letter_queue.queue_arn]),
+                allow("SendBackToJobs", ["sqs:SendMessage"], [queue.queue_arn]),
+                allow("AuditDiscards", ["logs:CreateLogStream", "logs:PutLogEvents", "logs:FilterLogEvents"],
+                      [self.audit_log_group.log_group_arn]),
+            ],
+        )
+        NagSuppressions.add_resource_suppressions(self.policy, [{
+            "id": "AwsSolutions-IAM5",
+            "reason": "lambda:ListEventSourceMappings and cloudwatch:GetMetricData support no resource-level "
+                      "permissions; alarms, log streams and the stack's id are matched by their own prefix.",
+        }])
