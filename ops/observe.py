@@ -143,3 +143,40 @@ def stack_outputs(cloudformation: Any, stack_name: str) -> dict[str, str]:
 
 def find_queue_url(sqs: Any, queue_name: str) -> str:
     return sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
+
+
+def alarms(cloudwatch: Any, name_prefix: str) -> list[dict[str, Any]]:
+    """The consumer's metric alarms: name, state, reason and when the state last changed."""
+    found = []
+    for page in cloudwatch.get_paginator("describe_alarms").paginate(AlarmNamePrefix=name_prefix, AlarmTypes=["MetricAlarm"]):
+        for alarm in page["MetricAlarms"]:
+            updated = alarm.get("StateUpdatedTimestamp")
+            found.append({
+                "name": alarm["AlarmName"], "state": alarm.get("StateValue"), "reason": alarm.get("StateReason", ""),
+                "updated_ms": int(updated.timestamp() * 1000) if updated else None,
+                "metric": alarm.get("MetricName"), "threshold": alarm.get("Threshold"),
+            })
+    return sorted(found, key=lambda alarm: alarm["name"])
+
+
+def metric_series(cloudwatch: Any, metrics: dict[str, tuple[str, str, dict[str, str], str]], start_ms: int,
+                  end_ms: int, period: int = 60) -> dict[str, list[list[float]]]:
+    """`{key: [[time_ms, value], ...]}` oldest first, for `{key: (namespace, name, dimensions, statistic)}`."""
+    from datetime import datetime, timezone
+
+    queries = [{
+        "Id": f"m{index}", "Label": key, "ReturnData": True,
+        "MetricStat": {"Metric": {"Namespace": namespace, "MetricName": name,
+                                  "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()]},
+                       "Period": period, "Stat": statistic},
+    } for index, (key, (namespace, name, dimensions, statistic)) in enumerate(metrics.items())]
+    series: dict[str, list[list[float]]] = {key: [] for key in metrics}
+    keys = {f"m{index}": key for index, key in enumerate(metrics)}
+    for page in cloudwatch.get_paginator("get_metric_data").paginate(
+            MetricDataQueries=queries, ScanBy="TimestampAscending",
+            StartTime=datetime.fromtimestamp(start_ms / 1000, tz=timezone.utc),
+            EndTime=datetime.fromtimestamp(end_ms / 1000, tz=timezone.utc)):
+        for result in page["MetricDataResults"]:
+            series[keys[result["Id"]]] += [[int(t.timestamp() * 1000), float(v)]
+                                           for t, v in zip(result["Timestamps"], result["Values"])]
+    return {key: sorted(points) for key, points in series.items()}

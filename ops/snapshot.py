@@ -20,7 +20,7 @@ from botocore.exceptions import ClientError
 from ops import observe
 from ops.aws import Clients, error_line
 from ops.terminal import safe_lines
-from stacks.config import DEFAULT_PREFIX, Names
+from stacks.config import DECISION_METRICS, DEFAULT_PREFIX, METRICS_NAMESPACE, Names
 
 if TYPE_CHECKING:
     from ops.dlq import Queues
@@ -127,6 +127,19 @@ def worker_errors(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
             for record in records if record.tag == "ERROR"]
 
 
+SERIES_MINUTES = 60
+
+
+def plotted_metrics(target: Target) -> dict[str, tuple[str, str, dict[str, str], str]]:
+    """What the view plots over the last hour: decisions per minute by kind, queue and DLQ depth."""
+    worker = {"FunctionName": target.function_name}
+    return {
+        **{f"decision:{name}": (METRICS_NAMESPACE, name, worker, "Sum") for name in DECISION_METRICS},
+        "queue:jobs": ("AWS/SQS", "ApproximateNumberOfMessagesVisible", {"QueueName": target.jobs_queue}, "Maximum"),
+        "queue:dlq": ("AWS/SQS", "ApproximateNumberOfMessagesVisible", {"QueueName": target.dead_letter_queue}, "Maximum"),
+    }
+
+
 def take_snapshot(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | None = None,
                   since_minutes: float = DEFAULT_SINCE_MINUTES) -> dict[str, Any]:
     """Everything the view shows, as JSON-ready data. Never raises for AWS errors."""
@@ -138,6 +151,7 @@ def take_snapshot(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | N
         "queues": {"jobs": None, "dlq": None}, "mappings": None, "orders": None, "orders_truncated": False,
         "reference": None, "decisions": None, "decisions_total": 0, "worker_errors": None,
         "executions": None, "summary": None, "log_since": _iso(since_ms), "log_since_ms": since_ms,
+        "alarms": None, "series": None,
     }
     try:
         snapshot["endpoint"], snapshot["region"] = clients.describe(), clients.region
@@ -163,6 +177,10 @@ def take_snapshot(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | N
     if orders is not None:
         snapshot["orders"], snapshot["orders_truncated"] = orders, len(orders) >= ORDERS_LIMIT
     snapshot["reference"] = section("reference", lambda: observe.scan_items(dynamodb, target.reference_table))
+    cloudwatch = clients.client("cloudwatch")
+    snapshot["alarms"] = section("alarms", lambda: observe.alarms(cloudwatch, f"{prefix}-"))
+    snapshot["series"] = section("series", lambda: observe.metric_series(
+        cloudwatch, plotted_metrics(target), now_ms - SERIES_MINUTES * 60_000, now_ms))
     log = section("log", lambda: observe.worker_log(clients.client("logs"), target.log_group, since_ms))
     if log is not None:
         written = decisions(log.records)
@@ -213,6 +231,12 @@ def format_text(snapshot: dict[str, Any]) -> str:
             lines.append(f"{label:<9} {len(snapshot[key])} item(s) in "
                          f"{target['orders_table' if key == 'orders' else 'reference_table']}")
             lines += [f"          {_compact(item)}" for item in snapshot[key]]
+    if snapshot["alarms"] is None:
+        lines.append(f"alarms    error: {errors['alarms']}")
+    for alarm in snapshot["alarms"] or []:
+        lines.append(f"alarm     {alarm['name']}: {alarm['state']}  {alarm['reason']}")
+    if snapshot["alarms"] == []:
+        lines.append("alarms    none")
     if snapshot["decisions"] is None:
         lines.append(f"writes    error: {errors['log']}")
     else:
