@@ -28,8 +28,9 @@ import math
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 log = logging.getLogger("local.sqs_move_tasks")
 
@@ -306,8 +307,9 @@ class _TaskView(threading.local):
     """What the current thread's receive may see of one queue: None for every thread but a
     task's, while it takes messages."""
 
-    queue: Any = None
-    members: set[str] = set()
+    def __init__(self) -> None:
+        self.queue: Any = None
+        self.members: set[str] = set()
 
 
 _view = _TaskView()

@@ -8,9 +8,24 @@ from types import SimpleNamespace
 import pytest
 
 from local.sqs_move_tasks import (
-    CANCELLED, CANCELLING, COMPLETED, FAILED, RUNNING, MoveTask, MoveTaskError, MoveTasks, QueueRef,
-    allowed_by, check_max_results, check_rate, decode_handle, due_at, encode_handle, oldest_first,
-    parse_queue_arn, redrive_permissions,
+    CANCELLED,
+    CANCELLING,
+    COMPLETED,
+    FAILED,
+    RUNNING,
+    MoveTask,
+    MoveTaskError,
+    MoveTasks,
+    QueueRef,
+    allowed_by,
+    check_max_results,
+    check_rate,
+    decode_handle,
+    due_at,
+    encode_handle,
+    oldest_first,
+    parse_queue_arn,
+    redrive_permissions,
 )
 
 DLQ = "arn:aws:sqs:us-east-1:123456789012:orders-dlq"
