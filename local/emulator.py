@@ -265,6 +265,14 @@ def _patch_sqs_lambda_trigger() -> None:
     Queue.lambda_event_source_mappings = property(lambda self: {}, lambda self, value: None)
 
 
+def _patch_sqs_move_tasks() -> None:
+    """SQS StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask (DLQ redrive),
+    which moto lacks: local/sqs_move_tasks.py."""
+    from local import sqs_move_tasks
+
+    sqs_move_tasks.install()
+
+
 def _patch_lambda_invoke(host: FunctionRunner) -> None:
     from moto.awslambda.models import LambdaFunction
 
@@ -319,6 +327,7 @@ class EmbeddedAWS:
         _patch_sqs_lambda_trigger()
         _patch_dynamodb_write_atomicity()
         _patch_sqs_thread_safety()
+        _patch_sqs_move_tasks()
         _patch_lambda_invoke(host)
         _patch_custom_resource_host(self.port)
         if self.faults_file:
