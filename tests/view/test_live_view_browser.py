@@ -114,6 +114,16 @@ def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
         expect(page.get_by_test_id("mapping-batch-size")).to_have_text("1")
         expect(page.get_by_test_id("mapping-state")).to_have_text("Enabled")
         expect(page.get_by_test_id("reference-note")).to_have_text("keep unchanged")
+        # Alarms with their states, and the decisions as a picture: the two accepted writes and
+        # the two duplicates arrive as metrics (the worker's EMF lines) and are plotted.
+        expect(page.locator("#alarms li")).to_have_count(6, timeout=DEADLINE_MS)
+        expect(page.locator('#alarms li[data-alarm="lview-conflicting-orders"] [data-testid="alarm-state"]')).to_have_text(
+            re.compile("^(OK|INSUFFICIENT_DATA)$"))
+        for kind in ("Accepted", "Duplicate"):
+            expect(page.locator(f'#chart-decisions .legend [data-series="{kind}"]')).to_have_text(
+                f"{kind} (2 in the hour)", timeout=DEADLINE_MS)
+        expect(page.locator('#chart-decisions polyline[data-series="Accepted"]')).to_have_count(1)
+        expect(page.locator('#chart-queues polyline[data-series="jobs queue"]')).to_have_count(1, timeout=DEADLINE_MS)
     finally:
         scenario.join(timeout=DEADLINE_MS / 1000)
     path = screenshot(page, "live-view-lab.png")

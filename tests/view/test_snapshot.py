@@ -214,3 +214,20 @@ def test_status_text_escapes_control_characters_from_the_data(aws):
     assert not any(char in text for char in "\x1b\x07\x9b\u202e")
     assert "forged line" in text and not any(line.startswith("forged line") for line in text.splitlines())
     assert "ERROR ConflictingOrder: evil\\x1b[2J\\x1b]0;pwned\\x07\\u202eredro\\x0aforged line\\x9b31m" in text
+
+
+def test_status_lists_the_alarms_with_their_states(aws):
+    """`ops status` names each of the consumer's alarms with its state and reason."""
+    deploy_stack(aws)
+    create_resources(aws)
+    cloudwatch = aws.client("cloudwatch")
+    for name in (f"{PREFIX}-dead-letters", f"{PREFIX}-conflicting-orders", "other-stack-alarm"):
+        cloudwatch.put_metric_alarm(AlarmName=name, MetricName="m", Namespace="n", Statistic="Sum", Period=60,
+                                    EvaluationPeriods=1, Threshold=1, ComparisonOperator="GreaterThanOrEqualToThreshold")
+    cloudwatch.set_alarm_state(AlarmName=f"{PREFIX}-dead-letters", StateValue="ALARM", StateReason="1 message waits")
+    snapshot = take_snapshot(aws, PREFIX)
+    assert [(a["name"], a["state"]) for a in snapshot["alarms"]] == [
+        (f"{PREFIX}-conflicting-orders", "OK"), (f"{PREFIX}-dead-letters", "ALARM")]
+    text = format_text(snapshot)
+    assert f"alarm     {PREFIX}-dead-letters: ALARM  1 message waits" in text
+    assert "other-stack-alarm" not in text

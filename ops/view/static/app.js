@@ -207,6 +207,70 @@ function renderWorkerErrors(errors) {
   )));
 }
 
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  for (const child of children) node.append(child);
+  return node;
+}
+
+// A line chart of [{label, color, points: [[ms, value], ...]}] over [start, end].
+function lineChart(box, lines, start, end) {
+  const width = 560, height = 170, left = 36, right = 10, top = 10, bottom = 22;
+  const max = Math.max(1, ...lines.flatMap((line) => line.points.map(([, value]) => value)));
+  const x = (ms) => left + ((ms - start) / (end - start)) * (width - left - right);
+  const y = (value) => top + (1 - value / max) * (height - top - bottom);
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "chart", role: "img" },
+    svg("line", { x1: left, y1: y(0), x2: width - right, y2: y(0), class: "axis" }),
+    svg("line", { x1: left, y1: top, x2: left, y2: y(0), class: "axis" }),
+    svg("text", { x: left - 4, y: top + 8, class: "tick", "text-anchor": "end" }, String(max)),
+    svg("text", { x: left - 4, y: y(0), class: "tick", "text-anchor": "end" }, "0"),
+    svg("text", { x: left, y: height - 6, class: "tick" }, clockTime(start).slice(0, 5)),
+    svg("text", { x: width - right, y: height - 6, class: "tick", "text-anchor": "end" }, clockTime(end).slice(0, 5)));
+  for (const line of lines) {
+    if (!line.points.length) continue;
+    const points = line.points.map(([ms, value]) => `${x(ms).toFixed(1)},${y(value).toFixed(1)}`).join(" ");
+    chart.append(svg("polyline", { points, fill: "none", stroke: line.color, "stroke-width": 2, "data-series": line.label }));
+    for (const [ms, value] of line.points) {
+      chart.append(svg("circle", { cx: x(ms).toFixed(1), cy: y(value).toFixed(1), r: 2.5, fill: line.color },
+        svg("title", {}, `${line.label} ${value} at ${clockTime(ms)}`)));
+    }
+  }
+  const legend = el("div", { class: "legend" }, ...lines.map((line) => {
+    const swatch = el("span", { class: "swatch" });
+    swatch.style.background = line.color;  // CSSOM, which the page's CSP allows (a style attribute it does not)
+    return el("span", { class: "key", "data-series": line.label }, swatch,
+      `${line.label} (${line.points.reduce((sum, [, value]) => sum + value, 0)} in the hour)`);
+  }));
+  box.replaceChildren(chart, legend);
+}
+
+const DECISION_COLORS = { Accepted: "#1a7f37", Duplicate: "#9a6700", Conflict: "#b42318", Malformed: "#8250df", Error: "#57606a" };
+
+function renderCharts(snapshot) {
+  const series = snapshot.series;
+  if (!series) return;
+  const end = snapshot.taken_at_ms, start = end - 60 * 60 * 1000;
+  lineChart($("#chart-decisions"), Object.keys(DECISION_COLORS).map((kind) => ({
+    label: kind, color: DECISION_COLORS[kind], points: series[`decision:${kind}`] || [] })), start, end);
+  lineChart($("#chart-queues"), [
+    { label: "jobs queue", color: "#0969da", points: series["queue:jobs"] || [] },
+    { label: "dead-letter queue", color: "#b42318", points: series["queue:dlq"] || [] },
+  ], start, end);
+}
+
+function renderAlarms(alarms) {
+  const list = $("#alarms");
+  if (alarms === null) return list.replaceChildren();
+  if (alarms.length === 0) return list.replaceChildren(el("li", { class: "hint", text: "no alarms found" }));
+  list.replaceChildren(...alarms.map((alarm) => el("li", { class: `alarm ${alarm.state}`, "data-alarm": alarm.name },
+    el("span", { class: `pill state ${alarm.state}`, "data-testid": "alarm-state", text: alarm.state }),
+    el("code", { text: alarm.name }),
+    el("span", { class: "hint", title: alarm.reason, text: alarm.reason }))));
+}
+
 function render(snapshot) {
   setText("#endpoint", snapshot.endpoint || "–");
   setText("#region", snapshot.region || "–");
@@ -235,6 +299,8 @@ function render(snapshot) {
   renderReference(snapshot.reference);
   renderDecisions(snapshot.decisions, snapshot.decisions_total);
   renderWorkerErrors(snapshot.worker_errors);
+  renderAlarms(snapshot.alarms);
+  renderCharts(snapshot);
   showSectionErrors(snapshot.errors);
 }
 

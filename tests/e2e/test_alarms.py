@@ -1,0 +1,127 @@
+"""The stack's alarms fire on a laptop: the deployed worker's decision metrics count exactly the
+lab scenario, a conflicting copy of a stored order turns `<prefix>-conflicting-orders` to ALARM
+and notifies an SQS queue subscribed to `<prefix>-alarms`, a malformed order in the DLQ turns
+`<prefix>-dead-letters` to ALARM and emptying the DLQ turns it back to OK. (The embedded AWS
+evaluates a 60 s period in 5 s: docs/local-fidelity.md.)"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from local.session import wait_for
+from ops import observe
+from stacks.config import METRICS_NAMESPACE
+from tests.shared_aws import FAST_TIMEOUTS
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+PREFIX = "alarms"
+DEADLINE = 60  # a few scaled periods, on a loaded machine
+
+
+@pytest.fixture(scope="module")
+def stack(shared_aws, tmp_path_factory):
+    with shared_aws.stack({**FAST_TIMEOUTS, "prefix": PREFIX}, tmp_path_factory.mktemp(PREFIX)) as session:
+        yield session, session.user_env(), session.outputs()
+
+
+@pytest.fixture(scope="module")
+def inbox(stack):
+    """An SQS queue subscribed to the stack's alarm topic, as an on-call tool would be."""
+    session, _, outputs = stack
+    sqs = session.client("sqs")
+    url = sqs.create_queue(QueueName=f"{PREFIX}-oncall-inbox")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    session.client("sns").subscribe(TopicArn=outputs["AlarmTopicArn"], Protocol="sqs", Endpoint=arn)
+    return url
+
+
+def state(session, name: str) -> str:
+    return session.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"][0]["StateValue"]
+
+
+def wait_state(session, name: str, wanted: str) -> None:
+    wait_for(lambda: state(session, name) == wanted, timeout=DEADLINE, interval=0.25, what=f"{name} in {wanted}")
+
+
+def notification(session, inbox: str, alarm: str, new_state: str) -> dict:
+    """The CloudWatch alarm message for `alarm` entering `new_state`, as delivered to the inbox."""
+    sqs, seen = session.client("sqs"), []
+
+    def arrived() -> dict | None:
+        for message in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
+            seen.append(json.loads(json.loads(message["Body"])["Message"]))
+            sqs.delete_message(QueueUrl=inbox, ReceiptHandle=message["ReceiptHandle"])
+        return next((m for m in seen if m["AlarmName"] == alarm and m["NewStateValue"] == new_state), None)
+
+    return wait_for(arrived, timeout=DEADLINE, what=f"a {new_state} notification for {alarm}")
+
+
+def send(session, env, order: dict) -> None:
+    session.client("sqs").send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))
+
+
+def decision_sums(session, function_name: str, since: datetime) -> dict[str, float]:
+    cloudwatch = session.client("cloudwatch")
+    sums = {}
+    for name in ("Accepted", "Duplicate", "Conflict", "Malformed", "Error"):
+        points = cloudwatch.get_metric_statistics(
+            Namespace=METRICS_NAMESPACE, MetricName=name, Dimensions=[{"Name": "FunctionName", "Value": function_name}],
+            StartTime=since, EndTime=datetime.now(timezone.utc) + timedelta(minutes=1), Period=60, Statistics=["Sum"])
+        sums[name] = sum(point["Sum"] for point in points["Datapoints"])
+    return sums
+
+
+def test_every_alarm_exists_with_its_name_and_starts_without_alarming(stack):
+    session, _, _ = stack
+    names = [alarm["name"] for alarm in observe.alarms(session.client("cloudwatch"), f"{PREFIX}-")]
+    assert names == sorted(f"{PREFIX}-{what}" for what in (
+        "conflicting-orders", "dead-letters", "oldest-job-age", "worker-errors", "worker-throttles", "orders-throttled"))
+    assert all(state(session, name) in ("OK", "INSUFFICIENT_DATA") for name in names)
+
+
+def test_decision_metrics_count_exactly_the_lab_scenario(stack):
+    """dedup-order x3 and other-order x1: 2 accepted, 2 duplicates, nothing else."""
+    session, env, _ = stack
+    since = datetime.now(timezone.utc) - timedelta(minutes=1)
+    send(session, env, {"id": "dedup-order", "quantity": 4})
+    wait_for(lambda: decision_sums(session, env["FUNCTION_NAME"], since)["Accepted"] == 1, timeout=DEADLINE,
+             what="the first order's Accepted metric")
+    for order in ({"id": "dedup-order", "quantity": 4},) * 2 + ({"id": "other-order", "quantity": 1},):
+        send(session, env, order)
+    expected = {"Accepted": 2, "Duplicate": 2, "Conflict": 0, "Malformed": 0, "Error": 0}
+    wait_for(lambda: decision_sums(session, env["FUNCTION_NAME"], since) == expected, timeout=DEADLINE,
+             what=f"decision metrics {expected}")
+
+
+def test_a_conflicting_copy_raises_the_conflict_alarm_and_notifies_the_topic(stack, inbox):
+    session, env, _ = stack
+    name = f"{PREFIX}-conflicting-orders"
+    send(session, env, {"id": "dedup-order", "quantity": 5})  # stored with quantity 4 by the lab scenario
+    wait_state(session, name, "ALARM")
+    message = notification(session, inbox, name, "ALARM")
+    assert message["Trigger"]["MetricName"] == "Conflict" and message["Trigger"]["Namespace"] == METRICS_NAMESPACE
+    assert message["NewStateReason"].startswith("Threshold Crossed")
+    history = session.client("cloudwatch").describe_alarm_history(AlarmName=name, HistoryItemType="StateUpdate")
+    assert any("to ALARM" in item["HistorySummary"] for item in history["AlarmHistoryItems"])
+
+
+def test_a_dead_letter_raises_the_dlq_alarm_and_an_empty_dlq_clears_it(stack, inbox):
+    """A malformed order in the DLQ (sent there directly: the way there through five failed
+    deliveries is tests/e2e/test_reliability_bad_input.py) turns the alarm to ALARM; emptying
+    the DLQ turns it back to OK, and both changes are notified."""
+    session, env, _ = stack
+    name = f"{PREFIX}-dead-letters"
+    sqs = session.client("sqs")
+    sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "broken", "quantity": "lots"}')
+    wait_state(session, name, "ALARM")
+    assert notification(session, inbox, name, "ALARM")["Trigger"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    started = time.monotonic()
+    sqs.purge_queue(QueueUrl=env["DLQ_URL"])
+    wait_state(session, name, "OK")
+    notification(session, inbox, name, "OK")
+    assert time.monotonic() - started < DEADLINE
