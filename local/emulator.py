@@ -94,6 +94,23 @@ def logs_resource_arn(params: dict[str, Any], region: str, account: str) -> str:
     return f"{arn}:log-stream:{stream}" if stream else f"{arn}:*"
 
 
+def cloudformation_stack_arn(stack_name: str | None, region: str, account: str) -> str:
+    """The stack ARN IAM checks a CloudFormation request against: the named stack's own ARN
+    (`stack/<name>/<id>`), a pattern for a stack that does not exist, or `*` for all stacks."""
+    if not stack_name:
+        return "*"
+    if stack_name.startswith("arn:"):
+        return stack_name
+    from moto.cloudformation.models import cloudformation_backends
+
+    stacks = cloudformation_backends[account][region].stacks.values()
+    live = [stack.stack_id for stack in stacks if stack.name == stack_name and stack.status != "DELETE_COMPLETE"]
+    return live[0] if live else f"arn:aws:cloudformation:{region}:{account}:stack/{stack_name}/*"
+
+
+_QUERY_COMPATIBLE = {"sqs", "cloudwatch"}
+
+
 def _patch_access_control() -> None:
     from moto.cloudformation.responses import CloudFormationResponse
     from moto.core.authorization import ActionAuthenticatorMixin
@@ -102,13 +119,26 @@ def _patch_access_control() -> None:
 
     from moto.core.exceptions import AccessDeniedError, JsonRESTError
 
-    check = ActionAuthenticatorMixin._authenticate_and_authorize_normal_action
+    xml_check = ActionAuthenticatorMixin._authenticate_and_authorize_normal_action
+
+    def check(self: Any, resource: str = "*") -> None:
+        # moto answers every denial in XML; a request in a JSON protocol (boto3's default for
+        # SQS, CloudWatch, DynamoDB, Logs, ...) gets it in JSON, as AWS answers it, or the SDK
+        # sees a bare 403. Query-compatible services (SQS, CloudWatch) keep their query code.
+        try:
+            xml_check(self, resource)
+        except AccessDeniedError as denied:
+            if not str(self.headers.get("Content-Type", "")).startswith("application/x-amz-json"):
+                raise
+            query_compatible = self.service_name in _QUERY_COMPATIBLE
+            error = JsonRESTError("AccessDenied" if query_compatible else "AccessDeniedException", denied.message)
+            error.code = 403 if query_compatible else 400
+            raise error from None
 
     def json_check(self: Any, resource: str) -> None:
-        # JSON-protocol services answer a denial with a JSON AccessDeniedException naming the
-        # resource, as AWS does; moto's XML body would reach SDKs as an unparsed 403.
+        # DynamoDB and Logs name the resource in the message, as AWS does.
         try:
-            check(self, resource)
+            xml_check(self, resource)
         except AccessDeniedError as denied:
             raise JsonRESTError("AccessDeniedException", f"{denied.message} on resource: {resource}") from None
 
@@ -135,11 +165,12 @@ def _patch_access_control() -> None:
         # The custom-resource response URL stands in for a pre-signed S3 URL: no SigV4 header.
         if self._get_action() == "ProcessCfnResponse":
             return
-        check(self, resource)
+        xml_check(self, cloudformation_stack_arn(self._get_param("StackName"), self.region, self.current_account))
 
     DynamoHandler._authenticate_and_authorize_normal_action = dynamodb_check
     LogsResponse._authenticate_and_authorize_normal_action = logs_check
     CloudFormationResponse._authenticate_and_authorize_normal_action = cloudformation_check
+    ActionAuthenticatorMixin._authenticate_and_authorize_normal_action = check
 
 
 # SQS authorizes a batch call with the permission of its single-message action.
@@ -150,14 +181,20 @@ _SQS_BATCH_PERMISSIONS = {
 }
 
 
-def _patch_sqs_batch_permissions() -> None:
+# moto names an IAM action after the signing name; where IAM's prefix differs, IAM's is used.
+_IAM_PREFIXES = {"monitoring": "cloudwatch"}
+
+
+def _patch_iam_action_names() -> None:
     from moto.iam.access_control import IAMRequestBase
 
     init = IAMRequestBase.__init__
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
-        self._action = _SQS_BATCH_PERMISSIONS.get(self._action, self._action)
+        prefix, _, name = self._action.partition(":")
+        action = f"{_IAM_PREFIXES.get(prefix, prefix)}:{name}"
+        self._action = _SQS_BATCH_PERMISSIONS.get(action, action)
 
     IAMRequestBase.__init__ = __init__
 
@@ -322,7 +359,7 @@ class EmbeddedAWS:
         werkzeug_app.DISABLE_GLOBAL_CORS = True  # in case moto was imported before (in-process tests)
         _patch_access_control()
         _patch_signature_of_bodyless_requests()
-        _patch_sqs_batch_permissions()
+        _patch_iam_action_names()
         _patch_log_group_arn()
         _patch_sqs_lambda_trigger()
         _patch_dynamodb_write_atomicity()

@@ -106,11 +106,11 @@ def error_of(call) -> tuple[str, str]:
 
 
 def denied(call) -> str:
-    """The permission IAM refused `call` for. (moto answers an SQS denial in XML even to a JSON
-    request, so boto3 sees code "403"; the body names the action, as AWS's message does.)"""
+    """The permission IAM refused `call` for: a 403 AccessDenied whose message names the action."""
     with pytest.raises(ClientError) as refused:
         call()
     assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    assert refused.value.response["Error"]["Code"] == "AccessDenied"
     return re.search(r"not authorized to perform: (sqs:\w+)", str(refused.value)).group(1)
 
 

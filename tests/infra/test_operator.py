@@ -38,8 +38,8 @@ def test_operator_policy_is_exactly_what_the_tools_need(template):
     assert statements == {
         "ReadStack": (["cloudformation:DescribeStacks"], joined(f":cloudformation:|:stack/{PREFIX}-consumer/*")),
         "ReadQueues": (["sqs:GetQueueAttributes", "sqs:GetQueueUrl"], [dlq, jobs]),
-        "ReadMappingsAndMetrics": (["cloudwatch:GetMetricData", "lambda:ListEventSourceMappings"], "*"),
-        "ReadAlarms": (["cloudwatch:DescribeAlarms"], joined(f":cloudwatch:|:alarm:{PREFIX}-*")),
+        "ReadMappingsMetricsAlarms": (["cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData",
+                                       "lambda:ListEventSourceMappings"], "*"),
         "ReadTables": (["dynamodb:Scan"], [orders, reference]),
         "ClassifyDeadLetters": (["dynamodb:BatchGetItem"], orders),
         "ReadWorkerLog": (["logs:FilterLogEvents"], worker_log),

@@ -1,0 +1,196 @@
+"""Recovering the dead-letter queue of the real stack with `python -m ops dlq`, run as an operator
+holding only the stack's `<prefix>-operator` policy: a DLQ of 12 pending, 1 stored, 1 conflicting
+and 1 malformed message (three of them failed through the worker with an injected DynamoDB fault,
+the rest sent there directly) is classified, the 13 safe ones are redriven (12 written, 1
+acknowledged as a duplicate), a second redrive moves nothing, the conflict is discarded with an
+audit record; a DLQ of 200 is listed and redriven completely; SQS's own move task moves the rest."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from local.session import ROOT, wait_for
+from ops import observe
+from tests.shared_aws import FAST_TIMEOUTS
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+PREFIX = "recover"
+SETTLE = 120  # five failed deliveries, 12 s apart, on a loaded machine
+
+
+@pytest.fixture(scope="module")
+def stack(shared_aws, tmp_path_factory):
+    with shared_aws.stack({**FAST_TIMEOUTS, "prefix": PREFIX}, tmp_path_factory.mktemp(PREFIX)) as session:
+        yield session, session.user_env(), session.outputs()
+
+
+@pytest.fixture(scope="module")
+def operator_env(stack):
+    """AWS credentials of a user who holds nothing but the stack's operator policy."""
+    session, env, outputs = stack
+    iam = session.client("iam")
+    iam.create_user(UserName=f"{PREFIX}-operator-user")
+    iam.attach_user_policy(UserName=f"{PREFIX}-operator-user", PolicyArn=outputs["OperatorPolicyArn"])
+    key = iam.create_access_key(UserName=f"{PREFIX}-operator-user")["AccessKey"]
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+            "AWS_ENDPOINT_URL": env["AWS_ENDPOINT_URL"], "AWS_REGION": env["AWS_REGION"],
+            "AWS_ACCESS_KEY_ID": key["AccessKeyId"], "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"]}
+
+
+def ops(operator_env, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ops", *args, "--prefix", PREFIX], cwd=ROOT, env=operator_env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def ops_json(operator_env, *args: str) -> dict:
+    result = ops(operator_env, *args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def order(order_id: str, quantity: int) -> str:
+    return json.dumps({"id": order_id, "quantity": quantity})
+
+
+@pytest.fixture(scope="module")
+def dead_letters(stack):
+    """The DLQ of 15: what it holds, by class."""
+    session, env, outputs = stack
+    sqs, dynamodb = session.client("sqs"), session.client("dynamodb")
+    for order_id, quantity in (("rec-stored", 2), ("rec-conflict", 3)):
+        dynamodb.put_item(TableName=env["ORDERS_TABLE"], Item={
+            "id": {"S": order_id}, "quantity": {"N": str(quantity)}, "total_cents": {"N": str(quantity * 250 + 100)}})
+    # Through the worker: a DynamoDB outage fails two new orders five times each; the conflicting
+    # copy fails as a conflict (or as the outage; either way it is judged again in the DLQ).
+    session.inject_fault(action="PutItem", table=env["ORDERS_TABLE"], code="ServiceUnavailable", status=503, count=1000)
+    through_worker = [order("rec-pending-0", 1), order("rec-pending-1", 2), order("rec-conflict", 4)]
+    for body in through_worker:
+        sqs.send_message(QueueUrl=env["QUEUE_URL"], MessageBody=body)
+    direct = [order(f"rec-pending-{n}", 1 + n % 10) for n in range(2, 12)] + [order("rec-stored", 2), '{"id": "rec-bad"}']
+    for body in direct:
+        sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody=body, MessageAttributes={
+            "origin": {"DataType": "String", "StringValue": "test"}})
+    wait_for(lambda: observe.queue_counters(sqs, env["DLQ_URL"])["visible"] == 15, timeout=SETTLE, interval=0.5,
+             what="the three failed orders to reach the DLQ beside the twelve sent there")
+    session.inject_fault(action="PutItem", table=env["ORDERS_TABLE"], code="ServiceUnavailable", status=503, count=0)
+    return {"pending": 12, "stored": 1, "conflict": 1, "malformed": 1}
+
+
+def results(session, env, since_ms: int) -> list[dict]:
+    return [r.data for r in observe.log_records(session.client("logs"), env["LOG_GROUP"], since_ms) if r.tag == "RESULT"]
+
+
+def test_list_classifies_all_fifteen(stack, dead_letters, operator_env):
+    listing = ops_json(operator_env, "dlq", "list")
+    assert listing["counts"] == dead_letters
+    assert len(listing["messages"]) == 15
+    (conflict,) = [m for m in listing["messages"] if m["class"] == "conflict"]
+    assert (conflict["requested"]["quantity"], conflict["stored"]["quantity"]) == (4, 3)
+    (malformed,) = [m for m in listing["messages"] if m["class"] == "malformed"]
+    assert malformed["reason"] == "missing field: quantity"
+    text = ops(operator_env, "dlq", "list")
+    assert text.returncode == 0 and text.stdout.splitlines()[0] == (
+        f"{PREFIX}-jobs-dlq: 15 message(s): 12 pending, 1 stored, 1 conflict, 1 malformed")
+
+
+def test_redrive_writes_the_pending_acknowledges_the_stored_and_leaves_the_rest(stack, dead_letters, operator_env):
+    session, env, _ = stack
+    since = int(time.time() * 1000) - 1000
+    redriven = ops_json(operator_env, "dlq", "redrive")
+    assert {kind: counts["moved"] for kind, counts in redriven["counts"].items()} == {
+        "pending": 12, "stored": 1, "conflict": 0, "malformed": 0}
+    assert redriven["failures"] == []
+    wait_for(lambda: len(results(session, env, since)) >= 13, timeout=SETTLE, what="13 RESULT lines")
+    done = results(session, env, since)
+    assert sorted(r["id"] for r in done if r["processed"]) == sorted(f"rec-pending-{n}" for n in range(12))
+    assert [r["id"] for r in done if r["duplicate"]] == ["rec-stored"]
+    remaining = ops_json(operator_env, "dlq", "list")
+    assert remaining["counts"] == {"pending": 0, "stored": 0, "conflict": 1, "malformed": 1}
+    again = ops(operator_env, "dlq", "redrive")
+    assert again.returncode == 0 and again.stdout.startswith("moved 0 pending, 0 stored to the jobs queue")
+
+
+def test_discard_removes_the_conflict_with_an_audit_record(stack, dead_letters, operator_env):
+    listing = ops_json(operator_env, "dlq", "list")
+    (conflict,) = [m for m in listing["messages"] if m["class"] == "conflict"]
+    (malformed,) = [m for m in listing["messages"] if m["class"] == "malformed"]
+    refused = ops(operator_env, "dlq", "discard", "--message-id", conflict["message_id"], "--reason", " ")
+    assert refused.returncode == 1 and refused.stderr.strip() == "error: a discard needs --reason: why this message may go"
+    done = ops(operator_env, "dlq", "discard", "--message-id", conflict["message_id"],
+               "--reason", "customer confirmed quantity 3")
+    assert done.returncode == 0, done.stderr
+    (record,) = [r for r in ops_json(operator_env, "dlq", "audit") if r["message_id"] == conflict["message_id"]]
+    assert record["reason"] == "customer confirmed quantity 3" and record["class"] == "conflict"
+    assert record["who"].endswith(f":user/{PREFIX}-operator-user")
+    assert record["body"] == order("rec-conflict", 4)
+    assert [m["message_id"] for m in ops_json(operator_env, "dlq", "list")["messages"]] == [malformed["message_id"]]
+
+
+def test_a_dlq_of_two_hundred_is_listed_and_redriven_completely(stack, dead_letters, operator_env):
+    session, env, _ = stack
+    sqs = session.client("sqs")
+    bodies = [order(f"rec-bulk-{n}", 1 + n % 10) for n in range(200)]
+    for start in range(0, 200, 10):
+        sqs.send_message_batch(QueueUrl=env["DLQ_URL"], Entries=[
+            {"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start:start + 10])])
+    listing = ops_json(operator_env, "dlq", "list")
+    assert listing["counts"]["pending"] == 200 and len(listing["messages"]) == 201  # and the malformed one
+    redriven = ops_json(operator_env, "dlq", "redrive")
+    assert redriven["counts"]["pending"]["moved"] == 200 and redriven["failures"] == []
+    wait_for(lambda: len([i for i in observe.scan_items(session.client("dynamodb"), env["ORDERS_TABLE"])
+                          if str(i["id"]).startswith("rec-bulk-")]) == 200, timeout=SETTLE, what="the 200 orders written")
+    assert observe.queue_counters(sqs, env["DLQ_URL"])["visible"] == 1
+
+
+def test_sqs_move_task_moves_the_rest_and_completes(stack, dead_letters, operator_env):
+    """What SQS's own redrive does with what is left (it does not judge: the malformed body goes
+    back too): `aws sqs start-message-move-task` completes with the count."""
+    session, env, outputs = stack
+    dlq_arn = f"arn:aws:sqs:{env['AWS_REGION']}:123456789012:{PREFIX}-jobs-dlq"
+    admin = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
+    started = subprocess.run([sys.executable, "-m", "awscli", "sqs", "start-message-move-task", "--source-arn", dlq_arn,
+                              "--destination-arn", outputs["QueueArn"], "--endpoint-url", env["AWS_ENDPOINT_URL"]],
+                             env=admin, capture_output=True, text=True, timeout=120)
+    assert started.returncode == 0, started.stderr
+    sqs = session.client("sqs")
+
+    def finished() -> dict | None:
+        (task,) = sqs.list_message_move_tasks(SourceArn=dlq_arn)["Results"]
+        return task if task["Status"] != "RUNNING" else None
+
+    task = wait_for(finished, timeout=60, what="the move task to finish")
+    assert (task["Status"], task["ApproximateNumberOfMessagesMoved"], task["ApproximateNumberOfMessagesToMove"]) == (
+        "COMPLETED", 1, 1)
+
+
+def test_the_operator_policy_covers_status_and_nothing_more(stack, operator_env):
+    """With the operator's policy alone, `ops status` reads every section (the live view reads
+    the same); writing an order or deleting the queue is denied."""
+    session, env, _ = stack
+    status = ops(operator_env, "status", "--json")
+    snapshot = json.loads(status.stdout)
+    assert status.returncode == 0, (snapshot["error"], snapshot["errors"])
+    assert snapshot["error"] is None and snapshot["errors"] == {}
+    assert len(snapshot["alarms"]) == 6 and "decision:Accepted" in snapshot["series"]
+    import boto3
+    from botocore.exceptions import ClientError
+
+    def as_operator(service):
+        return boto3.client(service, endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
+                            aws_access_key_id=operator_env["AWS_ACCESS_KEY_ID"],
+                            aws_secret_access_key=operator_env["AWS_SECRET_ACCESS_KEY"])
+
+    for call in (lambda: as_operator("dynamodb").put_item(TableName=env["ORDERS_TABLE"], Item={"id": {"S": "x"}}),
+                 lambda: as_operator("sqs").delete_queue(QueueUrl=env["QUEUE_URL"]),
+                 lambda: as_operator("logs").delete_log_group(logGroupName=f"{PREFIX}-dlq-audit")):
+        with pytest.raises(ClientError) as denied:
+            call()
+        assert denied.value.response["ResponseMetadata"]["HTTPStatusCode"] in (400, 403)
+        assert "not authorized" in str(denied.value)
