@@ -91,26 +91,6 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
     return checks
 
 
-def leftovers(session: LocalSession) -> dict[str, list[str]]:
-    """Everything of the stack that still exists after destroy, by service (empty lists = clean)."""
-    prefix = session.prefix
-    stack_name = f"{prefix}-consumer"
-    lambda_api, iam = session.client("lambda"), session.client("iam")
-    stacks = session.client("cloudformation").list_stacks()["StackSummaries"]
-    return {
-        "stacks": [s["StackName"] for s in stacks if s["StackName"] == stack_name and s["StackStatus"] != "DELETE_COMPLETE"],
-        "event source mappings": [m["UUID"] for m in lambda_api.list_event_source_mappings()["EventSourceMappings"]
-                                  if m["FunctionArn"].split(":")[-1].startswith(prefix)],
-        "functions": [f["FunctionName"] for f in lambda_api.list_functions()["Functions"] if f["FunctionName"].startswith(prefix)],
-        "queues": [u for u in session.client("sqs").list_queues(QueueNamePrefix=prefix).get("QueueUrls", [])],
-        "tables": [t for t in session.client("dynamodb").list_tables()["TableNames"] if t.startswith(prefix)],
-        "roles": [r["RoleName"] for r in iam.list_roles()["Roles"] if r["RoleName"].startswith(stack_name)],
-        "policies": [p["PolicyName"] for p in iam.list_policies(Scope="Local")["Policies"] if p["PolicyName"].startswith(stack_name)],
-        "log groups": [g["logGroupName"] for g in session.client("logs").describe_log_groups(
-            logGroupNamePrefix=f"/aws/lambda/{prefix}")["logGroups"]],
-    }
-
-
 def format_checks(checks: list[Check]) -> str:
     width = max(len(check.name) for check in checks)
     lines = [f"{'check'.ljust(width)}  ok    actual"]
@@ -132,7 +112,7 @@ def run_demo(session: LocalSession, port: int) -> int:
         checks = run_lab_scenario(session)
         print(format_checks(checks))
         session.destroy()
-        remaining = leftovers(session)
+        remaining = session.leftovers()
         checks.append(Check("left after destroy", {key: [] for key in remaining}, remaining))
         print(f"\nafter destroy: {'nothing of the stack remains' if checks[-1].ok else safe(str(remaining))}")
     finally:

@@ -255,11 +255,53 @@ class LocalSession:
         return outputs
 
     def down(self) -> None:
+        """Destroy the stack and stop everything, even when the destroy fails: the emulator keeps
+        its state in memory, so once it stops nothing of the stack remains either way. A failed
+        destroy is reported (with what it had not removed) after everything stopped."""
+        failure = None
         if self.state:
             if self.outputs_path.exists():
-                self.destroy()
+                try:
+                    self.destroy()
+                except LocalError as error:
+                    failure = f"{error}; still there when the emulator stopped: {self._remaining() or 'nothing'}"
             self.stop_emulator()
         progress("local stack down")
+        if failure:
+            raise LocalError(f"destroy failed, everything stopped anyway: {failure}")
+
+    def _remaining(self) -> str:
+        try:
+            found = self.leftovers()
+        except Exception as error:  # noqa: BLE001 - a report, not a second failure
+            return f"(could not list: {error})"
+        return "; ".join(f"{kind}: {', '.join(names)}" for kind, names in found.items() if names)
+
+    def leftovers(self) -> dict[str, list[str]]:
+        """Everything of the stack that still exists after destroy, by service (empty lists = clean)."""
+        prefix = self.prefix
+        stack_name = f"{prefix}-consumer"
+        lambda_api, iam, logs, cloudwatch = (self.client(s) for s in ("lambda", "iam", "logs", "cloudwatch"))
+        stacks = self.client("cloudformation").list_stacks()["StackSummaries"]
+        return {
+            "stacks": [s["StackName"] for s in stacks if s["StackName"] == stack_name and s["StackStatus"] != "DELETE_COMPLETE"],
+            "event source mappings": [m["UUID"] for m in lambda_api.list_event_source_mappings()["EventSourceMappings"]
+                                      if m["FunctionArn"].split(":")[-1].startswith(prefix)],
+            "functions": [f["FunctionName"] for f in lambda_api.list_functions()["Functions"] if f["FunctionName"].startswith(prefix)],
+            "queues": [u for u in self.client("sqs").list_queues(QueueNamePrefix=prefix).get("QueueUrls", [])],
+            "tables": [t for t in self.client("dynamodb").list_tables()["TableNames"] if t.startswith(prefix)],
+            "roles": [r["RoleName"] for r in iam.list_roles()["Roles"] if r["RoleName"].startswith(stack_name)],
+            "policies": [p["PolicyName"] for p in iam.list_policies(Scope="Local")["Policies"] if p["PolicyName"].startswith(prefix)],
+            "log groups": [g["logGroupName"] for group_prefix in (f"/aws/lambda/{prefix}", f"{prefix}-")
+                           for g in logs.describe_log_groups(logGroupNamePrefix=group_prefix)["logGroups"]],
+            "alarms": [a["AlarmName"] for a in cloudwatch.describe_alarms(AlarmNamePrefix=f"{prefix}-")["MetricAlarms"]],
+            "dashboards": [d["DashboardName"] for d in cloudwatch.list_dashboards(DashboardNamePrefix=prefix)["DashboardEntries"]
+                           if d["DashboardName"] == prefix],
+            "topics": [t["TopicArn"] for t in self.client("sns").list_topics()["Topics"]
+                       if t["TopicArn"].rsplit(":", 1)[-1].startswith(f"{prefix}-")],
+            "query definitions": [q["name"] for q in logs.describe_query_definitions(
+                queryDefinitionNamePrefix=f"{prefix}/")["queryDefinitions"]],
+        }
 
     def local_queue_url(self, queue_url: str) -> str:
         """Stack outputs carry AWS-style queue URLs; give the user the emulator's own."""

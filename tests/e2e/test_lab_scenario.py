@@ -13,8 +13,9 @@ import urllib.request
 
 import pytest
 
-from local.scenario import leftovers, run_lab_scenario
-from local.session import ROOT, LocalSession, free_port
+from local.scenario import run_lab_scenario
+from local.processes import alive
+from local.session import ROOT, LocalSession, free_port, port_in_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -84,9 +85,31 @@ def test_destroy_leaves_nothing_and_a_second_deploy_works(stack):
     policy or log group of the stack remains; deploying again afterwards succeeds."""
     session, _, _ = stack
     session.destroy()
-    remaining = leftovers(session)
+    remaining = session.leftovers()
     assert remaining == {key: [] for key in remaining}
     outputs = session.deploy(bootstrap=False)  # the bootstrap stack is not part of it and stays
     assert outputs["FunctionName"] == "labex-q05-worker"
     reference = session.client("dynamodb").get_item(TableName="labex-q05-reference", Key={"id": {"S": "reference"}})
     assert reference["Item"]["note"] == {"S": "keep unchanged"}
+
+
+def test_the_labs_clean_up_by_hand_then_down_leaves_nothing_running(stack):
+    """The lab's own clean-up (delete the mapping, the jobs queue, both orders and the log group
+    by hand), then `python -m local down`: the stack deletes as on AWS (a resource already gone
+    counts as deleted), the embedded AWS and its Lambda host stop, and the port is free."""
+    session, _, _ = stack
+    env = session.user_env()
+    lambda_api = session.client("lambda")
+    for mapping in lambda_api.list_event_source_mappings(FunctionName=env["FUNCTION_NAME"])["EventSourceMappings"]:
+        lambda_api.delete_event_source_mapping(UUID=mapping["UUID"])
+    session.client("sqs").delete_queue(QueueUrl=env["QUEUE_URL"])
+    for order_id in ("dedup-order", "other-order"):
+        session.client("dynamodb").delete_item(TableName=env["ORDERS_TABLE"], Key={"id": {"S": order_id}})
+    session.client("logs").delete_log_group(logGroupName=env["LOG_GROUP"])
+    state = session.require_state()
+
+    down = local_cli("down", state_dir=session.state_dir)
+    assert down.returncode == 0, down.stderr
+    assert "local stack down" in down.stderr and "failed" not in down.stderr
+    assert session.state is None and not alive(state["pid"])
+    assert not port_in_use(state["port"])

@@ -90,3 +90,45 @@ def test_logs_requests_name_their_group_or_stream(params, expected):
     trailing `:*` that CloudWatch Logs evaluates group actions against (so a policy on
     `log-group:name:*`, as CDK's grants write it, allows FilterLogEvents on that group)."""
     assert logs_resource_arn(params, "us-east-1", "123456789012") == expected
+
+
+@pytest.mark.parametrize("error, gone", [
+    (KeyError("queue"), True),
+    (RuntimeError("An error occurred (QueueDoesNotExist): The specified queue does not exist"), True),
+    (RuntimeError("ResourceNotFoundException: log group not found"), True),
+    (RuntimeError("NoSuchEntity: role"), True),
+    (RuntimeError("DependencyViolation: still in use"), False),
+    (RuntimeError("InternalFailure"), False),
+])
+def test_a_delete_of_a_resource_already_gone_counts_as_deleted(error, gone):
+    """CloudFormation treats a resource deleted out of band as deleted; nothing else is swallowed."""
+    from local.emulator import resource_already_gone
+
+    assert resource_already_gone(error) is gone
+
+
+def test_down_stops_everything_even_when_the_destroy_fails(tmp_path):
+    """A failed destroy still stops the emulator, then says what failed and what was left."""
+    from local.session import LocalError, LocalSession
+
+    stopped = []
+
+    class FailingDestroy(LocalSession):
+        state = {"pid": 1, "port": 1}
+
+        def destroy(self):
+            raise LocalError("cdk destroy failed (1): queue busy")
+
+        def leftovers(self):
+            return {"queues": ["http://localhost:1/123456789012/p-jobs"], "tables": []}
+
+        def stop_emulator(self, timeout=30):
+            stopped.append(True)
+
+    session = FailingDestroy(tmp_path)
+    session.outputs_path.write_text("{}")
+    with pytest.raises(LocalError) as raised:
+        session.down()
+    assert stopped == [True]
+    assert str(raised.value) == ("destroy failed, everything stopped anyway: cdk destroy failed (1): queue busy; "
+                                 "still there when the emulator stopped: queues: http://localhost:1/123456789012/p-jobs")
