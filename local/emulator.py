@@ -15,6 +15,10 @@ AWS where this project depends on it.
   needs no signature (on AWS it is a pre-signed S3 URL).
 - It answers only this machine's SDKs and CLIs, never another site's web page, and the moto API
   is off (`local/guard.py`, docs/security.md). IAM enforcement is on before it listens.
+- Speed, with the same answers: HTTP keep-alive (werkzeug closes every connection), work moto
+  repeats per request cached (module list, handler names, parsed IAM policies, name
+  conversion), no queue scans on SendMessage, one scan per DeleteMessageBatch, and the
+  DynamoDB write lock held for the write itself only. See `bench/profile_pipeline.py`.
 """
 
 from __future__ import annotations
@@ -235,19 +239,23 @@ _DYNAMODB_WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "Tr
 def _patch_dynamodb_write_atomicity() -> None:
     """DynamoDB applies a conditional write atomically; moto checks the condition and stores the
     item in two Python steps, so two threads of the server could both pass the check. Writes
-    are serialized here so a race test measures the worker, not the emulator."""
+    are serialized here so a race test measures the worker, not the emulator. The lock covers
+    each write action's handler (its reads of the old item, the check and the store), not the
+    signature and IAM check before it nor the serialization after it."""
     from moto.dynamodb.responses import DynamoHandler
 
-    call_action = DynamoHandler.call_action
     lock = threading.RLock()
 
-    def serialized_call_action(self: Any) -> Any:
-        if self._get_action() in _DYNAMODB_WRITES:
+    def locked(method: Any) -> Any:
+        def handler(self: Any) -> Any:
             with lock:
-                return call_action(self)
-        return call_action(self)
+                return method(self)
+        handler.__name__ = method.__name__
+        return handler
 
-    DynamoHandler.call_action = serialized_call_action
+    for action in _DYNAMODB_WRITES:
+        name = "".join("_" + c.lower() if c.isupper() else c for c in action).lstrip("_")
+        setattr(DynamoHandler, name, locked(getattr(DynamoHandler, name)))
 
 
 def _patch_sqs_thread_safety() -> None:
@@ -292,6 +300,89 @@ def _patch_sqs_thread_safety() -> None:
         return retention + message.sent_timestamp / 1000 > unix_time()
 
     SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period
+
+
+def _patch_sqs_send_scans() -> None:
+    """moto's SendMessage reads `queue.attributes` for ContentBasedDeduplication, and building
+    that dict counts visible, delayed and in-flight messages (three scans of the queue) and
+    renames every attribute, per message sent. While a send runs, `attributes` holds just what
+    that path reads; GetQueueAttributes and everything else still get the full dict."""
+    from moto.sqs.models import Queue, SQSBackend
+
+    sending = threading.local()
+    attributes = Queue.attributes.fget
+
+    def queue_attributes(self: Any) -> dict[str, Any]:
+        if getattr(sending, "active", False):
+            # All the send path reads (send_message, _validate_message, add_message); moto
+            # lists FIFO attributes for FIFO queues only and lower-cases booleans.
+            if not self.fifo_queue:
+                return {}
+            value = self.content_based_deduplication
+            return {"ContentBasedDeduplication": str(value).lower() if isinstance(value, bool) else value}
+        return attributes(self)
+
+    Queue.attributes = property(queue_attributes)
+
+    def without_counters(method: Any) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            before, sending.active = getattr(sending, "active", False), True
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                sending.active = before
+        return call
+
+    for name in ("send_message", "send_message_batch"):
+        setattr(SQSBackend, name, without_counters(getattr(SQSBackend, name)))
+
+
+def _patch_sqs_delete_batch() -> None:
+    """moto deletes a batch one receipt handle at a time, scanning the whole queue twice for
+    each (and rebuilding it), so with many messages in flight a batch of ten costs twenty
+    scans. Here a batch is one scan, with the same outcome per entry: a handle of a message
+    in the queue deletes it, a handle already deleted succeeds again, any other handle fails
+    with ReceiptHandleIsInvalid. Runs under the queue lock of _patch_sqs_thread_safety."""
+    from moto.sqs.models import SQSBackend
+
+    def delete_message_batch(self: Any, queue_name: str, receipts: list[dict[str, Any]]) -> Any:
+        queue = self.get_queue(queue_name)
+        wanted = {receipt["ReceiptHandle"] for receipt in receipts} - queue.deleted_messages
+        if wanted:
+            kept = []
+            for message in queue._messages:
+                handles = message.all_receipt_handles
+                if wanted.isdisjoint(handles):
+                    kept.append(message)
+                else:
+                    queue.pending_messages.discard(message)
+                    queue.deleted_messages.update(handles)
+            queue._messages = kept
+        success, errors = [], []
+        for receipt in receipts:
+            if receipt["ReceiptHandle"] in queue.deleted_messages:
+                success.append(receipt["Id"])
+            else:
+                errors.append({
+                    "Id": receipt["Id"], "SenderFault": True, "Code": "ReceiptHandleIsInvalid",
+                    "Message": f'The input receipt handle "{receipt["ReceiptHandle"]}" is not a valid receipt handle.',
+                })
+        return success, errors
+
+    SQSBackend.delete_message_batch = delete_message_batch
+
+
+def _patch_dynamodb_item_count() -> None:
+    """DescribeTable's ItemCount sums a 1 per item of a table without a sort key; it is the
+    number of items, which the dict already knows."""
+    from moto.dynamodb.models.table import Table
+
+    length = Table.__len__
+
+    def item_count(self: Any) -> int:
+        return length(self) if self.has_range_key else len(self.items)
+
+    Table.__len__ = item_count
 
 
 def _patch_sqs_lambda_trigger() -> None:
@@ -370,6 +461,177 @@ def _patch_custom_resource_host(port: int) -> None:
     settings.moto_server_host = lambda: "http://localhost"
 
 
+def _patch_request_overhead() -> None:
+    """Work moto's server repeats on every request although its answer never changes; each is
+    cached here, with the same result as before.
+
+    - `list_of_moto_modules` lists moto's package folder and stats every entry (about 150),
+      twice per request, under the dispatcher's global lock.
+    - `method_names_from_class` runs `inspect.getmembers` over the whole response class to find
+      out whether the action has a handler method.
+    - IAM policy documents are parsed from JSON for every request and every policy: parsed
+      documents are kept per document text (a changed policy is a new text).
+    """
+    import functools
+    import inspect
+
+    from moto import backends
+    from moto.core import responses
+    from moto.iam import access_control
+
+    modules = frozenset(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules
+
+    @functools.lru_cache(maxsize=None)
+    def method_names(clazz: type) -> frozenset[str]:
+        return frozenset(name for name, _ in inspect.getmembers(clazz, predicate=inspect.isfunction))
+
+    responses.method_names_from_class = method_names
+
+    # IAMPolicy only reads its parsed document (access_control.py, policy_conditions.py).
+    parse = functools.lru_cache(maxsize=1024)(json.loads)
+    policy_init = access_control.IAMPolicy.__init__
+
+    def iam_policy_init(self: Any, policy: Any) -> None:
+        if isinstance(policy, str):
+            self._policy_json = parse(policy)
+        elif isinstance(policy, dict) and isinstance(policy.get("policy_document"), str):
+            self._policy_json = parse(policy["policy_document"])
+        else:
+            policy_init(self, policy)
+
+    access_control.IAMPolicy.__init__ = iam_policy_init
+
+    # A pure string function moto calls for every action name and every queue attribute, one
+    # character at a time; every module that imported it gets the cached one.
+    import sys
+
+    from moto.core import utils
+
+    original = utils.camelcase_to_underscores
+    cached = functools.lru_cache(maxsize=4096)(original)
+    for module in list(sys.modules.values()):
+        if (getattr(module, "__name__", "") or "").startswith("moto") and \
+                getattr(module, "camelcase_to_underscores", None) is original:
+            module.camelcase_to_underscores = cached
+
+    # Request ids (52 characters) and SQS receipt handles (185) are drawn one random.choice
+    # per character; one random.choices call draws the same strings from moto's (seedable)
+    # random source.
+    import string
+
+    from moto.moto_api._internal import mock_random
+    from moto.moto_api._internal.moto_random import MotoRandom
+    from moto.sqs import models as sqs_models, utils as sqs_utils
+
+    def get_random_string(self: Any, length: int = 20, include_digits: bool = True,
+                          lower_case: bool = False) -> str:
+        pool = string.ascii_letters + (string.digits if include_digits else "")
+        text = "".join(self.choices(pool, k=length))
+        return text.lower() if lower_case else text
+
+    MotoRandom.get_random_string = get_random_string
+
+    def generate_receipt_handle() -> str:
+        return "".join(mock_random.choices(string.ascii_lowercase, k=185))
+
+    sqs_utils.generate_receipt_handle = generate_receipt_handle
+    if getattr(sqs_models, "generate_receipt_handle", None) is not None:
+        sqs_models.generate_receipt_handle = generate_receipt_handle
+
+
+def _patch_keep_alive() -> None:
+    """Keep HTTP/1.1 connections open between requests, as AWS endpoints do.
+
+    werkzeug's development server answers every request with `Connection: close`, because
+    http.server cannot tell where an unread request body ends; after the response it also
+    waits up to 10 ms for leftover body bytes. So every SDK call paid a new TCP connection, a
+    new server thread and that wait. Here each request body is read through a stream limited
+    to its Content-Length, and whatever the application left unread is consumed before the
+    next request is read, so the connection can stay open; a chunked request (no length) and a
+    client that asks for `Connection: close` still get the old behaviour. A kept connection
+    ends when its client closes it (its thread waits for the next request until then).
+    """
+    import selectors
+
+    from werkzeug import serving
+    from werkzeug.wsgi import LimitedStream
+
+    from moto.moto_server.werkzeug_app import MotoRequestHandler
+
+    state = threading.local()  # per connection thread: the current request's body stream
+
+    make_environ = MotoRequestHandler.make_environ
+
+    def make_environ_with_limit(self: Any) -> dict[str, Any]:
+        environ = make_environ(self)
+        state.body = None
+        if environ.get("wsgi.input_terminated"):  # chunked: werkzeug dechunks, no keep-alive
+            return environ
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return environ
+        if length < 0:
+            return environ
+        state.body = LimitedStream(self.rfile, length)
+        environ["wsgi.input"] = state.body
+        environ["wsgi.input_terminated"] = True  # the limited stream ends at Content-Length
+        return environ
+
+    send_header = MotoRequestHandler.send_header
+
+    def send_header_keeping_alive(self: Any, keyword: str, value: str) -> None:
+        if (keyword.lower() == "connection" and value.lower() == "close"
+                and getattr(state, "body", None) is not None and not self.close_connection):
+            state.keep = True  # werkzeug adds this to every response; the client did not ask
+            return
+        send_header(self, keyword, value)
+
+    run_wsgi = MotoRequestHandler.run_wsgi
+
+    def run_wsgi_keeping_alive(self: Any) -> None:
+        state.keep, state.body = False, None
+        try:
+            run_wsgi(self)
+        finally:
+            keep, body = state.keep, state.body
+            state.keep, state.body = False, None
+        if keep and body is not None:
+            try:
+                body.exhaust()  # the unread rest of this request's body, not the next request
+            except Exception:  # noqa: BLE001 - a broken body ends the connection
+                self.close_connection = True
+        else:
+            self.close_connection = True
+
+    class _Selectors:
+        """werkzeug.serving's view of `selectors`: after a kept-alive response there is no
+        leftover body to wait for (it was read up to Content-Length)."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(selectors, name)
+
+        @staticmethod
+        def DefaultSelector() -> Any:  # noqa: N802 - the name werkzeug calls
+            return _NoLeftovers() if getattr(state, "keep", False) else selectors.DefaultSelector()
+
+    class _NoLeftovers:
+        def register(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def select(self, timeout: float | None = None) -> list:
+            return []
+
+        def close(self) -> None:
+            pass
+
+    MotoRequestHandler.make_environ = make_environ_with_limit
+    MotoRequestHandler.send_header = send_header_keeping_alive
+    MotoRequestHandler.run_wsgi = run_wsgi_keeping_alive
+    serving.selectors = _Selectors()
+
+
 class EmbeddedAWS:
     """moto's threaded server on localhost:<port>, patched, with an admin user for callers."""
 
@@ -390,14 +652,18 @@ class EmbeddedAWS:
         from werkzeug.serving import make_server
 
         werkzeug_app.DISABLE_GLOBAL_CORS = True  # in case moto was imported before (in-process tests)
+        _patch_request_overhead()
         _patch_access_control()
         _patch_signature_of_bodyless_requests()
         _patch_iam_action_names()
         _patch_log_group_arn()
         _patch_sqs_lambda_trigger()
         _patch_dynamodb_write_atomicity()
+        _patch_sqs_delete_batch()  # before _patch_sqs_thread_safety: it locks the batch
         _patch_sqs_thread_safety()
         _patch_sqs_move_tasks()
+        _patch_sqs_send_scans()  # after _patch_sqs_thread_safety: it wraps the locked sends
+        _patch_dynamodb_item_count()
         _patch_lambda_invoke(host)
         _patch_custom_resource_host(self.port)
         _patch_stack_delete_of_resources_gone()
@@ -405,6 +671,7 @@ class EmbeddedAWS:
             from local import faults
 
             faults.install(self.faults_file)  # after _patch_access_control: it wraps that check
+        _patch_keep_alive()
         self.admin = self._create_admin()
         self.enforce_iam()
         app = LoopbackOnly(werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app), self.port)
@@ -445,6 +712,14 @@ class EmbeddedAWS:
 
         settings.INITIAL_NO_AUTH_ACTION_COUNT = 0 if enabled else float("inf")
         ActionAuthenticatorMixin.request_count = 0
+
+    @staticmethod
+    def lambda_function(function_arn: str) -> Any:
+        """The stored function (moto's LambdaFunction) an ARN names, for the Lambda host."""
+        from moto.awslambda.models import lambda_backends
+
+        region, account = function_arn.split(":")[3:5]
+        return lambda_backends[account][region].get_function(function_arn)
 
     def role_credentials(self, role_arn: str, session_name: str) -> Credentials:
         """What the Lambda service gets for a function's role. Asked of moto's STS backend

@@ -6,9 +6,15 @@ way the Lambda service does, for whatever functions and mappings the embedded AW
 - Sandboxes: one warm Python process per concurrent invocation, reused (module-level clients are
   created once, as on Lambda); a timed-out sandbox is killed and replaced.
 - Logs: START / output / END / REPORT to the function's log group, one stream per sandbox,
-  written with the function role's credentials.
-- Mappings: five pollers per enabled SQS mapping (fewer if its MaximumConcurrency says so) each
-  receive up to batch-size messages with the role's credentials, invokes through the Lambda API, deletes on success, honours batchItemFailures
+  written with the function role's credentials. An Invoke API call returns after its logs are
+  written; a mapping's invocations queue theirs for a log writer thread, which writes all that
+  is queued in one PutLogEvents per stream and only then deletes the messages of those
+  invocations (DeleteMessageBatch, with the role's credentials).
+- Mappings: five pollers per enabled SQS mapping, more (up to MAX_POLLERS) while batches come
+  back full and back to five when a receive comes back empty, never more than the mapping's
+  MaximumConcurrency. Each receives up to batch-size messages with the role's credentials,
+  invokes the function (in the emulator's process directly, as the Lambda service does; no
+  Invoke API call), has successes deleted, honours batchItemFailures
   (ReportBatchItemFailures), and leaves failed messages for the visibility timeout so the
   queue's redrive policy moves poison messages to the dead-letter queue.
 """
@@ -34,6 +40,7 @@ from typing import Any, Callable
 
 from local.cloudwatch import lambda_metrics
 from local.credentials import Credentials
+from local.profiling import timer
 
 BOOTSTRAP = Path(__file__).resolve().parent / "runtime_bootstrap.py"
 FRAME = "\x1e\x1eLAMBDA-RESULT "
@@ -42,6 +49,11 @@ INIT_TIMEOUT_SECONDS = 10  # Lambda's init phase limit, separate from the functi
 CREDENTIALS_MAX_AGE_SECONDS = 1800
 MAPPING_REFRESH_SECONDS = 0.5
 INITIAL_POLLERS = 5  # the Lambda service starts an SQS mapping with five concurrent batches
+MAX_POLLERS = MAX_SANDBOXES_PER_FUNCTION  # scaled up to while batches come back full
+SCALE_UP_SECONDS = 0.2  # the service adds up to 300 concurrent invocations a minute
+MAX_RESPONSE_BYTES = 6_291_556  # synchronous invocation response limit
+WRITER_THREADS = 4  # requests of one log-writer round in flight at once
+MAX_PENDING_ACKS = 50  # receipt handles queued for deletion before pollers wait
 
 log = logging.getLogger("local.lambda_host")
 
@@ -93,13 +105,19 @@ class Sandbox:
             stderr=subprocess.STDOUT, text=True, bufsize=1,
         )
         threading.Thread(target=self._pump, daemon=True).start()
-        self.stream_created = False
         self.ready = False
 
     def _pump(self) -> None:
         assert self.process.stdout is not None
+        from local import profiling
+
+        cpu = time.thread_time()
         for line in self.process.stdout:
             self._lines.put(line.rstrip("\n"))
+            if profiling.ENABLED:
+                now = time.thread_time()
+                profiling.record("host pump line (cpu)", 0.0, now - cpu)
+                cpu = now
         self._lines.put(None)
 
     @property
@@ -172,13 +190,164 @@ class Sandbox:
 _CLIENT_LOCK = threading.Lock()
 
 
+class _LogWriter:
+    """Writes queued log events, then queued SQS acknowledgements, in a background thread.
+
+    Each round takes everything queued so far: one CreateLogStream for a new stream and one
+    PutLogEvents per stream (however many invocations it holds), then DeleteMessageBatch
+    calls of up to ten receipt handles per queue and client. While a round runs, the next one
+    fills up, so rounds grow with the load instead of costing a request per invocation. An
+    acknowledgement is only ever sent after the logs queued before it, so once a message is
+    deleted the log lines of the invocation that handled it are readable, as before.
+    """
+
+    MAX_EVENTS = 10_000  # PutLogEvents limits: 10,000 events, 1,048,576 bytes (+26 per event)
+    MAX_BYTES = 1_000_000
+
+    def __init__(self, host: "LambdaHost") -> None:
+        self.host = host
+        self._cond = threading.Condition()
+        self._events: dict[tuple[str, str, str, str], list[dict]] = {}  # (role, function, group, stream)
+        self._acks: list[tuple[Any, str, list[str]]] = []
+        self._created: set[tuple[str, str]] = set()
+        self._round = threading.Lock()  # one writer at a time keeps each stream in order
+        self._thread: threading.Thread | None = None
+        self._pool: Any = None
+        self._pending_handles = 0
+        self._stopped = False
+
+    def add(self, spec: FunctionSpec, stream: str, events: list[dict], *, wake: bool = True) -> None:
+        """Queue events for a stream; `wake=False` when the caller flushes itself right after."""
+        with self._cond:
+            self._events.setdefault((spec.role_arn, spec.name, spec.log_group, stream), []).extend(events)
+            if wake:
+                self._wake()
+
+    def _wake(self) -> None:
+        """Under self._cond: start the writer thread if needed and let it run a round."""
+        if self._thread is None and not self._stopped:
+            self._thread = threading.Thread(target=self._loop, name="log-writer", daemon=True)
+            self._thread.start()
+        self._cond.notify_all()
+
+    def ack(self, sqs: Any, queue_url: str, receipt_handles: list[str]) -> None:
+        """Queue a delete; a poller waits here while MAX_PENDING_ACKS handles are queued, so
+        deletes never fall far behind (messages would pile up in flight)."""
+        with self._cond:
+            while self._pending_handles >= MAX_PENDING_ACKS and not self._stopped:
+                self._cond.wait(1)
+            self._pending_handles += len(receipt_handles)
+            self._acks.append((sqs, queue_url, receipt_handles))
+            self._wake()
+
+    def flush(self) -> None:
+        """Write everything queued now, from the calling thread."""
+        with self._round:
+            with self._cond:
+                events, acks = self._events, self._acks
+                self._events, self._acks = {}, []
+            self._write(events, acks)
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.flush()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not (self._events or self._acks) and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+            try:
+                self.flush()
+            except Exception as error:  # noqa: BLE001 - the writer must outlive a bad round
+                log.warning("log writer: %s", error)
+
+    def _write(self, events: dict[tuple[str, str, str, str], list[dict]],
+               acks: list[tuple[Any, str, list[str]]]) -> None:
+        """All log streams of the round (in parallel), then all its deletes (in parallel)."""
+        self._parallel([lambda key=key, batch=batch: self._put_logs(*key, batch) for key, batch in events.items()])
+        grouped: dict[tuple[int, str], tuple[Any, list[str]]] = {}
+        for sqs, queue_url, handles in acks:
+            grouped.setdefault((id(sqs), queue_url), (sqs, []))[1].extend(handles)
+        self._parallel([
+            lambda sqs=sqs, queue_url=queue_url, chunk=handles[start:start + 10]: self._delete(sqs, queue_url, chunk)
+            for (_, queue_url), (sqs, handles) in grouped.items() for start in range(0, len(handles), 10)
+        ])
+        with self._cond:
+            self._pending_handles -= sum(len(handles) for _, _, handles in acks)
+            self._cond.notify_all()
+
+    def _parallel(self, calls: list[Callable[[], None]]) -> None:
+        if len(calls) <= 1:
+            for call in calls:
+                call()
+            return
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=WRITER_THREADS, thread_name_prefix="log-writer")
+        for future in [self._pool.submit(call) for call in calls]:
+            future.result()
+
+    def _put_logs(self, role_arn: str, name: str, group: str, stream: str, batch: list[dict]) -> None:
+        from botocore.exceptions import ClientError
+
+        host = self.host
+        with timer("writer put logs"):
+            logs = host.client("logs", host.credentials(role_arn))
+            try:
+                if (group, stream) not in self._created:
+                    logs.create_log_stream(logGroupName=group, logStreamName=stream)
+                    self._created.add((group, stream))
+                for chunk in self._chunks(batch):
+                    logs.put_log_events(logGroupName=group, logStreamName=stream, logEvents=chunk)
+            except ClientError as error:
+                log.warning("logs of %s not written to %s: %s", name, group, error)
+
+    @staticmethod
+    def _delete(sqs: Any, queue_url: str, handles: list[str]) -> None:
+        entries = [{"Id": str(n), "ReceiptHandle": handle} for n, handle in enumerate(handles)]
+        try:
+            with timer("writer delete"):
+                failed = sqs.delete_message_batch(QueueUrl=queue_url, Entries=entries).get("Failed")
+            if failed:
+                log.warning("deleting from %s: %s", queue_url, failed[0])
+        except Exception as error:  # noqa: BLE001 - left in flight, as after a failed delete
+            log.warning("deleting from %s failed: %s", queue_url, error)
+
+    @classmethod
+    def _chunks(cls, events: list[dict]) -> list[list[dict]]:
+        chunks: list[list[dict]] = [[]]
+        size = 0
+        for event in events:
+            cost = len(event["message"].encode()) + 26
+            if chunks[-1] and (len(chunks[-1]) >= cls.MAX_EVENTS or size + cost > cls.MAX_BYTES):
+                chunks.append([])
+                size = 0
+            chunks[-1].append(event)
+            size += cost
+        return chunks
+
+
 class LambdaHost:
     """Runs functions for the embedded AWS and polls its SQS event source mappings."""
 
     def __init__(self, *, endpoint: str, region: str, workdir: Path,
                  role_credentials: Callable[[str, str], Credentials],
-                 service_credentials: Callable[[], Credentials]) -> None:
+                 service_credentials: Callable[[], Credentials],
+                 local_function: Callable[[str], Any] | None = None) -> None:
         self.endpoint = endpoint
+        # In the emulator's process: the stored function for an ARN, so a mapping's poller
+        # invokes it as the Lambda service does, without a signed Invoke API call to itself.
+        self.local_function = local_function
         self.region = region
         self.workdir = workdir
         self._role_credentials = role_credentials
@@ -190,6 +359,7 @@ class LambdaHost:
         self._stop = threading.Event()
         self._pollers: dict[str, MappingPoller] = {}
         self._clients: dict[tuple[str, Credentials], Any] = {}
+        self._writer = _LogWriter(self)
 
     # --- functions ----------------------------------------------------------------------
 
@@ -261,6 +431,8 @@ class LambdaHost:
             "AWS_EXECUTION_ENV": "local-lambda-host",
             "_HANDLER": spec.handler,
         }
+        if os.environ.get("LOCAL_SANDBOX_PROFILE"):
+            env["LOCAL_SANDBOX_PROFILE"] = os.environ["LOCAL_SANDBOX_PROFILE"]
         env["LAMBDA_TASK_ROOT"] = str(self._code_dir(spec))
         env.update(dict(spec.environment))
         env.update(credentials.as_env())
@@ -299,19 +471,24 @@ class LambdaHost:
                 self._idle.setdefault(key, []).append(sandbox)
             self._lock.notify_all()
 
-    def invoke(self, spec: FunctionSpec, event: Any) -> InvocationResult:
+    def invoke(self, spec: FunctionSpec, event: Any, *, defer_logs: bool = False) -> InvocationResult:
+        """Run one invocation. Its log events are written before this returns, unless
+        `defer_logs`: then they are queued for the log writer, which writes them (one
+        PutLogEvents per stream for everything queued) before any acknowledgement queued after."""
         request_id = str(uuid.uuid4())
-        sandbox = self._acquire(spec)
+        with timer("host acquire"):
+            sandbox = self._acquire(spec)
         try:
             # The sandbox is held until its logs are written: its stream is its own.
-            return self._run(sandbox, request_id, event)
+            return self._run(sandbox, request_id, event, defer_logs)
         finally:
             self._release(sandbox)
 
-    def _run(self, sandbox: Sandbox, request_id: str, event: Any) -> InvocationResult:
+    def _run(self, sandbox: Sandbox, request_id: str, event: Any, defer_logs: bool = False) -> InvocationResult:
         spec = sandbox.spec
         started = time.perf_counter()
-        outcome, output, timed_out = sandbox.invoke(event, request_id)
+        with timer("host sandbox round trip"):
+            outcome, output, timed_out = sandbox.invoke(event, request_id)
         duration_ms = (time.perf_counter() - started) * 1000
         status = None  # the REPORT line's Status, as Lambda writes it for a timeout or a crash
         if timed_out:
@@ -328,16 +505,16 @@ class LambdaHost:
             payload, function_error = json.dumps(outcome["error"]).encode(), "Unhandled"
         else:
             payload, function_error = json.dumps(outcome["result"]).encode(), None
-        self._write_logs(sandbox, request_id, output, duration_ms, status)
+        with timer("host write logs"):
+            self._write_logs(sandbox, request_id, output, duration_ms, status, defer_logs)
         lambda_metrics.record_invocation(spec.name, duration_ms, function_error is not None, region=self.region)
         return InvocationResult(payload, function_error, output, duration_ms)
 
     def _write_logs(self, sandbox: Sandbox, request_id: str, output: list[str], duration_ms: float,
-                    status: str | None) -> None:
-        """Write the invocation's log events with the function role's own credentials; a role
+                    status: str | None, defer: bool = False) -> None:
+        """Queue the invocation's log events for its sandbox's stream; unless `defer`, write
+        everything queued now. Written with the function role's own credentials: a role
         without log permissions loses its logs, as on AWS (noted in the host's own log)."""
-        from botocore.exceptions import ClientError
-
         spec = sandbox.spec
         now = int(time.time() * 1000)
         lines = [f"START RequestId: {request_id} Version: $LATEST", *output,
@@ -345,17 +522,13 @@ class LambdaHost:
                  f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
                  f"Billed Duration: {int(duration_ms) + 1} ms\tMemory Size: {spec.memory} MB"
                  + (f"\tStatus: {status}" if status else "")]
-        logs = self.client("logs", self.credentials(spec.role_arn))
-        try:
-            if not sandbox.stream_created:
-                logs.create_log_stream(logGroupName=spec.log_group, logStreamName=sandbox.log_stream)
-                sandbox.stream_created = True
-            logs.put_log_events(
-                logGroupName=spec.log_group, logStreamName=sandbox.log_stream,
-                logEvents=[{"timestamp": now, "message": line} for line in lines],
-            )
-        except ClientError as error:
-            log.warning("logs of %s not written to %s: %s", spec.name, spec.log_group, error)
+        self._writer.add(spec, sandbox.log_stream, [{"timestamp": now, "message": line} for line in lines], wake=defer)
+        if not defer:
+            self._writer.flush()
+
+    def acknowledge(self, sqs: Any, queue_url: str, receipt_handles: list[str]) -> None:
+        """Delete messages once the logs queued before them are written (see _LogWriter)."""
+        self._writer.ack(sqs, queue_url, receipt_handles)
 
     # --- event source mappings ----------------------------------------------------------
 
@@ -390,6 +563,7 @@ class LambdaHost:
         self._stop.set()
         for poller in list(self._pollers.values()):
             poller.stop()
+        self._writer.stop()
         with self._lock:
             sandboxes = [s for idle in self._idle.values() for s in idle]
             self._idle.clear()
@@ -462,27 +636,58 @@ def acknowledged_ids(message_ids: list[str], function_error: str | None, payload
 class MappingPoller:
     """Polls one SQS event source mapping until it is disabled or deleted.
 
-    Like the Lambda service, several batches are in flight at once: five pollers, or the
-    mapping's ScalingConfig.MaximumConcurrency when that is lower.
+    Like the Lambda service, several batches are in flight at once: five pollers to start
+    with, one more per SCALE_UP_SECONDS while batches come back full (up to MAX_POLLERS), back
+    to five as receives come back empty; never more than ScalingConfig.MaximumConcurrency.
     """
 
     def __init__(self, host: LambdaHost, mapping: dict) -> None:
         self.host = host
         self.mapping = mapping
         self._stop = threading.Event()
-        concurrency = min(INITIAL_POLLERS, (mapping.get("ScalingConfig") or {}).get("MaximumConcurrency") or INITIAL_POLLERS)
-        self._threads = [
-            threading.Thread(target=self._run, name=f"poller-{mapping['UUID'][:8]}-{n}", daemon=True)
-            for n in range(concurrency)
-        ]
+        self._threads: list[threading.Thread] = []
+        self._scaling = threading.Lock()
+        self._active = 0
+        self._scaled_at = 0.0
+        self._serial = 0
+
+    def _limit(self, initial: bool = False) -> int:
+        maximum = (self.mapping.get("ScalingConfig") or {}).get("MaximumConcurrency")
+        ceiling = INITIAL_POLLERS if initial else MAX_POLLERS
+        return min(ceiling, maximum or ceiling)
 
     @property
     def alive(self) -> bool:
         return any(thread.is_alive() for thread in self._threads)
 
     def start(self) -> None:
-        for thread in self._threads:
-            thread.start()
+        for _ in range(self._limit(initial=True)):
+            self._spawn()
+
+    def _spawn(self) -> None:
+        self._active += 1
+        self._serial += 1
+        thread = threading.Thread(target=self._run, name=f"poller-{self.mapping['UUID'][:8]}-{self._serial}",
+                                  daemon=True)
+        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        thread.start()
+
+    def _scale_up(self) -> None:
+        """A full batch came back: like the Lambda service, add a concurrent poller (at most one
+        per SCALE_UP_SECONDS, up to MAX_POLLERS or the mapping's MaximumConcurrency)."""
+        with self._scaling:
+            now = time.monotonic()
+            if self._active < self._limit() and now - self._scaled_at >= SCALE_UP_SECONDS:
+                self._scaled_at = now
+                self._spawn()
+
+    def _retire(self) -> bool:
+        """An empty receive: a poller beyond the initial ones stops."""
+        with self._scaling:
+            if self._active > self._limit(initial=True):
+                self._active -= 1
+                return True
+            return False
 
     def stop(self) -> None:
         self._stop.set()
@@ -493,33 +698,56 @@ class MappingPoller:
             mapping = self.mapping
             try:
                 lambda_api = host.client("lambda", host._service_credentials())
-                function = lambda_api.get_function_configuration(FunctionName=mapping["FunctionArn"])
+                with timer("poller get function configuration"):
+                    function = lambda_api.get_function_configuration(FunctionName=mapping["FunctionArn"])
                 sqs = host.client("sqs", host.credentials(function["Role"]))
-                self._poll(lambda_api, sqs)
+                if self._poll(lambda_api, sqs) == "retired":
+                    return
             except Exception as error:  # noqa: BLE001 - keep polling, as the service does
                 log.warning("mapping %s: %s", mapping["UUID"], error)
                 self._stop.wait(1)
 
-    def _poll(self, lambda_api: Any, sqs: Any) -> None:
+    def _poll(self, lambda_api: Any, sqs: Any) -> str | None:
         queue_arn = self.mapping["EventSourceArn"]
         _, _, _, region, account, queue_name = queue_arn.split(":")
         # Built from the ARN, as the service does: the role needs no sqs:GetQueueUrl.
         queue_url = f"{self.host.endpoint}/{account}/{queue_name}"
         while not self._stop.is_set() and not self.host._stop.is_set():
             mapping = self.mapping  # batch size or response types may change while polling
-            received = sqs.receive_message(
-                QueueUrl=queue_url, MaxNumberOfMessages=int(mapping.get("BatchSize", 10)),
-                WaitTimeSeconds=1, AttributeNames=["All"], MessageAttributeNames=["All"],
-            ).get("Messages", [])
+            with timer("poller receive"):
+                received = sqs.receive_message(
+                    QueueUrl=queue_url, MaxNumberOfMessages=int(mapping.get("BatchSize", 10)),
+                    WaitTimeSeconds=1, AttributeNames=["All"], MessageAttributeNames=["All"],
+                ).get("Messages", [])
             if not received:
+                if self._retire():
+                    return "retired"
                 continue
+            if len(received) >= int(mapping.get("BatchSize", 10)):
+                self._scale_up()
             event = {"Records": [sqs_record(m, queue_arn, region) for m in received]}
-            response = lambda_api.invoke(FunctionName=mapping["FunctionArn"], Payload=json.dumps(event).encode())
-            payload = response["Payload"].read()
+            with timer("poller invoke"):
+                function_error, payload = self._invoke(lambda_api, mapping["FunctionArn"], event)
             ids = [m["MessageId"] for m in received]
-            done = acknowledged_ids(ids, response.get("FunctionError"), payload,
+            done = acknowledged_ids(ids, function_error, payload,
                                     "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or []))
-            entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
-                       for i, m in enumerate(received) if m["MessageId"] in done]
-            if entries:
-                sqs.delete_message_batch(QueueUrl=queue_url, Entries=entries)
+            handles = [m["ReceiptHandle"] for m in received if m["MessageId"] in done]
+            if handles:
+                # Deleted by the log writer once this invocation's logs are written.
+                self.host.acknowledge(sqs, queue_url, handles)
+
+    def _invoke(self, lambda_api: Any, function_arn: str, event: dict) -> tuple[str | None, bytes]:
+        """(FunctionError, payload) of a synchronous invocation. In the emulator's process the
+        stored function runs directly, as the Lambda service invokes a mapping's function (no
+        caller to authorize); otherwise through the Invoke API."""
+        host = self.host
+        if host.local_function is not None:
+            spec = host.spec_from_moto(host.local_function(function_arn))
+            result = host.invoke(spec, event, defer_logs=True)
+            if len(result.payload) > MAX_RESPONSE_BYTES:
+                return "Unhandled", json.dumps({
+                    "errorMessage": f"Response payload size exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).",
+                    "errorType": "Function.ResponseSizeTooLarge"}).encode()
+            return result.function_error, result.payload
+        response = lambda_api.invoke(FunctionName=function_arn, Payload=json.dumps(event).encode())
+        return response.get("FunctionError"), response["Payload"].read()

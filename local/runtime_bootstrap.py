@@ -86,4 +86,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if os.environ.get("LOCAL_SANDBOX_PROFILE"):  # exp/profile: cProfile the whole sandbox
+        import cProfile
+
+        cProfile.run("main()", os.path.join(os.environ["LOCAL_SANDBOX_PROFILE"], f"sandbox-{os.getpid()}.pstats"))
+    else:
+        main()

@@ -46,14 +46,22 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
     killed must not leave its emulator behind)."""
     private_dir(state_dir)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if not os.environ.get("LOCAL_REQUEST_LOG"):
+        # werkzeug logs every request at INFO (a formatted line and a write per request);
+        # LOCAL_REQUEST_LOG=1 keeps that log.
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)
     aws = EmbeddedAWS(port, region, faults_file=state_dir / FAULTS_FILE)
     host = LambdaHost(
         endpoint=aws.endpoint, region=region, workdir=state_dir / "lambda",
         role_credentials=aws.role_credentials, service_credentials=lambda: aws.admin,
+        local_function=aws.lambda_function,
     )
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     signal.signal(signal.SIGINT, lambda *_: stopped.set())
+    from local import profiling
+
+    profiling.install(state_dir)
     cloudwatch = LocalCloudWatch()
     cloudwatch.install()  # before the embedded AWS listens: every stack sees the new resource types
     aws.start(host)  # IAM enforcement is on before it listens
