@@ -580,23 +580,35 @@ def _patch_keep_alive() -> None:
         return environ
 
     send_header = MotoRequestHandler.send_header
+    end_headers = MotoRequestHandler.end_headers
 
     def send_header_keeping_alive(self: Any, keyword: str, value: str) -> None:
-        if (keyword.lower() == "connection" and value.lower() == "close"
-                and getattr(state, "body", None) is not None and not self.close_connection):
-            state.keep = True  # werkzeug adds this to every response; the client did not ask
+        if getattr(state, "in_wsgi", False) and keyword.lower() == "connection" and value.lower() == "close":
+            state.closes += 1  # decided in end_headers: werkzeug's own comes last
             return
         send_header(self, keyword, value)
+
+    def end_headers_keeping_alive(self: Any) -> None:
+        if getattr(state, "in_wsgi", False) and state.closes:
+            # One `Connection: close` is werkzeug's (added to every response); a second one is
+            # the application's (e.g. the guard's refusals) and is honoured, as is a client that
+            # asked for close or a body that cannot be delimited.
+            if state.closes == 1 and state.body is not None and not self.close_connection:
+                state.keep = True
+            else:
+                send_header(self, "Connection", "close")
+            state.closes = 0
+        end_headers(self)
 
     run_wsgi = MotoRequestHandler.run_wsgi
 
     def run_wsgi_keeping_alive(self: Any) -> None:
-        state.keep, state.body = False, None
+        state.keep, state.body, state.closes, state.in_wsgi = False, None, 0, True
         try:
             run_wsgi(self)
         finally:
             keep, body = state.keep, state.body
-            state.keep, state.body = False, None
+            state.keep, state.body, state.closes, state.in_wsgi = False, None, 0, False
         if keep and body is not None:
             try:
                 body.exhaust()  # the unread rest of this request's body, not the next request
@@ -632,6 +644,7 @@ def _patch_keep_alive() -> None:
     MotoRequestHandler.disable_nagle_algorithm = True
     MotoRequestHandler.make_environ = make_environ_with_limit
     MotoRequestHandler.send_header = send_header_keeping_alive
+    MotoRequestHandler.end_headers = end_headers_keeping_alive
     MotoRequestHandler.run_wsgi = run_wsgi_keeping_alive
     serving.selectors = _Selectors()
 
