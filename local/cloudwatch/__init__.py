@@ -2,7 +2,8 @@
 
 - Alarms are evaluated (evaluator.py, evaluation.py) and change state as on AWS, with history
   (DescribeAlarmHistory) and SNS notifications (alarm_state.py, messages.py, history.py).
-- Metrics: EMF log events become metric data (emf.py); AWS/SQS for every queue (sqs_metrics.py),
+- Metrics: EMF log events become metric data (emf.py); GetMetricData reads one metric's points
+  instead of scanning them all per period (metric_queries.py); AWS/SQS for every queue (sqs_metrics.py),
   AWS/Lambda for the local Lambda host (lambda_metrics.py), AWS/DynamoDB throttling for faults
   injected by local/faults.py (dynamodb_metrics.py).
 - CloudFormation types moto skips: alarms, query definitions (with their Logs APIs), metric
@@ -43,7 +44,7 @@ class LocalCloudWatch:
         self._thread: threading.Thread | None = None
 
     def install(self) -> None:
-        from local.cloudwatch import emf, history, query_definitions, resource_types
+        from local.cloudwatch import emf, history, metric_queries, query_definitions, resource_types
 
         resource_types.register()
         query_definitions.install()
@@ -51,6 +52,7 @@ class LocalCloudWatch:
         self.states.install()
         emf.install()
         self.sqs.install()
+        metric_queries.install(self.evaluator.index)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="local-cloudwatch", daemon=True)

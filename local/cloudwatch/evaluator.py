@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from typing import Any
 
 from local.cloudwatch.alarm_state import AlarmStates
@@ -53,13 +54,16 @@ class AlarmEvaluator:
         self.clock = clock
         self.states = states
         self._indexes: dict[int, MetricIndex] = {}
+        self._indexes_lock = threading.Lock()
         self._evaluated: dict[str, tuple[Any, float]] = {}  # alarm ARN -> (alarm object, range end)
 
     def index(self, backend: Any) -> MetricIndex:
-        index = self._indexes.get(id(backend))
-        if index is None or index.backend is not backend:
-            index = self._indexes[id(backend)] = MetricIndex(backend)
-        return index
+        """The one index of a backend (its offsets into moto's list must not diverge)."""
+        with self._indexes_lock:
+            index = self._indexes.get(id(backend))
+            if index is None or index.backend is not backend:
+                index = self._indexes[id(backend)] = MetricIndex(backend)
+            return index
 
     def backends(self) -> list[Any]:
         from moto.cloudwatch.models import cloudwatch_backends

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -55,8 +56,14 @@ class MetricIndex:
         self._data: list = backend.metric_data
         self._seen = 0
         self._series: dict[MetricKey, list[Point]] = defaultdict(list)
+        # The evaluator's thread and GetMetricData's request threads share one index.
+        self._lock = threading.RLock()
 
     def sync(self) -> None:
+        with self._lock:
+            self._sync()
+
+    def _sync(self) -> None:
         data = self.backend.metric_data
         if data is not self._data:  # the backend was reset
             self._data, self._seen, self._series = data, 0, defaultdict(list)
@@ -67,12 +74,17 @@ class MetricIndex:
             self._series[key].append(_point(datum))
 
     def points(self, key: MetricKey, start: float, end: float, unit: str | None = None) -> list[Point]:
-        return [p for p in self._series.get(key, ()) if start <= p.time < end and (unit is None or p.unit == unit)]
+        with self._lock:
+            return [p for p in self._series.get(key, ()) if start <= p.time < end and (unit is None or p.unit == unit)]
 
     def prune(self, now: float, retention: float = RETENTION_SECONDS) -> int:
         """Drop points older than `retention`: the leading ones of moto's list (it is in arrival
         order, which tracks time), and every old one of the index. Returns how many moto lost."""
-        self.sync()
+        with self._lock:
+            return self._prune(now, retention)
+
+    def _prune(self, now: float, retention: float) -> int:
+        self._sync()
         cutoff = now - retention
         stale = 0
         for datum in self._data[:self._seen]:
