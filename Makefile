@@ -39,9 +39,9 @@ demo: setup
 
 ## The whole test suite (unit, infra, end-to-end against the embedded AWS, the browser tests),
 ## test files side by side in TEST_WORKERS processes sharing one embedded AWS.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 6
 test: setup chromium
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 synth: setup
 	npx cdk synth

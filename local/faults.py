@@ -56,9 +56,28 @@ def read_faults(path: Path) -> list[dict[str, Any]]:
         return [dict(rule) for rule in rules]
 
 
+_active: dict[Path, tuple[tuple[int, int], frozenset[tuple[str, str]]]] = {}
+
+
+def _armed(path: Path) -> frozenset[tuple[str, str]]:
+    """(action, table) pairs with faults left, re-read only when the file changed: every
+    DynamoDB request asks, and most must not pay for a lock and a JSON read."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return frozenset()
+    version = (stat.st_mtime_ns, stat.st_size)
+    cached = _active.get(path)
+    if cached is None or cached[0] != version:
+        with _locked(path) as rules:
+            armed = frozenset((rule["action"], rule["table"]) for rule in rules if rule["remaining"] > 0)
+        cached = _active[path] = (version, armed)
+    return cached[1]
+
+
 def take_fault(path: Path, action: str, tables: list[str]) -> dict[str, Any] | None:
     """The rule this request meets, with one fault used up; None when the request goes through."""
-    if not path.exists():
+    if not any((action, table) in _armed(path) for table in tables):
         return None
     with _locked(path) as rules:
         for rule in rules:

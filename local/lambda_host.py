@@ -48,6 +48,10 @@ MAX_SANDBOXES_PER_FUNCTION = 8
 INIT_TIMEOUT_SECONDS = 10  # Lambda's init phase limit, separate from the function timeout
 CREDENTIALS_MAX_AGE_SECONDS = 1800
 MAPPING_REFRESH_SECONDS = 0.5
+# A poller's long poll. The Lambda service waits up to 20 s; an idle poller then costs one
+# request per wait. 5 s keeps idle mappings cheap and a disabled or deleted mapping stops
+# polling within seconds (checked between receives).
+POLL_WAIT_SECONDS = 5
 INITIAL_POLLERS = 5  # the Lambda service starts an SQS mapping with five concurrent batches
 MAX_POLLERS = MAX_SANDBOXES_PER_FUNCTION  # scaled up to while batches come back full
 SCALE_UP_SECONDS = 0.2  # the service adds up to 300 concurrent invocations a minute
@@ -717,7 +721,7 @@ class MappingPoller:
             with timer("poller receive"):
                 received = sqs.receive_message(
                     QueueUrl=queue_url, MaxNumberOfMessages=int(mapping.get("BatchSize", 10)),
-                    WaitTimeSeconds=1, AttributeNames=["All"], MessageAttributeNames=["All"],
+                    WaitTimeSeconds=POLL_WAIT_SECONDS, AttributeNames=["All"], MessageAttributeNames=["All"],
                 ).get("Messages", [])
             if not received:
                 if self._retire():

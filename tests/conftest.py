@@ -76,6 +76,18 @@ def template(synthesized):
     return Template.from_stack(stack)
 
 
+def pytest_collection_modifyitems(config, items):
+    """Modules that wait longest first (`long_wait(seconds)`, about how long the module takes):
+    `make test` hands files to its workers in collection order (--dist loadfile
+    --no-loadscope-reorder), so the long ones start at once instead of behind dozens of quick
+    files, and the quick ones fill the gaps. Scheduling only: nothing asserts the figure."""
+    def waits(item) -> float:
+        marker = item.get_closest_marker("long_wait")
+        return marker.args[0] if marker else 0
+
+    items.sort(key=lambda item: -waits(item))
+
+
 _FIGURES: list[tuple[str, str]] = []
 
 
@@ -85,6 +97,17 @@ def figure():
     def record(name: str, text: str) -> None:
         _FIGURES.append((name, text))
     return record
+
+
+def pytest_sessionfinish(session):
+    """Under pytest-xdist, a worker hands its figures to the controller, which prints them all."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["figures"] = json.dumps(_FIGURES)
+
+
+def pytest_testnodedown(node, error):
+    _FIGURES.extend(tuple(figure) for figure in json.loads(getattr(node, "workeroutput", {}).get("figures", "[]")))
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -252,26 +252,35 @@ def _retryable(error: Exception) -> tuple[str, bool]:
     return type(error).__name__, isinstance(error, (BotoConnectionError, HTTPClientError))
 
 
+@dataclass(frozen=True)
+class Put:
+    """How the conditional PutItem ended: `previous` is None when the item went in, the stored
+    item when the condition failed; `retried_after` names the failures of earlier attempts."""
+
+    previous: dict[str, Any] | None
+    retried_after: tuple[str, ...] = ()
+
+
 def put_order(client: Any, request: Mapping[str, Any], remaining: Callable[[], float],
-              sleep: Callable[[float], None] = time.sleep) -> dict[str, Any] | None:
-    """The conditional PutItem, retried while it is worth it and time allows. Returns None when
-    the item went in, the stored item when the condition failed; raises WriteFailed otherwise."""
-    attempt = 0
+              sleep: Callable[[float], None] = time.sleep) -> Put:
+    """The conditional PutItem, retried while it is worth it and time allows; raises
+    WriteFailed when it gives up."""
+    failures: list[str] = []
     while True:
-        attempt += 1
         try:
             client.put_item(**request)
-            return None
+            return Put(None, tuple(failures))
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return item_from_attributes(error.response.get("Item") or {})
+                return Put(item_from_attributes(error.response.get("Item") or {}), tuple(failures))
             failure: Exception = error
         except (BotoConnectionError, HTTPClientError) as error:
             failure = error
         code, retryable = _retryable(failure)
-        delay = retry_delay(attempt, retryable, remaining(), random.random())
+        failures.append(code)
+        delay = retry_delay(len(failures), retryable, remaining(), random.random())
         if delay is None:
-            raise WriteFailed(code, attempt, str(failure).splitlines()[0]) from failure
+            raise WriteFailed(code, len(failures), str(failure).splitlines()[0]) from failure
         sleep(delay)
 
 
@@ -282,12 +291,13 @@ def write_order(client: Any, table_name: str, job: Job,
         raise OutOfTime(f"order {job.id!r} not written: {remaining():.2f} s left, a write may take "
                         f"{ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS:.2f} s")
     requested = job.item()
-    previous = put_order(client, {
+    put = put_order(client, {
         "TableName": table_name,
         "Item": _to_attributes(requested),
         "ConditionExpression": CONDITION,
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }, remaining)
+    previous = put.previous
     decision = {
         "condition": CONDITION,
         "id": job.id,
@@ -296,6 +306,10 @@ def write_order(client: Any, table_name: str, job: Job,
         "requested": requested,
         "stored": requested if previous is None else previous,
     }
+    if put.retried_after:
+        # After a timed-out attempt a rejection may be this delivery's own earlier write: the
+        # line says so, and the order is stored either way.
+        decision["retried_after"] = list(put.retried_after)
     try:
         outcome = decide(job, previous)
     except ConflictingOrder:

@@ -17,7 +17,7 @@ from local.scenario import run_lab_scenario
 from local.processes import alive
 from local.session import ROOT, LocalSession, free_port, port_in_use
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(75)]
 
 
 def local_cli(*args: str, state_dir) -> subprocess.CompletedProcess:

@@ -16,7 +16,7 @@ from botocore.exceptions import ClientError
 from local.session import LocalSession, wait_for
 from tests.e2e.conftest import ACCOUNT, REGION, pipeline, table
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(40)]
 
 STATE_TIMEOUT = 40  # a 60 s period is 5 s locally; an alarm needs a few periods at most
 

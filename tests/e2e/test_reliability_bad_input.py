@@ -11,7 +11,7 @@ import pytest
 from ops import observe
 from tests.e2e.reliability import MAX_RECEIVES, deployed, generated_bodies, now_ms
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(90)]
 
 BODIES = 200
 

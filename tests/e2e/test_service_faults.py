@@ -13,7 +13,7 @@ import pytest
 from local.session import wait_for
 from ops import observe
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(45)]
 
 # The worker makes up to four attempts at a write (lambda/worker/app.py, MAX_ATTEMPTS) while a
 # whole attempt still fits before its deadline. The test measures it rather than trusting this.

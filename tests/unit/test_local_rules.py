@@ -132,3 +132,19 @@ def test_down_stops_everything_even_when_the_destroy_fails(tmp_path):
     assert stopped == [True]
     assert str(raised.value) == ("destroy failed, everything stopped anyway: cdk destroy failed (1): queue busy; "
                                  "still there when the emulator stopped: queues: http://localhost:1/123456789012/p-jobs")
+
+
+def test_queue_counters_follow_motos_rules_in_one_pass():
+    """Visible: past its visibility timeout and not delayed; in flight and delayed apart."""
+    from types import SimpleNamespace
+
+    from local.emulator import queue_counters
+
+    now = 1_000_000
+    messages = [SimpleNamespace(visible_at=now - 1, delayed_until=0),        # visible
+                SimpleNamespace(visible_at=now - 1, delayed_until=0),        # visible
+                SimpleNamespace(visible_at=now + 5000, delayed_until=0),     # in flight
+                SimpleNamespace(visible_at=now - 1, delayed_until=now + 60)]  # delayed
+    assert queue_counters(messages, now) == {"ApproximateNumberOfMessages": 2,
+                                             "ApproximateNumberOfMessagesNotVisible": 1,
+                                             "ApproximateNumberOfMessagesDelayed": 1}

@@ -206,7 +206,10 @@ def test_a_timed_out_attempt_is_retried_and_its_own_write_counts_as_a_duplicate(
     flaky = WritesThenTimesOut()
     response = worker.handle_event({"Records": [order("ambiguous", 2)]}, flaky, TABLE)
     assert response == {"batchItemFailures": []} and flaky.calls == 2
-    (result,) = log_lines(capsys, "RESULT")
+    out = capsys.readouterr().out
+    (write,) = [json.loads(line[6:]) for line in out.splitlines() if line.startswith("WRITE ")]
+    assert (write["decision"], write["retried_after"]) == ("duplicate", ["ReadTimeoutError"])
+    (result,) = [json.loads(line[7:]) for line in out.splitlines() if line.startswith("RESULT ")]
     assert result == {"id": "ambiguous", "quantity": 2, "processed": False, "duplicate": True}
     assert items(client) == [{"id": "ambiguous", "quantity": 2, "total_cents": 600}]
 
