@@ -17,8 +17,9 @@ from bench import report
 from bench.variants import ROOT
 
 # (batch size, messages, repeats), run in order while the pipeline budget lasts.
-PIPELINE_PLAN = [(1, 200, 3), (10, 1000, 2), (10, 3000, 1), (10, 10000, 1), (1, 1000, 1), (1, 10000, 1)]
-BACKLOG = {1: 20, 10: 100}
+# Late/early rate is compared from 1,000 to 10,000 messages at each batch size.
+PIPELINE_PLAN = [(10, 1000, 2), (10, 10000, 1), (1, 1000, 2), (1, 10000, 1)]
+BACKLOG = {1: 50, 10: 100}
 
 
 def progress(message: str) -> None:
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     parser.add_argument("--rounds", type=int, default=120, help="interleaved warm rounds per handler")
     parser.add_argument("--cold-runs", type=int, default=5, help="fresh processes per handler")
-    parser.add_argument("--pipeline-budget", type=float, default=180,
+    parser.add_argument("--pipeline-budget", type=float, default=300,
                         help="seconds for pipeline runs after the deploy; steps that would not fit are skipped")
     parser.add_argument("--synth-runs", type=int, default=3)
     parser.add_argument("--tests", choices=["unit", "unit+infra", "all", "none"], default="unit",
