@@ -1,5 +1,5 @@
 """The dead-letter tools at volume, and the operator's policy: as a user holding only the stack's
-`<prefix>-operator` policy, a DLQ of 200 (and a malformed message) is listed and redriven
+`<prefix>-operator` policy, a DLQ of 200 is listed and redriven
 completely; SQS's own move task moves what is left; `ops status` reads every section while
 writes are denied. (The classified recovery of a mixed DLQ: test_dlq_recovery.py.)"""
 
@@ -12,8 +12,9 @@ import sys
 
 import pytest
 
-from local.session import ROOT, wait_for
+from local.session import wait_for
 from ops import observe
+from tests.e2e.operator import Operator, order
 from tests.shared_aws import FAST_TIMEOUTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -29,50 +30,27 @@ def stack(shared_aws, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def operator_env(stack):
-    """AWS credentials of a user who holds nothing but the stack's operator policy."""
-    session, env, outputs = stack
-    iam = session.client("iam")
-    iam.create_user(UserName=f"{PREFIX}-operator-user")
-    iam.attach_user_policy(UserName=f"{PREFIX}-operator-user", PolicyArn=outputs["OperatorPolicyArn"])
-    key = iam.create_access_key(UserName=f"{PREFIX}-operator-user")["AccessKey"]
-    return {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
-            "AWS_ENDPOINT_URL": env["AWS_ENDPOINT_URL"], "AWS_REGION": env["AWS_REGION"],
-            "AWS_ACCESS_KEY_ID": key["AccessKeyId"], "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"]}
+def operator(stack):
+    return Operator.create(stack[0])
 
 
-def ops(operator_env, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ops", *args, "--prefix", PREFIX], cwd=ROOT, env=operator_env,
-                          capture_output=True, text=True, timeout=300)
-
-
-def ops_json(operator_env, *args: str) -> dict:
-    result = ops(operator_env, *args, "--json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
-def order(order_id: str, quantity: int) -> str:
-    return json.dumps({"id": order_id, "quantity": quantity})
-
-
-def test_a_dlq_of_two_hundred_is_listed_and_redriven_completely(stack, operator_env):
+def test_a_dlq_of_two_hundred_is_listed_and_redriven_completely(stack, operator):
     session, env, _ = stack
     sqs = session.client("sqs")
     bodies = [order(f"rec-bulk-{n}", 1 + n % 10) for n in range(200)]
     for start in range(0, 200, 10):
         sqs.send_message_batch(QueueUrl=env["DLQ_URL"], Entries=[
             {"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start:start + 10])])
-    listing = ops_json(operator_env, "dlq", "list")
+    listing = operator.json("dlq", "list")
     assert listing["counts"]["pending"] == 200 and len(listing["messages"]) == 200
-    redriven = ops_json(operator_env, "dlq", "redrive")
+    redriven = operator.json("dlq", "redrive")
     assert redriven["counts"]["pending"]["moved"] == 200 and redriven["failures"] == []
     wait_for(lambda: len([i for i in observe.scan_items(session.client("dynamodb"), env["ORDERS_TABLE"])
                           if str(i["id"]).startswith("rec-bulk-")]) == 200, timeout=SETTLE, what="the 200 orders written")
     assert observe.queue_counters(sqs, env["DLQ_URL"])["visible"] == 0
 
 
-def test_sqs_move_task_moves_what_is_left_and_completes(stack, operator_env):
+def test_sqs_move_task_moves_what_is_left_and_completes(stack, operator):
     """What SQS's own redrive does with a DLQ (it does not judge: a malformed body goes back
     too): `aws sqs start-message-move-task` completes with the count."""
     session, env, outputs = stack
@@ -94,11 +72,11 @@ def test_sqs_move_task_moves_what_is_left_and_completes(stack, operator_env):
         "COMPLETED", 1, 1)
 
 
-def test_the_operator_policy_covers_status_and_nothing_more(stack, operator_env):
+def test_the_operator_policy_covers_status_and_nothing_more(stack, operator):
     """With the operator's policy alone, `ops status` reads every section (the live view reads
     the same); writing an order or deleting the queue is denied."""
     session, env, _ = stack
-    status = ops(operator_env, "status", "--json")
+    status = operator.run("status", "--json")
     snapshot = json.loads(status.stdout)
     assert status.returncode == 0, (snapshot["error"], snapshot["errors"])
     assert snapshot["error"] is None and snapshot["errors"] == {}
@@ -108,8 +86,8 @@ def test_the_operator_policy_covers_status_and_nothing_more(stack, operator_env)
 
     def as_operator(service):
         return boto3.client(service, endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
-                            aws_access_key_id=operator_env["AWS_ACCESS_KEY_ID"],
-                            aws_secret_access_key=operator_env["AWS_SECRET_ACCESS_KEY"])
+                            aws_access_key_id=operator.env["AWS_ACCESS_KEY_ID"],
+                            aws_secret_access_key=operator.env["AWS_SECRET_ACCESS_KEY"])
 
     for call in (lambda: as_operator("dynamodb").put_item(TableName=env["ORDERS_TABLE"], Item={"id": {"S": "x"}}),
                  lambda: as_operator("sqs").delete_queue(QueueUrl=env["QUEUE_URL"]),

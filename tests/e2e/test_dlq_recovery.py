@@ -7,16 +7,13 @@ audit record. (At volume, with SQS's own move task: test_dlq_bulk.py.)"""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
 
 import pytest
 
-from local.session import ROOT, wait_for
+from local.session import wait_for
 from ops import observe
+from tests.e2e.operator import Operator, order
 from tests.shared_aws import FAST_TIMEOUTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(100)]
@@ -32,31 +29,8 @@ def stack(shared_aws, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def operator_env(stack):
-    """AWS credentials of a user who holds nothing but the stack's operator policy."""
-    session, env, outputs = stack
-    iam = session.client("iam")
-    iam.create_user(UserName=f"{PREFIX}-operator-user")
-    iam.attach_user_policy(UserName=f"{PREFIX}-operator-user", PolicyArn=outputs["OperatorPolicyArn"])
-    key = iam.create_access_key(UserName=f"{PREFIX}-operator-user")["AccessKey"]
-    return {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
-            "AWS_ENDPOINT_URL": env["AWS_ENDPOINT_URL"], "AWS_REGION": env["AWS_REGION"],
-            "AWS_ACCESS_KEY_ID": key["AccessKeyId"], "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"]}
-
-
-def ops(operator_env, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ops", *args, "--prefix", PREFIX], cwd=ROOT, env=operator_env,
-                          capture_output=True, text=True, timeout=300)
-
-
-def ops_json(operator_env, *args: str) -> dict:
-    result = ops(operator_env, *args, "--json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
-def order(order_id: str, quantity: int) -> str:
-    return json.dumps({"id": order_id, "quantity": quantity})
+def operator(stack):
+    return Operator.create(stack[0])
 
 
 @pytest.fixture(scope="module")
@@ -87,23 +61,23 @@ def results(session, env, since_ms: int) -> list[dict]:
     return [r.data for r in observe.log_records(session.client("logs"), env["LOG_GROUP"], since_ms) if r.tag == "RESULT"]
 
 
-def test_list_classifies_all_fifteen(stack, dead_letters, operator_env):
-    listing = ops_json(operator_env, "dlq", "list")
+def test_list_classifies_all_fifteen(stack, dead_letters, operator):
+    listing = operator.json("dlq", "list")
     assert listing["counts"] == dead_letters
     assert len(listing["messages"]) == 15
     (conflict,) = [m for m in listing["messages"] if m["class"] == "conflict"]
     assert (conflict["requested"]["quantity"], conflict["stored"]["quantity"]) == (4, 3)
     (malformed,) = [m for m in listing["messages"] if m["class"] == "malformed"]
     assert malformed["reason"] == "missing field: quantity"
-    text = ops(operator_env, "dlq", "list")
+    text = operator.run("dlq", "list")
     assert text.returncode == 0 and text.stdout.splitlines()[0] == (
         f"{PREFIX}-jobs-dlq: 15 message(s): 12 pending, 1 stored, 1 conflict, 1 malformed")
 
 
-def test_redrive_writes_the_pending_acknowledges_the_stored_and_leaves_the_rest(stack, dead_letters, operator_env):
+def test_redrive_writes_the_pending_acknowledges_the_stored_and_leaves_the_rest(stack, dead_letters, operator):
     session, env, _ = stack
     since = int(time.time() * 1000) - 1000
-    redriven = ops_json(operator_env, "dlq", "redrive")
+    redriven = operator.json("dlq", "redrive")
     assert {kind: counts["moved"] for kind, counts in redriven["counts"].items()} == {
         "pending": 12, "stored": 1, "conflict": 0, "malformed": 0}
     assert redriven["failures"] == []
@@ -111,23 +85,23 @@ def test_redrive_writes_the_pending_acknowledges_the_stored_and_leaves_the_rest(
     done = results(session, env, since)
     assert sorted(r["id"] for r in done if r["processed"]) == sorted(f"rec-pending-{n}" for n in range(12))
     assert [r["id"] for r in done if r["duplicate"]] == ["rec-stored"]
-    remaining = ops_json(operator_env, "dlq", "list")
+    remaining = operator.json("dlq", "list")
     assert remaining["counts"] == {"pending": 0, "stored": 0, "conflict": 1, "malformed": 1}
-    again = ops(operator_env, "dlq", "redrive")
+    again = operator.run("dlq", "redrive")
     assert again.returncode == 0 and again.stdout.startswith("moved 0 pending, 0 stored to the jobs queue")
 
 
-def test_discard_removes_the_conflict_with_an_audit_record(stack, dead_letters, operator_env):
-    listing = ops_json(operator_env, "dlq", "list")
+def test_discard_removes_the_conflict_with_an_audit_record(stack, dead_letters, operator):
+    listing = operator.json("dlq", "list")
     (conflict,) = [m for m in listing["messages"] if m["class"] == "conflict"]
     (malformed,) = [m for m in listing["messages"] if m["class"] == "malformed"]
-    refused = ops(operator_env, "dlq", "discard", "--message-id", conflict["message_id"], "--reason", " ")
+    refused = operator.run("dlq", "discard", "--message-id", conflict["message_id"], "--reason", " ")
     assert refused.returncode == 1 and refused.stderr.strip() == "error: a discard needs --reason: why this message may go"
-    done = ops(operator_env, "dlq", "discard", "--message-id", conflict["message_id"],
+    done = operator.run("dlq", "discard", "--message-id", conflict["message_id"],
                "--reason", "customer confirmed quantity 3")
     assert done.returncode == 0, done.stderr
-    (record,) = [r for r in ops_json(operator_env, "dlq", "audit") if r["message_id"] == conflict["message_id"]]
+    (record,) = [r for r in operator.json("dlq", "audit") if r["message_id"] == conflict["message_id"]]
     assert record["reason"] == "customer confirmed quantity 3" and record["class"] == "conflict"
     assert record["who"].endswith(f":user/{PREFIX}-operator-user")
     assert record["body"] == order("rec-conflict", 4)
-    assert [m["message_id"] for m in ops_json(operator_env, "dlq", "list")["messages"]] == [malformed["message_id"]]
+    assert [m["message_id"] for m in operator.json("dlq", "list")["messages"]] == [malformed["message_id"]]
