@@ -78,6 +78,8 @@ def test_make_up_serves_a_view_from_the_emulator_process(stack):
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(base + "api/snapshot", timeout=30)
     assert refused.value.code == 403
+    view = local_cli("view", state_dir=session.state_dir)  # what `make view` runs
+    assert view.returncode == 0 and f"live view: {url}" in view.stderr
 
 
 def test_destroy_leaves_nothing_and_a_second_deploy_works(stack):
