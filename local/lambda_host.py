@@ -117,11 +117,12 @@ class Sandbox:
     """One warm process of a function's runtime serving invocations of one function version.
 
     It runs the runtime's own interpreter (local/runtimes.py) with the package, the runtime's
-    boto3 and the standard library only. Memory: the process's RSS is read from /proc every
-    MEMORY_POLL_SECONDS while it works, and its peak (VmHWM, kept by the kernel, so a spike
-    between two reads still counts) after each phase; above the function's MemorySize the
-    process is killed, as Lambda's cgroup limit kills it. RLIMIT_AS is not used: Python maps
-    far more address space than it touches, so a limit equal to MemorySize breaks imports.
+    boto3 and the standard library only. Memory: the process's peak RSS (VmHWM in /proc, kept
+    by the kernel, so a spike between two reads still counts) is read every
+    MEMORY_POLL_SECONDS while it works and once more when a phase ends; above the function's
+    MemorySize the process is killed, as Lambda's cgroup limit kills it. No root needed.
+    RLIMIT_AS is not used: Python maps far more address space than it touches, so a limit
+    equal to MemorySize breaks imports.
     """
 
     def __init__(self, spec: FunctionSpec, code_dir: Path, env: dict[str, str]) -> None:
@@ -182,6 +183,8 @@ class Sandbox:
         """Read the process's peak RSS; True (and the process killed) once it exceeds MemorySize."""
         assert self.process is not None
         try:
+            if self.process.returncode is not None:  # reaped: its pid may be another process's now
+                raise OSError
             with open(f"/proc/{self.process.pid}/status", "rb") as status:
                 for line in status:
                     if line.startswith(b"VmHWM:"):
