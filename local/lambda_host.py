@@ -25,11 +25,12 @@ import base64
 import io
 import json
 import logging
+import math
 import os
 import queue
 import shutil
+import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from local import runtimes
 from local.cloudwatch import lambda_metrics
 from local.credentials import Credentials
 from local.profiling import timer
@@ -46,6 +48,7 @@ BOOTSTRAP = Path(__file__).resolve().parent / "runtime_bootstrap.py"
 FRAME = "\x1e\x1eLAMBDA-RESULT "
 MAX_SANDBOXES_PER_FUNCTION = 8
 INIT_TIMEOUT_SECONDS = 10  # Lambda's init phase limit, separate from the function timeout
+MEMORY_POLL_SECONDS = 0.01  # how often a working sandbox's RSS is checked against MemorySize
 CREDENTIALS_MAX_AGE_SECONDS = 1800
 MAPPING_REFRESH_SECONDS = 0.5
 # A poller's long poll. The Lambda service waits up to 20 s; an idle poller then costs one
@@ -74,11 +77,13 @@ class FunctionSpec:
     code_sha: str
     code_zip: bytes = field(repr=False, compare=False)
     log_group: str = ""
+    runtime: str = ""
 
     @property
     def identity(self) -> tuple:
         """Sandboxes are reused only while code and configuration stay the same."""
-        return (self.name, self.code_sha, self.handler, self.timeout, self.role_arn, self.environment)
+        return (self.name, self.code_sha, self.handler, self.timeout, self.memory, self.runtime, self.role_arn,
+                self.environment)
 
 
 @dataclass
@@ -93,26 +98,68 @@ class InvocationResult:
         return base64.b64encode(tail).decode()
 
 
+@dataclass
+class SandboxOutcome:
+    """What one invocation came to inside its sandbox."""
+
+    frame: dict | None  # {"payload": json text} or {"error": {...}}; None if none came
+    output: list[str]  # what the handler printed
+    duration_ms: float  # the invocation, without init
+    max_memory_mb: int  # the sandbox's peak RSS so far
+    init_output: list[str] = field(default_factory=list)  # printed during init (cold start only)
+    init_ms: float | None = None  # Init Duration (cold start only)
+    # None, or how it ended without a result: timeout, out_of_memory, exited, init_error, unavailable
+    ending: str | None = None
+    exit_reason: str = ""  # as Lambda words a dead runtime: "exit status 1", "signal: killed"
+
+
 class Sandbox:
-    """One warm Python process serving invocations of one function version."""
+    """One warm process of a function's runtime serving invocations of one function version.
+
+    It runs the runtime's own interpreter (local/runtimes.py) with the package, the runtime's
+    boto3 and the standard library only. Memory: the process's peak RSS (VmHWM in /proc, kept
+    by the kernel, so a spike between two reads still counts) is read every
+    MEMORY_POLL_SECONDS while it works and once more when a phase ends; above the function's
+    MemorySize the process is killed, as Lambda's cgroup limit kills it. No root needed.
+    RLIMIT_AS is not used: Python maps far more address space than it touches, so a limit
+    equal to MemorySize breaks imports.
+    """
 
     def __init__(self, spec: FunctionSpec, code_dir: Path, env: dict[str, str]) -> None:
         self.spec = spec
         self.created = time.monotonic()
         day = time.strftime("%Y/%m/%d", time.gmtime())
         self.log_stream = f"{day}/[$LATEST]{uuid.uuid4().hex}"
-        env = dict(env, AWS_LAMBDA_LOG_STREAM_NAME=self.log_stream)
         self._lines: queue.Queue[str | None] = queue.Queue()
+        self.ready = False
+        self.process: subprocess.Popen | None = None
+        self.peak_kb = 0
+        self._killed_for_memory = False
+        try:
+            self.runtime: runtimes.Runtime | None = runtimes.resolve(spec.runtime)
+        except runtimes.RuntimeUnavailable:
+            self.runtime = None
+            return
+        bin_dir = str(Path(self.runtime.python).parent)
+        env = dict(env, AWS_LAMBDA_LOG_STREAM_NAME=self.log_stream, LAMBDA_RUNTIME_DIR=str(self.runtime.packages),
+                   PATH=f"{bin_dir}:/usr/local/bin:/usr/bin:/bin")
+        self._started = time.perf_counter()
         self.process = subprocess.Popen(
-            [sys.executable, "-u", str(BOOTSTRAP)],
+            [*self.runtime.command, str(BOOTSTRAP)],
             cwd=code_dir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, bufsize=1,
+            stderr=subprocess.STDOUT, encoding="utf-8", errors="replace", bufsize=1,
         )
         threading.Thread(target=self._pump, daemon=True).start()
-        self.ready = False
+
+    @property
+    def runtime_version(self) -> str:
+        """For INIT_START and REPORT lines: which Python runs this sandbox."""
+        if self.runtime is None:
+            return f"{self.spec.runtime or '(none)'} (not available on the local host)"
+        return self.runtime.report
 
     def _pump(self) -> None:
-        assert self.process.stdout is not None
+        assert self.process is not None and self.process.stdout is not None
         from local import profiling
 
         cpu = time.thread_time()
@@ -126,22 +173,61 @@ class Sandbox:
 
     @property
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return self.process is not None and self.process.poll() is None
 
-    def _read_frame(self, deadline: float, output: list[str]) -> tuple[dict | None, bool]:
-        """Collect output lines until the next frame: (frame or None if it died, timed_out)."""
+    @property
+    def max_memory_mb(self) -> int:
+        return math.ceil(self.peak_kb / 1024)
+
+    def _over_memory(self) -> bool:
+        """Read the process's peak RSS; True (and the process killed) once it exceeds MemorySize."""
+        assert self.process is not None
+        try:
+            if self.process.returncode is not None:  # reaped: its pid may be another process's now
+                raise OSError
+            with open(f"/proc/{self.process.pid}/status", "rb") as status:
+                for line in status:
+                    if line.startswith(b"VmHWM:"):
+                        self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+                        break
+        except (OSError, ValueError, IndexError):  # exited, or no /proc (not Linux): nothing to read
+            pass
+        if self.peak_kb > self.spec.memory * 1024:
+            self._killed_for_memory = True
+            self.kill()
+        return self._killed_for_memory
+
+    def _read_frame(self, deadline: float, output: list[str]) -> tuple[dict | None, str | None]:
+        """Collect output lines until the next frame: (frame, None), or (None, how it ended:
+        timeout, out_of_memory or exited). The frame may follow output that had no newline."""
+        check_at = 0.0
         while True:
-            try:
-                line = self._lines.get(timeout=max(deadline - time.time(), 0.001))
-            except queue.Empty:
+            now = time.time()
+            if now >= check_at:
+                if self._over_memory():
+                    output.extend(self._remaining_lines())
+                    return None, "out_of_memory"
+                check_at = now + MEMORY_POLL_SECONDS
+            if now >= deadline:
                 self.kill()
                 output.extend(self._remaining_lines())
-                return None, True
+                return None, "timeout"
+            try:
+                line = self._lines.get(timeout=max(min(deadline, check_at) - now, 0.001))
+            except queue.Empty:
+                continue
             if line is None:
-                return None, False
-            if line.startswith(FRAME):
-                return json.loads(line[len(FRAME):]), False
-            output.append(line)
+                return None, "out_of_memory" if self._over_memory() else "exited"
+            at = line.find(FRAME)
+            if at < 0:
+                output.append(line)
+                continue
+            if at:
+                output.append(line[:at])
+            if self._over_memory():  # a spike between two reads: Lambda's limit would have killed it
+                output.extend(self._remaining_lines())
+                return None, "out_of_memory"
+            return json.loads(line[at + len(FRAME):]), None
 
     def _remaining_lines(self) -> list[str]:
         """What a killed process printed before it died: on Lambda those lines are logged too."""
@@ -154,36 +240,66 @@ class Sandbox:
                 break
             if line is None:
                 break
-            if not line.startswith(FRAME):
+            at = line.find(FRAME)
+            if at < 0:
                 lines.append(line)
+            elif at > 0:
+                lines.append(line[:at])
         return lines
 
-    def invoke(self, event: Any, request_id: str) -> tuple[dict | None, list[str], bool]:
-        """(outcome or None if it died or timed out, output lines, timed_out)."""
-        output: list[str] = []
+    def _exit_reason(self) -> str:
+        """How Lambda words a runtime that died: "exit status 1", "signal: killed"."""
+        assert self.process is not None
+        try:
+            code = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.process.returncode
+        if code is not None and code < 0:
+            names = {signal.SIGKILL: "killed", signal.SIGSEGV: "segmentation fault", signal.SIGABRT: "aborted",
+                     signal.SIGTERM: "terminated", signal.SIGBUS: "bus error"}
+            return f"signal: {names.get(-code, signal.Signals(-code).name.lower())}"
+        return f"exit status {code}"
+
+    def invoke(self, event: Any, request_id: str) -> SandboxOutcome:
+        """Run one invocation (and the init phase first, on a cold start)."""
+        if self.runtime is None or self.process is None:
+            return SandboxOutcome(None, [], 0.0, 0, ending="unavailable")
+        init_output: list[str] = []
+        init_ms = None
         if not self.ready:
-            frame, timed_out = self._read_frame(time.time() + INIT_TIMEOUT_SECONDS, output)
-            if frame is None:
-                return None, output, timed_out
+            frame, ending = self._read_frame(time.time() + INIT_TIMEOUT_SECONDS, init_output)
+            init_ms = (time.perf_counter() - self._started) * 1000
+            if frame is None or "init_error" in frame:
+                if frame is not None:
+                    ending = "init_error"
+                return SandboxOutcome(frame, [], 0.0, self.max_memory_mb, init_output, init_ms, ending,
+                                      self._exit_reason() if ending == "exited" else "")
             self.ready = True
+        started = time.perf_counter()
         deadline = time.time() + self.spec.timeout
         request = {"event": event, "request_id": request_id, "function_arn": self.spec.arn, "deadline": deadline}
+        output: list[str] = []
         assert self.process.stdin is not None
         try:
             self.process.stdin.write(json.dumps(request) + "\n")
             self.process.stdin.flush()
+            frame, ending = self._read_frame(deadline, output)
         except (BrokenPipeError, OSError):
-            return None, output, False
-        frame, timed_out = self._read_frame(deadline, output)
-        return frame, output, timed_out
+            frame, ending = None, "exited"
+        duration_ms = (time.perf_counter() - started) * 1000
+        return SandboxOutcome(frame, output, duration_ms, self.max_memory_mb, init_output, init_ms, ending,
+                              self._exit_reason() if ending == "exited" else "")
 
     def kill(self) -> None:
+        if self.process is None:
+            return
         if self.alive:
             self.process.kill()
         self.process.wait()
 
     def close(self) -> None:
-        if self.alive and self.process.stdin:
+        if self.alive and self.process is not None and self.process.stdin:
             self.process.stdin.close()
             try:
                 self.process.wait(timeout=2)
@@ -383,6 +499,7 @@ class LambdaHost:
             code_sha=base64.b64decode(fn.code_sha_256).hex(),
             code_zip=fn.code_bytes,
             log_group=logging_config.get("LogGroup") or f"/aws/lambda/{fn.function_name}",
+            runtime=fn.run_time or "",
         )
 
     def client(self, service: str, credentials: Credentials) -> Any:
@@ -420,11 +537,13 @@ class LambdaHost:
         return target
 
     def _sandbox_env(self, spec: FunctionSpec, credentials: Credentials) -> dict[str, str]:
+        """The variables Lambda defines for a function ("Using Lambda environment variables"),
+        with local values; the sandbox adds PATH and LAMBDA_RUNTIME_DIR of its runtime. Nothing
+        of the host's own environment is passed on."""
         env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "LANG": "C.UTF-8",
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
+            "TZ": ":UTC",
+            "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
             "AWS_REGION": self.region,
             "AWS_DEFAULT_REGION": self.region,
             "AWS_ENDPOINT_URL": self.endpoint,
@@ -432,7 +551,7 @@ class LambdaHost:
             "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
             "AWS_LAMBDA_LOG_GROUP_NAME": spec.log_group,
-            "AWS_EXECUTION_ENV": "local-lambda-host",
+            "AWS_EXECUTION_ENV": f"AWS_Lambda_{spec.runtime}",
             "_HANDLER": spec.handler,
         }
         if os.environ.get("LOCAL_SANDBOX_PROFILE"):
@@ -490,45 +609,75 @@ class LambdaHost:
 
     def _run(self, sandbox: Sandbox, request_id: str, event: Any, defer_logs: bool = False) -> InvocationResult:
         spec = sandbox.spec
-        started = time.perf_counter()
         with timer("host sandbox round trip"):
-            outcome, output, timed_out = sandbox.invoke(event, request_id)
-        duration_ms = (time.perf_counter() - started) * 1000
-        status = None  # the REPORT line's Status, as Lambda writes it for a timeout or a crash
-        if timed_out:
+            result = sandbox.invoke(event, request_id)
+        output = result.output
+        status = error_type = None  # the REPORT line's Status and Error Type, when the runtime did not answer
+        error = (result.frame or {}).get("error") or (result.frame or {}).get("init_error")
+        if result.ending == "timeout":
             status = "timeout"
             message = f"Task timed out after {spec.timeout:.2f} seconds"
-            output.append(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {request_id} {message}")
-            outcome = {"error": {"errorMessage": f"{time.strftime('%Y-%m-%dT%H:%M:%SZ')} {request_id} {message}",
-                                 "errorType": "Sandbox.Timedout"}}
-        elif outcome is None:
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            output.append(f"{stamp} {request_id} {message}")
+            error = {"errorMessage": f"{stamp} {request_id} {message}", "errorType": "Sandbox.Timedout"}
+        elif result.ending in ("out_of_memory", "exited", "unavailable"):
             status = "error"
-            outcome = {"error": {"errorMessage": "Runtime exited without providing a reason",
-                                 "errorType": "Runtime.ExitError"}}
-        if "error" in outcome:
-            payload, function_error = json.dumps(outcome["error"]).encode(), "Unhandled"
+            if result.ending == "unavailable":
+                error_type = "Runtime.InvalidEntrypoint"
+                reason = f"the local Lambda host runs Python runtimes only, not {spec.runtime or '(none)'}"
+            else:
+                error_type = "Runtime.OutOfMemory" if result.ending == "out_of_memory" else "Runtime.ExitError"
+                reason = "Runtime exited with error: " + (
+                    "signal: killed" if result.ending == "out_of_memory" else result.exit_reason)
+            error = {"errorType": error_type, "errorMessage": f"RequestId: {request_id} Error: {reason}"}
+            output += [error["errorMessage"], error_type]
+        elif result.ending == "init_error":
+            status, error_type = "error", error["errorType"]
+        if error is not None:
+            payload, function_error = json.dumps(error).encode(), "Unhandled"
         else:
-            payload, function_error = json.dumps(outcome["result"]).encode(), None
+            payload, function_error = result.frame["payload"].encode(), None
         with timer("host write logs"):
-            self._write_logs(sandbox, request_id, output, duration_ms, status, defer_logs)
-        lambda_metrics.record_invocation(spec.name, duration_ms, function_error is not None, region=self.region)
-        return InvocationResult(payload, function_error, output, duration_ms)
+            lines = self._write_logs(sandbox, request_id, result, status, error_type, defer_logs)
+        lambda_metrics.record_invocation(spec.name, result.duration_ms, function_error is not None, region=self.region)
+        return InvocationResult(payload, function_error, lines, result.duration_ms)
 
-    def _write_logs(self, sandbox: Sandbox, request_id: str, output: list[str], duration_ms: float,
-                    status: str | None, defer: bool = False) -> None:
+    def _write_logs(self, sandbox: Sandbox, request_id: str, result: SandboxOutcome, status: str | None,
+                    error_type: str | None, defer: bool = False) -> list[str]:
         """Queue the invocation's log events for its sandbox's stream; unless `defer`, write
         everything queued now. Written with the function role's own credentials: a role
-        without log permissions loses its logs, as on AWS (noted in the host's own log)."""
+        without log permissions loses its logs, as on AWS (noted in the host's own log).
+
+        The lines Lambda writes: INIT_START and the init's output on a cold start (with
+        INIT_REPORT if init failed), START, output, END, and REPORT with Duration (without
+        init), Billed Duration (with init, as billed since August 2025), Memory Size, Max Memory
+        Used (the sandbox's peak RSS; MemorySize when it ran out), Init Duration on a cold
+        start, Status and Error Type when the runtime did not answer. One local addition ends
+        the REPORT line: `Runtime Version`, the Python that ran it (Lambda names it in
+        INIT_START only), with a marked note when an interpreter of another version stood in."""
         spec = sandbox.spec
         now = int(time.time() * 1000)
-        lines = [f"START RequestId: {request_id} Version: $LATEST", *output,
-                 f"END RequestId: {request_id}",
-                 f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
-                 f"Billed Duration: {int(duration_ms) + 1} ms\tMemory Size: {spec.memory} MB"
-                 + (f"\tStatus: {status}" if status else "")]
+        lines = []
+        if result.init_ms is not None:
+            lines.append(f"INIT_START Runtime Version: {sandbox.runtime_version}")
+            lines += result.init_output
+            if result.ending == "init_error":
+                lines.append(f"INIT_REPORT Init Duration: {result.init_ms:.2f} ms\tPhase: init\tStatus: error"
+                             f"\tError Type: {error_type}")
+        memory = spec.memory if result.ending == "out_of_memory" else result.max_memory_mb
+        billed = math.ceil(result.duration_ms + (result.init_ms or 0.0))
+        report = (f"REPORT RequestId: {request_id}\tDuration: {result.duration_ms:.2f} ms\tBilled Duration: {billed} ms"
+                  f"\tMemory Size: {spec.memory} MB\tMax Memory Used: {memory} MB")
+        if result.init_ms is not None:
+            report += f"\tInit Duration: {result.init_ms:.2f} ms"
+        if status:
+            report += f"\tStatus: {status}" + (f"\tError Type: {error_type}" if error_type else "")
+        report += f"\tRuntime Version: {sandbox.runtime_version}"
+        lines += [f"START RequestId: {request_id} Version: $LATEST", *result.output, f"END RequestId: {request_id}", report]
         self._writer.add(spec, sandbox.log_stream, [{"timestamp": now, "message": line} for line in lines], wake=defer)
         if not defer:
             self._writer.flush()
+        return lines
 
     def acknowledge(self, sqs: Any, queue_url: str, receipt_handles: list[str]) -> None:
         """Delete messages once the logs queued before them are written (see _LogWriter)."""

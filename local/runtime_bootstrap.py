@@ -1,22 +1,40 @@
-"""Inside one warm sandbox of the local Lambda host: import the handler once, then serve
-invocations read from stdin, one JSON line each, until stdin closes. A first frame says when
-the import (the init phase) is done.
+"""Inside one sandbox of the local Lambda host, what the Lambda Python runtime does: put the
+function's package and the runtime's boto3 in front of the standard library, import the handler
+once (the init phase), then serve invocations read from stdin, one JSON line each, until stdin
+closes. Standard library only: it runs on whichever interpreter the runtime resolved to
+(local/runtimes.py), started with -I -S, so nothing else is importable.
 
 Whatever the handler prints (stdout and stderr share one pipe) is the function's log output. The
-end of each invocation is one line on the same pipe that starts with FRAME and carries the
-result as JSON, so output and result can never be reordered. Run by local/lambda_host.py only.
+end of the init phase and of each invocation is one FRAME line on the same pipe, so output and
+result can never be reordered; output without a trailing newline puts the frame mid-line, which
+the host splits off. Errors take the shapes and types of Lambda's Python runtime
+(Runtime.ImportModuleError, Runtime.HandlerNotFound, Runtime.MarshalError, ...). Run by
+local/lambda_host.py only.
 """
 
 from __future__ import annotations
 
+import decimal
 import importlib
 import json
+import math
 import os
+import re
 import sys
 import time
 import traceback
 
 FRAME = "\x1e\x1eLAMBDA-RESULT "
+_DECIMAL = "\x00decimal\x00"  # wraps a Decimal's text until it is written as a bare number
+_DECIMAL_IN_JSON = re.compile(r'"\\u0000decimal\\u0000(.*?)\\u0000decimal\\u0000"')
+
+
+class Fault(Exception):
+    """An error of the runtime itself, with Lambda's errorType."""
+
+    def __init__(self, error_type: str, message: str, trace: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.error_type, self.message, self.trace = error_type, message, trace or []
 
 
 class Context:
@@ -36,53 +54,117 @@ class Context:
         return max(0, int((self._deadline - time.time()) * 1000))
 
 
-def _error(error: BaseException) -> dict:
-    return {
-        "errorMessage": str(error),
-        "errorType": type(error).__name__,
-        "stackTrace": traceback.format_tb(error.__traceback__),
-    }
+def _error(error_type: str, message: str, trace: list[str], request_id: str | None = None) -> dict:
+    error = {"errorMessage": message, "errorType": error_type}
+    if request_id:
+        error["requestId"] = request_id
+    error["stackTrace"] = trace
+    return error
+
+
+def _log_error(error: dict) -> None:
+    """As the runtime logs an error: one line with type and message, then the trace."""
+    print(f"[ERROR] {error['errorType']}: {error['errorMessage']}")
+    print("Traceback (most recent call last):")
+    for frame in error["stackTrace"]:
+        print(frame.rstrip("\n"))
+
+
+def _exception_error(error: BaseException, request_id: str | None = None) -> dict:
+    return _error(type(error).__name__, str(error), traceback.format_tb(error.__traceback__), request_id)
 
 
 def _load(handler_spec: str):
-    module_name, _, function_name = handler_spec.rpartition(".")
-    return getattr(importlib.import_module(module_name), function_name)
+    """The handler function, or a Fault as Lambda's runtime reports it."""
+    try:
+        module_name, function_name = handler_spec.rsplit(".", 1)
+    except ValueError as error:
+        raise Fault("Runtime.MalformedHandlerName", f"Bad handler '{handler_spec}': {error}") from None
+    if module_name.split(".")[0] in sys.builtin_module_names:
+        raise Fault("Runtime.BuiltInModuleConflict", f"Cannot use built-in module {module_name} as a handler module")
+    try:
+        module = importlib.import_module(module_name.replace("/", "."))
+    except ImportError as error:
+        raise Fault("Runtime.ImportModuleError", f"Unable to import module '{module_name}': {error}") from None
+    except SyntaxError as error:
+        trace = [f'  File "{error.filename}" Line {error.lineno}\n    {error.text}']
+        raise Fault("Runtime.UserCodeSyntaxError", f"Syntax error in module '{module_name}': {error}", trace) from None
+    try:
+        return getattr(module, function_name)
+    except AttributeError:
+        # Not an init error: the runtime starts, and every invocation fails with this.
+        missing = Fault("Runtime.HandlerNotFound", f"Handler '{function_name}' missing on module '{module_name}'")
+
+        def handler(event, context):
+            raise missing from None
+        return handler
+
+
+def _runtime_minor() -> int:
+    """The declared runtime's minor version (python3.14 -> 14), which decides the response format."""
+    runtime = os.environ.get("AWS_EXECUTION_ENV", "").removeprefix("AWS_Lambda_python3.")
+    return int(runtime) if runtime.isdigit() else sys.version_info[1]
+
+
+def _default(value):
+    if isinstance(value, decimal.Decimal):  # the runtime writes a Decimal as a number
+        return math.nan if value.is_nan() else f"{_DECIMAL}{value}{_DECIMAL}"
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def marshal(result) -> str:
+    """The response as the Python runtime serialises it: JSON, NaN allowed, Decimal as a
+    number, Unicode unescaped from python3.12 on ("Response format", lambda-python.html).
+    Anything else that JSON cannot hold is Runtime.MarshalError."""
+    try:
+        text = json.dumps(result, default=_default, allow_nan=True, ensure_ascii=_runtime_minor() < 12)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise Fault("Runtime.MarshalError", f"Unable to marshal response: {error}") from None
+    return _DECIMAL_IN_JSON.sub(r"\1", text) if "\\u0000decimal\\u0000" in text else text
+
+
+def _frame(frames, outcome: dict) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    frames.write(FRAME + json.dumps(outcome) + "\n")
+    frames.flush()
 
 
 def main() -> None:
-    # The function's code, not this file's folder, is what the handler imports from.
-    sys.path[0] = os.environ["LAMBDA_TASK_ROOT"]
+    # Started with -I -S: sys.path is the standard library only. As on Lambda (Python 3.11 and
+    # later), the function's package comes first, then the runtime's libraries (boto3).
+    sys.path[:0] = [os.environ["LAMBDA_TASK_ROOT"], os.environ["LAMBDA_RUNTIME_DIR"]]
     # Keep the framing pipe for ourselves; the handler's prints go to fd 1/2 as usual.
-    frames = os.fdopen(os.dup(1), "w", buffering=1)
-    handler, init_error = None, None
+    frames = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     try:
         handler = _load(os.environ["_HANDLER"])
-    except Exception as error:  # noqa: BLE001 - reported on every invocation, as Lambda does
-        init_error = _error(error)
-        print(f"[ERROR] Runtime.ImportModuleError: Unable to import module '{os.environ['_HANDLER']}': {error}")
+    except Fault as fault:
+        init_error = _error(fault.error_type, fault.message, fault.trace)
+    except Exception as error:  # noqa: BLE001 - an exception raised by the module's own code
+        init_error = _exception_error(error)
+    else:
+        init_error = None
+    if init_error:
+        # The runtime reports the init error and exits; Lambda starts a fresh one next time.
+        _log_error(init_error)
+        _frame(frames, {"init_error": init_error})
+        sys.exit(1)
     # Init is over: the host starts the first invocation's timeout only now, as Lambda does.
-    sys.stdout.flush()
-    frames.write(FRAME + json.dumps({"ready": True}) + "\n")
-    frames.flush()
+    _frame(frames, {"ready": True})
     for line in sys.stdin:
         request = json.loads(line)
-        if init_error:
-            outcome = {"error": init_error}
-        else:
-            try:
-                result = handler(request["event"], Context(request))
-                outcome = {"result": result}
-            except Exception as error:  # noqa: BLE001 - becomes FunctionError: Unhandled
-                print(f"[ERROR] {type(error).__name__}: {error}")
-                traceback.print_exc(file=sys.stdout)
-                outcome = {"error": _error(error)}
-        sys.stdout.flush()
+        request_id = request["request_id"]
         try:
-            framed = json.dumps(outcome, default=str)
-        except (TypeError, ValueError) as error:
-            framed = json.dumps({"error": _error(error)})
-        frames.write(FRAME + framed + "\n")
-        frames.flush()
+            outcome = {"payload": marshal(handler(request["event"], Context(request)))}
+        except Fault as fault:
+            error = _error(fault.error_type, fault.message, fault.trace, request_id)
+            _log_error(error)
+            outcome = {"error": error}
+        except Exception as error:  # noqa: BLE001 - becomes FunctionError: Unhandled
+            failure = _exception_error(error, request_id)
+            _log_error(failure)
+            outcome = {"error": failure}
+        _frame(frames, outcome)
 
 
 if __name__ == "__main__":

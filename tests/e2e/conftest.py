@@ -86,7 +86,7 @@ def pipeline(session: LocalSession, name: str, *, batch_size: int = 1, enabled: 
     role = make_role(session, f"{name}-role", [consume_statement(queue_arn), logs_statement(name), *extra_statements])
     session.client("logs").create_log_group(logGroupName=f"/aws/lambda/{name}")
     lambda_api.create_function(
-        FunctionName=name, Runtime="python3.12", Role=role, Handler=handler, Timeout=timeout,
+        FunctionName=name, Runtime="python3.14", Role=role, Handler=handler, Timeout=timeout,
         Code={"ZipFile": function_zip(source)}, Environment={"Variables": environment or {}},
     )
     mapping_id = ""
