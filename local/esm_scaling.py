@@ -15,10 +15,12 @@ while a MaximumConcurrency or reserved concurrency up to 20 is still honoured ex
 
 from __future__ import annotations
 
+import os
 import threading
 
 INITIAL_BATCHES = 5  # the Lambda service starts an SQS mapping with five concurrent batches
-LOCAL_MAX_CONCURRENCY = 20  # AWS: 1,250 per mapping; see the module docstring
+# AWS: 1,250 per mapping; see the module docstring. LOCAL_LAMBDA_MAX_CONCURRENCY overrides it.
+LOCAL_MAX_CONCURRENCY = int(os.environ.get("LOCAL_LAMBDA_MAX_CONCURRENCY") or 20)
 SCALE_UP_SECONDS = 60 / 300  # up to 300 more concurrent invocations a minute: one per 0.2 s
 
 

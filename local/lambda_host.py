@@ -815,6 +815,7 @@ class MappedFunction:
 
     role_arn: str
     reserved_concurrency: int | None
+    timeout: int
 
 
 def reserved_concurrency_of(fn: Any) -> int | None:
@@ -843,6 +844,7 @@ class MappingPoller:
         self._threads: list[threading.Thread] = []
         self._threads_lock = threading.Lock()
         self._serial = 0
+        self._live = 0  # poller threads running
         self._filters: tuple[str, list[dict]] | None = None  # (FilterCriteria as JSON, patterns)
         self._visibility: tuple[float, float] | None = None  # (read at, queue visibility timeout)
         self._api_function: tuple[str, float, MappedFunction] | None = None  # outside the emulator
@@ -852,6 +854,8 @@ class MappingPoller:
         return any(thread.is_alive() for thread in self._threads)
 
     def start(self) -> None:
+        log.info("mapping %s: polling %s for %s", self.mapping["UUID"], self.mapping["EventSourceArn"],
+                 self.mapping["FunctionArn"])
         self._grow()
 
     def update(self, mapping: dict) -> None:
@@ -884,6 +888,7 @@ class MappingPoller:
             thread = threading.Thread(target=self._run, name=f"poller-{self.mapping['UUID'][:8]}-{self._serial}",
                                       daemon=True)
             self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+            self._live += 1
         thread.start()
 
     def _run(self) -> None:
@@ -900,6 +905,11 @@ class MappingPoller:
         finally:
             if not retired:
                 self.scaling.stopped()
+            with self._threads_lock:
+                self._live -= 1
+                last = self._live == 0 and self._stop.is_set()
+            if last:  # what tests and operators wait for: nothing of this mapping receives any more
+                log.info("mapping %s: stopped polling", self.mapping["UUID"])
 
     def _function(self) -> MappedFunction | None:
         """The mapping's function as it is now; None if it was deleted."""
@@ -911,7 +921,7 @@ class MappingPoller:
                 if function_not_found(error):
                     return None
                 raise
-            return MappedFunction(fn.role, reserved_concurrency_of(fn))
+            return MappedFunction(fn.role, reserved_concurrency_of(fn), int(fn.timeout))
         cached, now = self._api_function, time.monotonic()
         if cached and cached[0] == arn and now - cached[1] < MAPPING_REFRESH_SECONDS:
             return cached[2]
@@ -922,7 +932,7 @@ class MappingPoller:
                 return None
             raise
         reserved = (response.get("Concurrency") or {}).get("ReservedConcurrentExecutions")
-        function = MappedFunction(response["Configuration"]["Role"], reserved)
+        function = MappedFunction(response["Configuration"]["Role"], reserved, int(response["Configuration"]["Timeout"]))
         self._api_function = (arn, now, function)
         return function
 
@@ -943,30 +953,36 @@ class MappingPoller:
         if function is None:  # deleted: the supervisor stops this mapping's pollers
             self._stop.wait(1)
             return False
-        patterns = self._patterns(mapping)
+        self._patterns(mapping)  # a FilterCriteria that cannot be evaluated: receive nothing
         sqs = host.client("sqs", host.credentials(function.role_arn))
         queue_arn = mapping["EventSourceArn"]
         _, _, _, region, account, queue_name = queue_arn.split(":")
         # Built from the ARN, as the service does: the role needs no sqs:GetQueueUrl.
         queue_url = f"{host.endpoint}/{account}/{queue_name}"
         batch_size = int(mapping.get("BatchSize") or 10)
-        received, kept, first_at = self._gather(sqs, queue_url, queue_arn, region, mapping, patterns, batch_size)
+        received, kept, first_at = self._gather(sqs, queue_url, queue_arn, region, mapping, function, batch_size)
         if not received:
             return self.scaling.retire(True, self._limit(function))
         if self.scaling.after_receive(received, batch_size, self._limit(function), time.monotonic()):
             self._spawn()
         if kept:
-            self._process(sqs, queue_url, mapping, kept, first_at)
+            self._process(sqs, queue_url, self.mapping, kept, first_at)
         return self.scaling.retire(False, self._limit(self._function() or function))
 
     def _gather(self, sqs: Any, queue_url: str, queue_arn: str, region: str, mapping: dict,
-                patterns: list[dict], batch_size: int) -> tuple[int, list[tuple[dict, dict]], float]:
+                function: MappedFunction, batch_size: int) -> tuple[int, list[tuple[dict, dict]], float]:
         """One batch: a long poll for the first messages, then, with a batching window, more
         receives until the batch is full, the window (counted from the first receive that
         returned messages) has passed or the payload nears 6 MB. A message that matches no
-        filter is deleted at once and does not count towards the batch.
+        filter (the mapping's filters when it is received) is deleted at once and does not count
+        towards the batch. With a window, if window + function timeout exceed the queue's
+        visibility timeout, messages are received with a visibility timeout of window + function
+        timeout + 30 s, as the Lambda service does (with-sqs.html).
         Returns (messages received, [(message, record)] to invoke with, when the first came)."""
         window = int(mapping.get("MaximumBatchingWindowInSeconds") or 0)
+        visibility: dict[str, int] = {}
+        if window and window + function.timeout > self._visibility_timeout(sqs, queue_url):
+            visibility["VisibilityTimeout"] = window + function.timeout + 30
         received, size = 0, 0
         kept: list[tuple[dict, dict]] = []
         deadline: float | None = None
@@ -982,9 +998,10 @@ class MappingPoller:
             with timer("poller receive"):
                 messages = sqs.receive_message(
                     QueueUrl=queue_url, MaxNumberOfMessages=min(10, batch_size - len(kept)),
-                    WaitTimeSeconds=wait, AttributeNames=["All"], MessageAttributeNames=["All"],
+                    WaitTimeSeconds=wait, AttributeNames=["All"], MessageAttributeNames=["All"], **visibility,
                 ).get("Messages", [])
             received += len(messages)
+            patterns = self._patterns(self.mapping) if messages else []
             dropped = []
             for message in messages:
                 record = sqs_record(message, queue_arn, region)
