@@ -7,10 +7,11 @@ low traffic it scales back. ScalingConfig.MaximumConcurrency caps a mapping, and
 reserved concurrency caps all its invocations.
 
 Locally the same rule, with a cap of LOCAL_MAX_CONCURRENCY instead of 1,250: the host runs each
-concurrent invocation in a sandbox process of its own, on a two-core machine that also runs the
-embedded AWS. Twenty keeps a full mapping's sandboxes (about 40 MB each) under 1 GB and is more
-than the two cores can keep busy: throughput stops growing well before it (docs/benchmarks.md),
-while a MaximumConcurrency or reserved concurrency up to 20 is still honoured exactly.
+concurrent invocation in a sandbox process of its own (about 50 MB), on a two-core machine that
+also runs the embedded AWS, the real bottleneck (one Python process serving every request).
+Twenty bounds what one mapping can start to about 1 GB and more CPU demand than two cores can
+serve, while a MaximumConcurrency or reserved concurrency up to 20 (the lab stack's is 10) is
+still honoured exactly.
 """
 
 from __future__ import annotations
