@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ACCOUNT_ID = "123456789012"  # moto's default account: every local resource lives in it
+# How long the role credentials the local Lambda service gets from STS last (AssumeRole's
+# DurationSeconds). The emulator never checks expiry; the Lambda host plans as if it did.
+ROLE_CREDENTIALS_SECONDS = 3600
 
 
 @dataclass(frozen=True)

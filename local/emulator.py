@@ -30,7 +30,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
-from local.credentials import ACCOUNT_ID, Credentials
+from local.credentials import ACCOUNT_ID, ROLE_CREDENTIALS_SECONDS, Credentials
 from local.guard import LoopbackOnly
 
 
@@ -39,7 +39,7 @@ class FunctionRunner(Protocol):
 
     def spec_from_moto(self, fn: Any) -> Any: ...
 
-    def invoke(self, spec: Any, event: Any) -> Any: ...
+    def invoke(self, spec: Any, event: Any, *, reserved_concurrency: int | None = None) -> Any: ...
 
 ADMIN_USER = "local-admin"
 _ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
@@ -449,24 +449,119 @@ def _patch_sqs_move_tasks() -> None:
     sqs_move_tasks.install()
 
 
+THROTTLE_REASON = "ReservedFunctionConcurrentInvocationLimitExceeded"
+ASYNC_RETRY_SECONDS = (1.0, 300.0, 6 * 3600.0)  # first wait, longest wait, how long to keep trying
+
+
+def _too_many_requests() -> Exception:
+    """Invoke's answer when the function's reserved concurrency is in use (botocore's Invoke
+    documentation): 429 TooManyRequestsException, with the Reason and Type AWS sends."""
+    from moto.core.exceptions import JsonRESTError
+
+    error = JsonRESTError("TooManyRequestsException", "Rate Exceeded.")
+    error.code = 429
+    error.description = json.dumps({"__type": "TooManyRequestsException", "Reason": THROTTLE_REASON,
+                                    "Type": "User", "message": "Rate Exceeded."})
+    return error
+
+
 def _patch_lambda_invoke(host: FunctionRunner) -> None:
+    """The Invoke API runs the stored function in the local Lambda host, by InvocationType:
+    RequestResponse waits for it (as long as its timeout, up to 900 s: nothing here cuts the
+    request; the caller's read timeout must allow it, as on AWS), Event returns 202 at once,
+    DryRun returns 204 without running anything (moto has already checked that the function
+    exists and IAM that the caller may invoke it). Reserved concurrency in use: 429."""
     from moto.awslambda.models import LambdaFunction
 
+    from local.lambda_host import Throttled, reserved_concurrency_of
+
     def invoke(fn: Any, body: Any, request_headers: Any, response_headers: Any) -> bytes:
-        event = json.loads(body) if body else {}
         invocation_type = (request_headers or {}).get("X-Amz-Invocation-Type") or (
             request_headers or {}).get("x-amz-invocation-type") or "RequestResponse"
-        spec = host.spec_from_moto(fn)
-        if invocation_type == "Event":
-            threading.Thread(target=host.invoke, args=(spec, event), daemon=True).start()
+        if invocation_type == "DryRun":
             return b""
-        result = host.invoke(spec, event)
+        event = json.loads(body) if body else {}
+        spec = host.spec_from_moto(fn)
+        reserved = reserved_concurrency_of(fn)
+        if invocation_type == "Event":
+            threading.Thread(target=_invoke_async, args=(host, spec, event, reserved), daemon=True).start()
+            return b""
+        try:
+            result = host.invoke(spec, event, reserved_concurrency=reserved)
+        except Throttled:
+            raise _too_many_requests() from None
         if result.function_error:
             response_headers["x-amz-function-error"] = result.function_error
         response_headers["x-amz-log-result"] = result.log_tail_base64()
         return result.payload
 
+    def _invoke_async(host: FunctionRunner, spec: Any, event: Any, reserved: int | None) -> None:
+        """An Event invocation the reserved concurrency throttles is retried with backoff for up
+        to six hours, as Lambda's internal queue does for asynchronous invocation."""
+        import time
+
+        delay, longest, keep_trying = ASYNC_RETRY_SECONDS
+        give_up_at = time.monotonic() + keep_trying
+        while True:
+            try:
+                host.invoke(spec, event, reserved_concurrency=reserved)
+                return
+            except Throttled:
+                if time.monotonic() + delay > give_up_at:
+                    log.warning("asynchronous invocation of %s throttled for six hours: dropped", spec.name)
+                    return
+                time.sleep(delay)
+                delay = min(delay * 2, longest)
+
     LambdaFunction.invoke = invoke
+
+
+def _patch_event_source_mapping_rules() -> None:
+    """CreateEventSourceMapping and UpdateEventSourceMapping refuse, as AWS does, what moto
+    stores without a word: a batch size over 10 without a batching window of at least 1 s, a
+    window outside 0-300 s or on a FIFO queue, and FilterCriteria that are not valid (more than
+    five filters, a pattern that is not a JSON object); and, a local limit, filter rules the
+    Lambda host does not implement (local/event_filter.py), which would otherwise drop
+    messages unfiltered. InvalidParameterValueException, as for AWS's own checks."""
+    from moto.awslambda.exceptions import InvalidParameterValueException
+    from moto.awslambda.models import LambdaBackend
+
+    from local.event_filter import FilterError, compile_filters
+
+    def check(settings: dict[str, Any], source_arn: str) -> None:
+        if ":sqs:" not in source_arn:
+            return
+        batch_size = int(settings.get("BatchSize") or 10)
+        window = settings.get("MaximumBatchingWindowInSeconds")
+        if window is not None and not 0 <= int(window) <= 300:
+            raise InvalidParameterValueException("MaximumBatchingWindowInSeconds must be between 0 and 300")
+        if source_arn.endswith(".fifo") and window:
+            raise InvalidParameterValueException("Batching window is not supported for FIFO queues")
+        if batch_size > 10 and not window:
+            raise InvalidParameterValueException(
+                "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10")
+        try:
+            compile_filters(settings.get("FilterCriteria"))
+        except FilterError as error:
+            raise InvalidParameterValueException(f"Invalid filter pattern definition: {error}") from None
+
+    create = LambdaBackend.create_event_source_mapping
+    update = LambdaBackend.update_event_source_mapping
+
+    def create_event_source_mapping(self: Any, spec: dict[str, Any]) -> Any:
+        check(spec, spec.get("EventSourceArn") or "")
+        return create(self, spec)
+
+    def update_event_source_mapping(self: Any, uuid: str, spec: dict[str, Any]) -> Any:
+        esm = self.get_event_source_mapping(uuid)
+        if esm is not None:
+            current = {"BatchSize": esm.batch_size, "MaximumBatchingWindowInSeconds": esm.max_batch_window,
+                       "FilterCriteria": esm.filter_criteria}
+            check({**current, **spec}, esm.event_source_arn)
+        return update(self, uuid, spec)
+
+    LambdaBackend.create_event_source_mapping = create_event_source_mapping
+    LambdaBackend.update_event_source_mapping = update_event_source_mapping
 
 
 _GONE_MARKERS = ("notfound", "doesnotexist", "nosuch", "nonexistent", "not found", "does not exist")
@@ -731,6 +826,7 @@ class EmbeddedAWS:
         _patch_sqs_queue_attributes()
         _patch_dynamodb_item_count()
         _patch_lambda_invoke(host)
+        _patch_event_source_mapping_rules()
         _patch_custom_resource_host(self.port)
         _patch_stack_delete_of_resources_gone()
         if self.faults_file:
@@ -795,6 +891,6 @@ class EmbeddedAWS:
         account = role_arn.split(":")[4]
         role = sts_backends[account]["aws"].assume_role(
             region_name=self.region, role_session_name=session_name[:64], role_arn=role_arn,
-            policy="", duration=3600, external_id="",
+            policy="", duration=ROLE_CREDENTIALS_SECONDS, external_id="",
         )
         return Credentials(role.access_key_id, role.secret_access_key, role.session_token)

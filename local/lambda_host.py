@@ -2,21 +2,27 @@
 way the Lambda service does, for whatever functions and mappings the embedded AWS holds.
 
 - Code: the zip the emulator stored at deploy time (the CDK asset), unpacked per code hash, run
-  with the function's handler, environment, timeout and its own role's credentials.
+  with the function's handler, environment, timeout and its own role's credentials. A new code
+  or configuration (`update-function-code`, `update-function-configuration`) is used by the next
+  invocation; the sandboxes of the old one are closed.
 - Sandboxes: one warm Python process per concurrent invocation, reused (module-level clients are
-  created once, as on Lambda); a timed-out sandbox is killed and replaced.
+  created once, as on Lambda); a timed-out sandbox is killed and replaced. A sandbox is retired
+  before the role credentials it started with could expire during an invocation.
+- Concurrency: a function's reserved concurrency is enforced (Invoke: TooManyRequestsException;
+  a mapping: the batch is throttled and retried until its visibility timeout runs out).
 - Logs: START / output / END / REPORT to the function's log group, one stream per sandbox,
   written with the function role's credentials. An Invoke API call returns after its logs are
   written; a mapping's invocations queue theirs for a log writer thread, which writes all that
   is queued in one PutLogEvents per stream and only then deletes the messages of those
   invocations (DeleteMessageBatch, with the role's credentials).
-- Mappings: five pollers per enabled SQS mapping, more (up to MAX_POLLERS) while batches come
-  back full and back to five when a receive comes back empty, never more than the mapping's
-  MaximumConcurrency. Each receives up to batch-size messages with the role's credentials,
-  invokes the function (in the emulator's process directly, as the Lambda service does; no
-  Invoke API call), has successes deleted, honours batchItemFailures
-  (ReportBatchItemFailures), and leaves failed messages for the visibility timeout so the
-  queue's redrive policy moves poison messages to the dead-letter queue.
+- Mappings: pollers per enabled SQS mapping, scaled like the Lambda service (local/esm_scaling.py):
+  five at first, more while batches come back full, fewer when receives come back empty, never
+  more than MaximumConcurrency, reserved concurrency or the local cap. Each gathers a batch
+  (BatchSize, MaximumBatchingWindowInSeconds) with the role's credentials, drops what matches no
+  filter (FilterCriteria, local/event_filter.py), invokes the function (in the emulator's process
+  directly, as the Lambda service does; no Invoke API call), has successes deleted, honours
+  batchItemFailures (ReportBatchItemFailures), and leaves failed messages for the visibility
+  timeout so the queue's redrive policy moves poison messages to the dead-letter queue.
 """
 
 from __future__ import annotations
@@ -39,26 +45,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from local import runtimes
+from local import event_filter, runtimes
 from local.cloudwatch import lambda_metrics
-from local.credentials import Credentials
+from local.credentials import ROLE_CREDENTIALS_SECONDS, Credentials
+from local.esm_scaling import LOCAL_MAX_CONCURRENCY, Scaling, concurrency_limit
 from local.profiling import timer
 
 BOOTSTRAP = Path(__file__).resolve().parent / "runtime_bootstrap.py"
 FRAME = "\x1e\x1eLAMBDA-RESULT "
-MAX_SANDBOXES_PER_FUNCTION = 8
+# Invocations of one function at once; beyond it an Invoke waits for a sandbox (local/esm_scaling.py).
+MAX_SANDBOXES_PER_FUNCTION = LOCAL_MAX_CONCURRENCY
 INIT_TIMEOUT_SECONDS = 10  # Lambda's init phase limit, separate from the function timeout
 MEMORY_POLL_SECONDS = 0.01  # how often a working sandbox's RSS is checked against MemorySize
-CREDENTIALS_MAX_AGE_SECONDS = 1800
+MAX_FUNCTION_TIMEOUT_SECONDS = 900
+# Role credentials: refreshed once less than half their life remains; a sandbox serves an
+# invocation only while its credentials outlive the function timeout plus this margin.
+SANDBOX_CREDENTIALS_MARGIN_SECONDS = 60
 MAPPING_REFRESH_SECONDS = 0.5
 # A poller's long poll. The Lambda service waits up to 20 s; an idle poller then costs one
 # request per wait. 5 s keeps idle mappings cheap and a disabled or deleted mapping stops
 # polling within seconds (checked between receives).
 POLL_WAIT_SECONDS = 5
-INITIAL_POLLERS = 5  # the Lambda service starts an SQS mapping with five concurrent batches
-MAX_POLLERS = MAX_SANDBOXES_PER_FUNCTION  # scaled up to while batches come back full
-SCALE_UP_SECONDS = 0.2  # the service adds up to 300 concurrent invocations a minute
 MAX_RESPONSE_BYTES = 6_291_556  # synchronous invocation response limit
+# A batch stops gathering (batching window, batch size > 10) once one more receive of ten
+# messages of SQS's maximum size (256 KiB) could take it past the 6 MB invocation payload.
+BATCH_GATHER_BYTES = MAX_RESPONSE_BYTES - 10 * 262_144
+THROTTLE_RETRY_SECONDS = (0.1, 2.0)  # a throttled batch is retried with backoff, first and longest wait
 WRITER_THREADS = 4  # requests of one log-writer round in flight at once
 MAX_PENDING_ACKS = 50  # receipt handles queued for deletion before pollers wait
 
@@ -457,13 +469,42 @@ class _LogWriter:
         return chunks
 
 
+class Throttled(Exception):
+    """The function's reserved concurrency is in use: the invocation did not run."""
+
+
+def function_not_found(error: BaseException) -> bool:
+    """The function an ARN names does not exist (moto's 404, or the Lambda API's answer)."""
+    code = getattr(error, "code", None)
+    if code == 404:
+        return True
+    response = getattr(error, "response", None)
+    return isinstance(response, dict) and response.get("Error", {}).get("Code") == "ResourceNotFoundException"
+
+
+def credentials_need_refresh(expires_at: float, now: float, lifetime: float) -> bool:
+    """Role credentials are fetched again once less than half their life remains, so whatever
+    uses them next (a poller's receive, a new sandbox) has at least that long."""
+    return expires_at - now < lifetime / 2
+
+
+def sandbox_may_serve(expires_at: float, now: float, timeout: float,
+                      margin: float = SANDBOX_CREDENTIALS_MARGIN_SECONDS) -> bool:
+    """A sandbox keeps the credentials it started with (as on Lambda): it may take another
+    invocation only if they outlive the longest that invocation can run, plus a margin."""
+    return expires_at - now > timeout + margin
+
+
 class LambdaHost:
     """Runs functions for the embedded AWS and polls its SQS event source mappings."""
 
     def __init__(self, *, endpoint: str, region: str, workdir: Path,
                  role_credentials: Callable[[str, str], Credentials],
                  service_credentials: Callable[[], Credentials],
-                 local_function: Callable[[str], Any] | None = None) -> None:
+                 local_function: Callable[[str], Any] | None = None,
+                 credentials_lifetime: float = ROLE_CREDENTIALS_SECONDS,
+                 sandbox_margin: float = SANDBOX_CREDENTIALS_MARGIN_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.endpoint = endpoint
         # In the emulator's process: the stored function for an ARN, so a mapping's poller
         # invokes it as the Lambda service does, without a signed Invoke API call to itself.
@@ -472,10 +513,17 @@ class LambdaHost:
         self.workdir = workdir
         self._role_credentials = role_credentials
         self._service_credentials = service_credentials
+        # The lifetime STS gives role credentials (injectable, so expiry can be tested quickly).
+        self._credentials_lifetime = credentials_lifetime
+        self._sandbox_margin = sandbox_margin
+        self._clock = clock
         self._idle: dict[tuple, list[Sandbox]] = {}
-        self._busy: dict[tuple, int] = {}
+        self._busy: dict[str, int] = {}  # sandboxes in use, per function name
+        self._running: dict[str, int] = {}  # invocations admitted, per function name
+        self._current: dict[str, tuple] = {}  # the newest identity seen, per function name
+        self._expiry: dict[Sandbox, float] = {}  # when each sandbox's credentials expire
         self._lock = threading.Condition()
-        self._credentials: dict[str, tuple[float, Credentials]] = {}
+        self._credentials: dict[str, tuple[Credentials, float]] = {}  # role -> (credentials, expiry)
         self._stop = threading.Event()
         self._pollers: dict[str, MappingPoller] = {}
         self._clients: dict[tuple[str, Credentials], Any] = {}
@@ -506,23 +554,33 @@ class LambdaHost:
         """A cached client per service and credentials. Creating one costs tens of milliseconds
         and is not thread-safe on boto3's default session, so it happens once, under a lock."""
         import boto3
+        from botocore.config import Config
 
         with _CLIENT_LOCK:
             key = (service, credentials)
             if key not in self._clients:
+                # A synchronous Invoke lasts as long as the function (up to 900 s): boto3's
+                # default 60 s read timeout would cut it, and then retry it.
+                config = Config(read_timeout=MAX_FUNCTION_TIMEOUT_SECONDS + 60,
+                                retries={"max_attempts": 0}) if service == "lambda" else None
                 self._clients[key] = boto3.client(service, region_name=self.region, endpoint_url=self.endpoint,
-                                                  **credentials.as_client_kwargs())
+                                                  config=config, **credentials.as_client_kwargs())
             return self._clients[key]
 
     def credentials(self, role_arn: str) -> Credentials:
+        return self._role_credentials_entry(role_arn)[0]
+
+    def _role_credentials_entry(self, role_arn: str) -> tuple[Credentials, float]:
+        """(credentials, when they expire) for a role, fetched again well before expiry."""
         with self._lock:
             cached = self._credentials.get(role_arn)
-            if cached and time.monotonic() - cached[0] < CREDENTIALS_MAX_AGE_SECONDS:
-                return cached[1]
-        fresh = self._role_credentials(role_arn, "local-lambda-host")
+            if cached and not credentials_need_refresh(cached[1], self._clock(), self._credentials_lifetime):
+                return cached
+        issued = self._clock()  # STS counts the lifetime from about now: plan with the earlier time
+        entry = (self._role_credentials(role_arn, "local-lambda-host"), issued + self._credentials_lifetime)
         with self._lock:
-            self._credentials[role_arn] = (time.monotonic(), fresh)
-        return fresh
+            self._credentials[role_arn] = entry
+        return entry
 
     def _code_dir(self, spec: FunctionSpec) -> Path:
         target = self.workdir / "code" / f"{spec.name}-{spec.code_sha[:16]}"
@@ -562,50 +620,138 @@ class LambdaHost:
         return env
 
     def _acquire(self, spec: FunctionSpec) -> Sandbox:
-        key = spec.identity
-        with self._lock:
-            while True:
-                idle = self._idle.setdefault(key, [])
-                while idle:
-                    sandbox = idle.pop()
-                    fresh = time.monotonic() - sandbox.created < CREDENTIALS_MAX_AGE_SECONDS
-                    if sandbox.alive and fresh:
-                        self._busy[key] = self._busy.get(key, 0) + 1
-                        return sandbox
-                    sandbox.close()
-                if self._busy.get(key, 0) < MAX_SANDBOXES_PER_FUNCTION:
-                    self._busy[key] = self._busy.get(key, 0) + 1
-                    break
-                self._lock.wait(timeout=1)
+        """A warm sandbox of exactly this code and configuration, or a new one. The first time a
+        new identity of a function is seen (update-function-code, update-function-configuration),
+        the idle sandboxes of its older ones are closed; busy ones are closed when released."""
+        key, name = spec.identity, spec.name
+        retired: list[Sandbox] = []
         try:
-            env = self._sandbox_env(spec, self.credentials(spec.role_arn))
-            return Sandbox(spec, Path(env["LAMBDA_TASK_ROOT"]), env)
+            with self._lock:
+                if self._current.get(name) != key:
+                    self._current[name] = key
+                    retired += self._take_idle(lambda sandbox: sandbox.spec.name == name and sandbox.spec.identity != key)
+                while True:
+                    idle = self._idle.get(key, [])
+                    while idle:
+                        sandbox = idle.pop()
+                        if sandbox.alive and self._may_serve(sandbox):
+                            self._busy[name] = self._busy.get(name, 0) + 1
+                            return sandbox
+                        retired.append(sandbox)
+                    if self._busy.get(name, 0) < MAX_SANDBOXES_PER_FUNCTION:
+                        self._busy[name] = self._busy.get(name, 0) + 1
+                        break
+                    self._lock.wait(timeout=1)
+        finally:
+            self._close(retired)
+        try:
+            credentials, expires_at = self._role_credentials_entry(spec.role_arn)
+            env = self._sandbox_env(spec, credentials)
+            sandbox = Sandbox(spec, Path(env["LAMBDA_TASK_ROOT"]), env)
+            with self._lock:
+                self._expiry[sandbox] = expires_at
+            return sandbox
         except BaseException:
             with self._lock:
-                self._busy[key] -= 1
+                self._busy[name] -= 1
                 self._lock.notify_all()
             raise
 
-    def _release(self, sandbox: Sandbox) -> None:
-        key = sandbox.spec.identity
-        with self._lock:
-            self._busy[key] -= 1
-            if sandbox.alive and not self._stop.is_set():
-                self._idle.setdefault(key, []).append(sandbox)
-            self._lock.notify_all()
+    def _may_serve(self, sandbox: Sandbox) -> bool:
+        """Under self._lock: the sandbox's credentials outlast one more invocation."""
+        expires_at = self._expiry.get(sandbox, float("inf"))
+        return sandbox_may_serve(expires_at, self._clock(), sandbox.spec.timeout, self._sandbox_margin)
 
-    def invoke(self, spec: FunctionSpec, event: Any, *, defer_logs: bool = False) -> InvocationResult:
+    def _take_idle(self, retire: Callable[[Sandbox], bool]) -> list[Sandbox]:
+        """Under self._lock: remove the idle sandboxes `retire` picks; the caller closes them."""
+        taken = []
+        for key, idle in list(self._idle.items()):
+            keep = [sandbox for sandbox in idle if not retire(sandbox)]
+            taken += [sandbox for sandbox in idle if retire(sandbox)]
+            if keep:
+                self._idle[key] = keep
+            else:
+                del self._idle[key]
+        return taken
+
+    def _close(self, sandboxes: list[Sandbox]) -> None:
+        """Close retired sandboxes in the background: an invocation does not wait for them."""
+        if not sandboxes:
+            return
+        with self._lock:
+            for sandbox in sandboxes:
+                self._expiry.pop(sandbox, None)
+
+        def close_all() -> None:
+            for sandbox in sandboxes:
+                sandbox.close()
+
+        threading.Thread(target=close_all, name="sandbox-close", daemon=True).start()
+
+    def _release(self, sandbox: Sandbox) -> None:
+        spec = sandbox.spec
+        with self._lock:
+            self._busy[spec.name] -= 1
+            keep = (sandbox.alive and not self._stop.is_set() and self._current.get(spec.name) == spec.identity
+                    and self._may_serve(sandbox))
+            if keep:
+                self._idle.setdefault(spec.identity, []).append(sandbox)
+            self._lock.notify_all()
+        if not keep:
+            self._close([sandbox])
+
+    def retire_stale_sandboxes(self) -> None:
+        """Close idle sandboxes nobody will use again: of a function that was deleted or changed
+        since (seen in the emulator's store), or whose credentials would not last another
+        invocation. Called by the mapping supervisor, so they go even if no invocation comes."""
+        if self.local_function is None:
+            return
+        with self._lock:
+            specs = {idle[0].spec.arn: idle[0].spec for idle in self._idle.values() if idle}
+        live: dict[str, tuple | None] = {}
+        for arn, spec in specs.items():
+            try:
+                live[arn] = self.spec_from_moto(self.local_function(arn)).identity
+            except Exception as error:  # noqa: BLE001 - only "not found" retires; anything else keeps
+                live[arn] = None if function_not_found(error) else spec.identity
+        with self._lock:
+            for arn, identity in live.items():
+                if identity is not None:
+                    self._current[specs[arn].name] = identity
+            retired = self._take_idle(lambda sandbox: live.get(sandbox.spec.arn, sandbox.spec.identity)
+                                      != sandbox.spec.identity or not self._may_serve(sandbox))
+        self._close(retired)
+
+    def invoke(self, spec: FunctionSpec, event: Any, *, defer_logs: bool = False,
+               reserved_concurrency: int | None = None) -> InvocationResult:
         """Run one invocation. Its log events are written before this returns, unless
         `defer_logs`: then they are queued for the log writer, which writes them (one
-        PutLogEvents per stream for everything queued) before any acknowledgement queued after."""
+        PutLogEvents per stream for everything queued) before any acknowledgement queued after.
+        With `reserved_concurrency` (the function's, if set) and that many invocations of the
+        function running, raises Throttled and records a throttle instead."""
+        name = spec.name
+        with self._lock:
+            running = self._running.get(name, 0)
+            if reserved_concurrency is not None and running >= int(reserved_concurrency):
+                throttled = True
+            else:
+                throttled = False
+                self._running[name] = running + 1
+        if throttled:
+            lambda_metrics.record_throttle(name, region=self.region)
+            raise Throttled(f"{name}: reserved concurrency {reserved_concurrency} in use")
         request_id = str(uuid.uuid4())
-        with timer("host acquire"):
-            sandbox = self._acquire(spec)
         try:
-            # The sandbox is held until its logs are written: its stream is its own.
-            return self._run(sandbox, request_id, event, defer_logs)
+            with timer("host acquire"):
+                sandbox = self._acquire(spec)
+            try:
+                # The sandbox is held until its logs are written: its stream is its own.
+                return self._run(sandbox, request_id, event, defer_logs)
+            finally:
+                self._release(sandbox)
         finally:
-            self._release(sandbox)
+            with self._lock:
+                self._running[name] -= 1
 
     def _run(self, sandbox: Sandbox, request_id: str, event: Any, defer_logs: bool = False) -> InvocationResult:
         spec = sandbox.spec
@@ -689,6 +835,10 @@ class LambdaHost:
         threading.Thread(target=self._supervise, name="mapping-supervisor", daemon=True).start()
 
     def _supervise(self) -> None:
+        """Every MAPPING_REFRESH_SECONDS: start pollers for enabled SQS mappings, hand running ones
+        the mapping's current settings (batch size, window, filters, scaling, response types),
+        stop those of mappings disabled or deleted or whose function was deleted, and close idle
+        sandboxes nobody will use again."""
         while not self._stop.is_set():
             try:
                 lambda_api = self.client("lambda", self._service_credentials())
@@ -696,7 +846,8 @@ class LambdaHost:
                 for page in lambda_api.get_paginator("list_event_source_mappings").paginate():
                     mappings.extend(page["EventSourceMappings"])
                 wanted = {m["UUID"]: m for m in mappings
-                          if m.get("State") == "Enabled" and ":sqs:" in m.get("EventSourceArn", "")}
+                          if m.get("State") == "Enabled" and ":sqs:" in m.get("EventSourceArn", "")
+                          and self._function_exists(m["FunctionArn"])}
                 for mapping_id in list(self._pollers):
                     if mapping_id not in wanted:
                         self._pollers.pop(mapping_id).stop()
@@ -707,10 +858,22 @@ class LambdaHost:
                         self._pollers[mapping_id] = poller
                         poller.start()
                     else:
-                        poller.mapping = mapping
+                        poller.update(mapping)
+                self.retire_stale_sandboxes()
             except Exception as error:  # noqa: BLE001 - the supervisor must outlive a bad read
                 log.warning("reading event source mappings failed: %s", error)
             self._stop.wait(MAPPING_REFRESH_SECONDS)
+
+    def _function_exists(self, function_arn: str) -> bool:
+        """A mapping whose function was deleted is not polled (its messages stay in the queue).
+        Known only in the emulator's process; elsewhere the poller finds out when it invokes."""
+        if self.local_function is None:
+            return True
+        try:
+            self.local_function(function_arn)
+        except Exception as error:  # noqa: BLE001 - only "not found" counts
+            return not function_not_found(error)
+        return True
 
     def stop(self) -> None:
         self._stop.set()
@@ -720,13 +883,28 @@ class LambdaHost:
         with self._lock:
             sandboxes = [s for idle in self._idle.values() for s in idle]
             self._idle.clear()
+            self._expiry.clear()
         for sandbox in sandboxes:
             sandbox.close()
 
 
 def sqs_record(message: dict, queue_arn: str, region: str) -> dict:
-    """An SQS message as the Lambda service hands it to a function."""
+    """An SQS message as the Lambda service hands it to a function (the example event of "Using
+    Lambda with Amazon SQS"): a message attribute has `stringValue` or `binaryValue` (whichever
+    it has), both list fields, empty, and `dataType`; `md5OfMessageAttributes` is null when the
+    message has none."""
     attributes = message.get("Attributes", {})
+    message_attributes = {}
+    for name, value in message.get("MessageAttributes", {}).items():
+        attribute: dict[str, Any] = {}
+        if "StringValue" in value:
+            attribute["stringValue"] = value["StringValue"]
+        if "BinaryValue" in value:
+            attribute["binaryValue"] = base64.b64encode(value["BinaryValue"]).decode()
+        attribute["stringListValues"] = value.get("StringListValues", [])
+        attribute["binaryListValues"] = value.get("BinaryListValues", [])
+        attribute["dataType"] = value["DataType"]
+        message_attributes[name] = attribute
     return {
         "messageId": message["MessageId"],
         "receiptHandle": message["ReceiptHandle"],
@@ -735,16 +913,8 @@ def sqs_record(message: dict, queue_arn: str, region: str) -> dict:
             "ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp",
             "SequenceNumber", "MessageGroupId", "MessageDeduplicationId", "AWSTraceHeader",
         ) if key in attributes},
-        "messageAttributes": {
-            name: {
-                "stringValue": value.get("StringValue"),
-                "binaryValue": base64.b64encode(value["BinaryValue"]).decode() if "BinaryValue" in value else None,
-                "stringListValues": value.get("StringListValues", []),
-                "binaryListValues": value.get("BinaryListValues", []),
-                "dataType": value["DataType"],
-            }
-            for name, value in message.get("MessageAttributes", {}).items()
-        },
+        "messageAttributes": message_attributes,
+        "md5OfMessageAttributes": message.get("MD5OfMessageAttributes"),
         "md5OfBody": message.get("MD5OfBody"),
         "eventSource": "aws:sqs",
         "eventSourceARN": queue_arn,
@@ -786,121 +956,294 @@ def acknowledged_ids(message_ids: list[str], function_error: str | None, payload
     return set(message_ids) - failed
 
 
-class MappingPoller:
-    """Polls one SQS event source mapping until it is disabled or deleted.
+@dataclass(frozen=True)
+class MappedFunction:
+    """What a poller needs of its mapping's function, read again before every batch: a new role
+    or reserved concurrency takes effect at the next batch."""
 
-    Like the Lambda service, several batches are in flight at once: five pollers to start
-    with, one more per SCALE_UP_SECONDS while batches come back full (up to MAX_POLLERS), back
-    to five as receives come back empty; never more than ScalingConfig.MaximumConcurrency.
+    role_arn: str
+    reserved_concurrency: int | None
+    timeout: int
+
+
+def reserved_concurrency_of(fn: Any) -> int | None:
+    """moto's stored ReservedConcurrentExecutions (None when not set)."""
+    value = getattr(fn, "reserved_concurrency", None)
+    return None if value is None or value == "" else int(value)
+
+
+class MappingPoller:
+    """Polls one SQS event source mapping until it is disabled or deleted, or its function is.
+
+    Like the Lambda service, several batches are in flight at once, one per poller thread,
+    scaled by local/esm_scaling.py from what the receives return and within the mapping's
+    MaximumConcurrency and the function's reserved concurrency. Everything is read live: the
+    supervisor hands the poller the mapping's current settings every MAPPING_REFRESH_SECONDS,
+    and the function (role, reserved concurrency, code) is read before every batch.
     """
+
+    VISIBILITY_REFRESH_SECONDS = 30
 
     def __init__(self, host: LambdaHost, mapping: dict) -> None:
         self.host = host
         self.mapping = mapping
+        self.scaling = Scaling()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._scaling = threading.Lock()
-        self._active = 0
-        self._scaled_at = 0.0
+        self._threads_lock = threading.Lock()
         self._serial = 0
-
-    def _limit(self, initial: bool = False) -> int:
-        maximum = (self.mapping.get("ScalingConfig") or {}).get("MaximumConcurrency")
-        ceiling = INITIAL_POLLERS if initial else MAX_POLLERS
-        return min(ceiling, maximum or ceiling)
+        self._live = 0  # poller threads running
+        self._filters: tuple[str, list[dict]] | None = None  # (FilterCriteria as JSON, patterns)
+        self._visibility: tuple[float, float] | None = None  # (read at, queue visibility timeout)
+        self._api_function: tuple[str, float, MappedFunction] | None = None  # outside the emulator
 
     @property
     def alive(self) -> bool:
         return any(thread.is_alive() for thread in self._threads)
 
     def start(self) -> None:
-        for _ in range(self._limit(initial=True)):
+        log.info("mapping %s: polling %s for %s", self.mapping["UUID"], self.mapping["EventSourceArn"],
+                 self.mapping["FunctionArn"])
+        self._grow()
+
+    def update(self, mapping: dict) -> None:
+        """The mapping's current settings; a raised limit starts pollers up to its floor."""
+        self.mapping = mapping
+        self._grow()
+
+    def stop(self) -> None:
+        """No new receive starts; a batch already received is finished."""
+        self._stop.set()
+
+    def _stopped(self) -> bool:
+        return self._stop.is_set() or self.host._stop.is_set()
+
+    def _limit(self, function: MappedFunction | None) -> int:
+        maximum = (self.mapping.get("ScalingConfig") or {}).get("MaximumConcurrency")
+        return concurrency_limit(maximum, function.reserved_concurrency if function else None)
+
+    def _grow(self) -> None:
+        try:
+            function = self._function()
+        except Exception:  # noqa: BLE001 - the limit without the function's part
+            function = None
+        for _ in range(self.scaling.start(self._limit(function))):
             self._spawn()
 
     def _spawn(self) -> None:
-        self._active += 1
-        self._serial += 1
-        thread = threading.Thread(target=self._run, name=f"poller-{self.mapping['UUID'][:8]}-{self._serial}",
-                                  daemon=True)
-        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        with self._threads_lock:
+            self._serial += 1
+            thread = threading.Thread(target=self._run, name=f"poller-{self.mapping['UUID'][:8]}-{self._serial}",
+                                      daemon=True)
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+            self._live += 1
         thread.start()
 
-    def _scale_up(self) -> None:
-        """A full batch came back: like the Lambda service, add a concurrent poller (at most one
-        per SCALE_UP_SECONDS, up to MAX_POLLERS or the mapping's MaximumConcurrency)."""
-        with self._scaling:
-            now = time.monotonic()
-            if self._active < self._limit() and now - self._scaled_at >= SCALE_UP_SECONDS:
-                self._scaled_at = now
-                self._spawn()
-
-    def _retire(self) -> bool:
-        """An empty receive: a poller beyond the initial ones stops."""
-        with self._scaling:
-            if self._active > self._limit(initial=True):
-                self._active -= 1
-                return True
-            return False
-
-    def stop(self) -> None:
-        self._stop.set()
-
     def _run(self) -> None:
-        host = self.host
-        while not self._stop.is_set() and not host._stop.is_set():
-            mapping = self.mapping
-            try:
-                lambda_api = host.client("lambda", host._service_credentials())
-                with timer("poller get function configuration"):
-                    function = lambda_api.get_function_configuration(FunctionName=mapping["FunctionArn"])
-                sqs = host.client("sqs", host.credentials(function["Role"]))
-                if self._poll(lambda_api, sqs) == "retired":
+        retired = False
+        try:
+            while not self._stopped():
+                try:
+                    retired = self._poll_once()
+                except Exception as error:  # noqa: BLE001 - keep polling, as the service does
+                    log.warning("mapping %s: %s", self.mapping["UUID"], error)
+                    self._stop.wait(1)
+                if retired:
                     return
-            except Exception as error:  # noqa: BLE001 - keep polling, as the service does
-                log.warning("mapping %s: %s", mapping["UUID"], error)
-                self._stop.wait(1)
+        finally:
+            if not retired:
+                self.scaling.stopped()
+            with self._threads_lock:
+                self._live -= 1
+                last = self._live == 0 and self._stop.is_set()
+            if last:  # what tests and operators wait for: nothing of this mapping receives any more
+                log.info("mapping %s: stopped polling", self.mapping["UUID"])
 
-    def _poll(self, lambda_api: Any, sqs: Any) -> str | None:
-        queue_arn = self.mapping["EventSourceArn"]
+    def _function(self) -> MappedFunction | None:
+        """The mapping's function as it is now; None if it was deleted."""
+        host, arn = self.host, self.mapping["FunctionArn"]
+        if host.local_function is not None:
+            try:
+                fn = host.local_function(arn)
+            except Exception as error:
+                if function_not_found(error):
+                    return None
+                raise
+            return MappedFunction(fn.role, reserved_concurrency_of(fn), int(fn.timeout))
+        cached, now = self._api_function, time.monotonic()
+        if cached and cached[0] == arn and now - cached[1] < MAPPING_REFRESH_SECONDS:
+            return cached[2]
+        try:
+            response = host.client("lambda", host._service_credentials()).get_function(FunctionName=arn)
+        except Exception as error:
+            if function_not_found(error):
+                return None
+            raise
+        reserved = (response.get("Concurrency") or {}).get("ReservedConcurrentExecutions")
+        function = MappedFunction(response["Configuration"]["Role"], reserved, int(response["Configuration"]["Timeout"]))
+        self._api_function = (arn, now, function)
+        return function
+
+    def _patterns(self, mapping: dict) -> list[dict]:
+        """The mapping's filter patterns, compiled again whenever FilterCriteria changes."""
+        criteria = mapping.get("FilterCriteria")
+        key = json.dumps(criteria, sort_keys=True) if criteria else ""
+        cached = self._filters
+        if cached is None or cached[0] != key:
+            cached = (key, event_filter.compile_filters(criteria))
+            self._filters = cached
+        return cached[1]
+
+    def _poll_once(self) -> bool:
+        """Gather one batch and process it; True if this poller retires (scaling back)."""
+        host, mapping = self.host, self.mapping
+        function = self._function()
+        if function is None:  # deleted: the supervisor stops this mapping's pollers
+            self._stop.wait(1)
+            return False
+        self._patterns(mapping)  # a FilterCriteria that cannot be evaluated: receive nothing
+        sqs = host.client("sqs", host.credentials(function.role_arn))
+        queue_arn = mapping["EventSourceArn"]
         _, _, _, region, account, queue_name = queue_arn.split(":")
         # Built from the ARN, as the service does: the role needs no sqs:GetQueueUrl.
-        queue_url = f"{self.host.endpoint}/{account}/{queue_name}"
-        while not self._stop.is_set() and not self.host._stop.is_set():
-            mapping = self.mapping  # batch size or response types may change while polling
-            with timer("poller receive"):
-                received = sqs.receive_message(
-                    QueueUrl=queue_url, MaxNumberOfMessages=int(mapping.get("BatchSize", 10)),
-                    WaitTimeSeconds=POLL_WAIT_SECONDS, AttributeNames=["All"], MessageAttributeNames=["All"],
-                ).get("Messages", [])
-            if not received:
-                if self._retire():
-                    return "retired"
-                continue
-            if len(received) >= int(mapping.get("BatchSize", 10)):
-                self._scale_up()
-            event = {"Records": [sqs_record(m, queue_arn, region) for m in received]}
-            with timer("poller invoke"):
-                function_error, payload = self._invoke(lambda_api, mapping["FunctionArn"], event)
-            ids = [m["MessageId"] for m in received]
-            done = acknowledged_ids(ids, function_error, payload,
-                                    "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or []))
-            handles = [m["ReceiptHandle"] for m in received if m["MessageId"] in done]
-            if handles:
-                # Deleted by the log writer once this invocation's logs are written.
-                self.host.acknowledge(sqs, queue_url, handles)
+        queue_url = f"{host.endpoint}/{account}/{queue_name}"
+        batch_size = int(mapping.get("BatchSize") or 10)
+        received, kept, first_at = self._gather(sqs, queue_url, queue_arn, region, mapping, function, batch_size)
+        if not received:
+            return self.scaling.retire(True, self._limit(function))
+        if self.scaling.after_receive(received, batch_size, self._limit(function), time.monotonic()):
+            self._spawn()
+        if kept:
+            self._process(sqs, queue_url, self.mapping, kept, first_at)
+        return self.scaling.retire(False, self._limit(self._function() or function))
 
-    def _invoke(self, lambda_api: Any, function_arn: str, event: dict) -> tuple[str | None, bytes]:
-        """(FunctionError, payload) of a synchronous invocation. In the emulator's process the
-        stored function runs directly, as the Lambda service invokes a mapping's function (no
-        caller to authorize); otherwise through the Invoke API."""
+    def _gather(self, sqs: Any, queue_url: str, queue_arn: str, region: str, mapping: dict,
+                function: MappedFunction, batch_size: int) -> tuple[int, list[tuple[dict, dict]], float]:
+        """One batch: a long poll for the first messages, then, with a batching window, more
+        receives until the batch is full, the window (counted from the first receive that
+        returned messages) has passed or the payload nears 6 MB. A message that matches no
+        filter (the mapping's filters when it is received) is deleted at once and does not count
+        towards the batch. With a window, if window + function timeout exceed the queue's
+        visibility timeout, messages are received with a visibility timeout of window + function
+        timeout + 30 s, as the Lambda service does (with-sqs.html).
+        Returns (messages received, [(message, record)] to invoke with, when the first came)."""
+        window = int(mapping.get("MaximumBatchingWindowInSeconds") or 0)
+        visibility: dict[str, int] = {}
+        if window and window + function.timeout > self._visibility_timeout(sqs, queue_url):
+            visibility["VisibilityTimeout"] = window + function.timeout + 30
+        received, size = 0, 0
+        kept: list[tuple[dict, dict]] = []
+        deadline: float | None = None
+        first_at = time.monotonic()
+        while True:
+            if deadline is None:
+                wait = POLL_WAIT_SECONDS
+            else:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                wait = min(int(remaining), 20)  # whole seconds; under one second, short polls
+            with timer("poller receive"):
+                messages = sqs.receive_message(
+                    QueueUrl=queue_url, MaxNumberOfMessages=min(10, batch_size - len(kept)),
+                    WaitTimeSeconds=wait, AttributeNames=["All"], MessageAttributeNames=["All"], **visibility,
+                ).get("Messages", [])
+            received += len(messages)
+            patterns = self._patterns(self.mapping) if messages else []
+            dropped = []
+            for message in messages:
+                record = sqs_record(message, queue_arn, region)
+                if event_filter.record_matches(record, patterns):
+                    kept.append((message, record))
+                    size += len(message["Body"]) + 1024
+                else:
+                    dropped.append(message["ReceiptHandle"])
+            if dropped:  # the Lambda service deletes what no filter matches, without invoking
+                self.host.acknowledge(sqs, queue_url, dropped)
+            if deadline is None:
+                if not messages or window <= 0:
+                    break
+                first_at = time.monotonic()
+                deadline = first_at + window
+            if len(kept) >= batch_size or size >= BATCH_GATHER_BYTES or self._stopped():
+                break
+            if not messages and wait == 0:
+                self._stop.wait(min(0.2, max(deadline - time.monotonic(), 0)))
+        return received, kept, first_at
+
+    def _process(self, sqs: Any, queue_url: str, mapping: dict, kept: list[tuple[dict, dict]],
+                 received_at: float) -> None:
+        """Invoke with the batch and have what succeeded deleted (after its logs are written)."""
+        event = {"Records": [record for _, record in kept]}
+        with timer("poller invoke"):
+            outcome = self._invoke_admitted(sqs, queue_url, mapping["FunctionArn"], event, received_at)
+        if outcome is None:
+            return  # throttled throughout: the messages come back after the visibility timeout
+        function_error, payload = outcome
+        ids = [message["MessageId"] for message, _ in kept]
+        done = acknowledged_ids(ids, function_error, payload,
+                                "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or []))
+        handles = [message["ReceiptHandle"] for message, _ in kept if message["MessageId"] in done]
+        if handles:
+            # Deleted by the log writer once this invocation's logs are written.
+            self.host.acknowledge(sqs, queue_url, handles)
+
+    def _invoke_admitted(self, sqs: Any, queue_url: str, function_arn: str, event: dict,
+                         received_at: float) -> tuple[str | None, bytes] | None:
+        """Invoke; while the function's reserved concurrency is in use (a throttle, recorded as
+        one), back off and try again until the messages' visibility timeout would run out, then
+        give up on the batch (services-sqs-errorhandling.html: throttled messages return to the
+        queue, and the receive counts towards maxReceiveCount). None if it never ran."""
+        delay, longest = THROTTLE_RETRY_SECONDS
+        give_up_at: float | None = None
+        while True:
+            try:
+                return self._invoke(function_arn, event)
+            except Throttled:
+                if give_up_at is None:
+                    give_up_at = received_at + self._visibility_timeout(sqs, queue_url)
+                if self._stopped() or time.monotonic() + delay >= give_up_at:
+                    return None
+                self._stop.wait(delay)
+                delay = min(delay * 2, longest)
+
+    def _visibility_timeout(self, sqs: Any, queue_url: str) -> float:
+        """The queue's visibility timeout (sqs:GetQueueAttributes, which the Lambda service's
+        role needs too); 0 (no retry) if it cannot be read."""
+        now, cached = time.monotonic(), self._visibility
+        if cached and now - cached[0] < self.VISIBILITY_REFRESH_SECONDS:
+            return cached[1]
+        try:
+            seconds = float(sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["VisibilityTimeout"])
+                             ["Attributes"]["VisibilityTimeout"])
+        except Exception as error:  # noqa: BLE001 - no retry rather than no progress
+            log.warning("mapping %s: visibility timeout unknown: %s", self.mapping["UUID"], error)
+            seconds = 0.0
+        self._visibility = (now, seconds)
+        return seconds
+
+    def _invoke(self, function_arn: str, event: dict) -> tuple[str | None, bytes]:
+        """(FunctionError, payload) of a synchronous invocation; raises Throttled. In the
+        emulator's process the stored function runs directly, as the Lambda service invokes a
+        mapping's function (no caller to authorize), with the code and configuration it has
+        now; otherwise through the Invoke API."""
         host = self.host
         if host.local_function is not None:
-            spec = host.spec_from_moto(host.local_function(function_arn))
-            result = host.invoke(spec, event, defer_logs=True)
+            fn = host.local_function(function_arn)
+            result = host.invoke(host.spec_from_moto(fn), event, defer_logs=True,
+                                 reserved_concurrency=reserved_concurrency_of(fn))
             if len(result.payload) > MAX_RESPONSE_BYTES:
                 return "Unhandled", json.dumps({
                     "errorMessage": f"Response payload size exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).",
                     "errorType": "Function.ResponseSizeTooLarge"}).encode()
             return result.function_error, result.payload
-        response = lambda_api.invoke(FunctionName=function_arn, Payload=json.dumps(event).encode())
+        from botocore.exceptions import ClientError
+
+        lambda_api = host.client("lambda", host._service_credentials())
+        try:
+            response = lambda_api.invoke(FunctionName=function_arn, Payload=json.dumps(event).encode())
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "TooManyRequestsException":
+                raise Throttled(str(error)) from None
+            raise
         return response.get("FunctionError"), response["Payload"].read()

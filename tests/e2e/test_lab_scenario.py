@@ -61,6 +61,48 @@ def test_lab_scenario_figures(stack):
     assert len(checks) == 11
 
 
+def test_the_worker_uploaded_by_hand_runs_at_the_next_delivery(stack, tmp_path):
+    """As the lab does: the worker, changed to print one more line, zipped and uploaded with
+    `aws lambda update-function-code --zip-file fileb://...` (AWS CLI v1, against the embedded
+    AWS); the next order sent to the jobs queue is handled by that code (the line is in the
+    function's log group) and stored as before."""
+    import io
+    import zipfile
+
+    from local.session import wait_for
+    from ops import observe
+
+    session, _, _ = stack
+    outputs = session.outputs()
+    source = (ROOT / "lambda" / "worker" / "app.py").read_text() + (
+        "\n\n_deployed_handler = handler\n\n\n"
+        "def handler(event, context):\n"
+        "    print('HAND-UPLOADED worker')\n"
+        "    return _deployed_handler(event, context)\n")
+    package = tmp_path / "worker.zip"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("app.py", source)
+    package.write_bytes(buffer.getvalue())
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **session.aws_env()}
+    upload = subprocess.run(
+        [sys.executable, "-m", "awscli", "lambda", "update-function-code", "--function-name",
+         outputs["FunctionName"], "--zip-file", f"fileb://{package}", "--endpoint-url", env["AWS_ENDPOINT_URL"]],
+        capture_output=True, text=True, env=env, timeout=120)
+    assert upload.returncode == 0, upload.stderr
+    session.client("sqs").send_message(QueueUrl=session.local_queue_url(outputs["QueueUrl"]),
+                                       MessageBody='{"id": "hand-uploaded", "quantity": 1}')
+    logs = session.client("logs")
+
+    def hand_uploaded_ran() -> bool:
+        return any("HAND-UPLOADED worker" in e["message"] for e in observe.log_events(logs, outputs["LogGroupName"]))
+
+    wait_for(hand_uploaded_ran, timeout=30, what="the hand-uploaded worker's line in the log group")
+    dynamodb = session.client("dynamodb")
+    wait_for(lambda: "Item" in dynamodb.get_item(TableName=outputs["OrdersTableName"], Key={"id": {"S": "hand-uploaded"}}),
+             timeout=30, what="the order stored")
+
+
 def test_make_up_serves_a_view_from_the_emulator_process(stack):
     """`make up` prints the URL of a view the emulator process serves, with its token; with the
     token it reads the stack, without it nothing is answered."""
