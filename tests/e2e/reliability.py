@@ -29,6 +29,12 @@ MAX_RECEIVES = 5  # the stack's default maxReceiveCount
 # would not hold). 3 s leaves room for ten slow writes.
 BATCH_TIMEOUTS = {"function_timeout_seconds": "3", "visibility_timeout_seconds": "18"}
 SETTLE_SECONDS = 300  # a deadline, not a wait
+# A message reaches the DLQ after maxReceiveCount receives, one visibility timeout apart, so that
+# product is the floor of every test that waits for dead letters. Tests that count where each
+# message ends (conservation, conflicts, DLQ recovery) deploy with two receives: the outcome
+# is the same as with five, in 24-36 s instead of 60-90. The default five is proven message by
+# message in test_reliability_bad_input.py and in the lab scenario.
+TWO_RECEIVES = {"max_receive_count": "2"}
 
 
 class Stack:

@@ -8,15 +8,17 @@ from collections import Counter
 
 import pytest
 
-from tests.e2e.reliability import deployed, now_ms
+from tests.e2e.reliability import TWO_RECEIVES, deployed, now_ms
+from tests.shared_aws import FAST_TIMEOUTS
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(75)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(45)]
 
 
 @pytest.fixture(scope="module")
 def stack(shared_aws, tmp_path_factory):
     """Batch size 1: five pollers take one copy each, so the copies race."""
-    with deployed(shared_aws, "relconflict", 1, tmp_path_factory.mktemp("relconflict")) as deployed_stack:
+    with deployed(shared_aws, "relconflict", 1, tmp_path_factory.mktemp("relconflict"),
+                  {**FAST_TIMEOUTS, **TWO_RECEIVES}) as deployed_stack:
         yield deployed_stack
 
 

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.reliability import check_conservation, deployed
+from tests.e2e.reliability import TWO_RECEIVES, check_conservation, deployed
+from tests.shared_aws import FAST_TIMEOUTS
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(110)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(70)]
 
 BATCH_SIZE = 1
 
 
 @pytest.fixture(scope="module")
 def stack(shared_aws, tmp_path_factory):
-    with deployed(shared_aws, "relmix1", BATCH_SIZE, tmp_path_factory.mktemp("relmix1")) as deployed_stack:
+    with deployed(shared_aws, "relmix1", BATCH_SIZE, tmp_path_factory.mktemp("relmix1"),
+                  {**FAST_TIMEOUTS, **TWO_RECEIVES}) as deployed_stack:
         yield deployed_stack
 
 

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.reliability import BATCH_TIMEOUTS, check_conservation, deployed
+from tests.e2e.reliability import BATCH_TIMEOUTS, TWO_RECEIVES, check_conservation, deployed
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(110)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(70)]
 
 BATCH_SIZE = 10
 
 
 @pytest.fixture(scope="module")
 def stack(shared_aws, tmp_path_factory):
-    with deployed(shared_aws, "relmix10", BATCH_SIZE, tmp_path_factory.mktemp("relmix10"), BATCH_TIMEOUTS) as deployed_stack:
+    with deployed(shared_aws, "relmix10", BATCH_SIZE, tmp_path_factory.mktemp("relmix10"),
+                  {**BATCH_TIMEOUTS, **TWO_RECEIVES}) as deployed_stack:
         yield deployed_stack
 
 

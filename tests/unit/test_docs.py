@@ -1,0 +1,63 @@
+"""The docs name the tests that prove their rows; every test they name exists (a renamed or
+deleted test would otherwise leave a row that cites nothing)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# `test_x.py`, `tests/e2e/test_x.py`, `test_x.py::test_name` or an abbreviated `test_x.py::test_na...`
+REFERENCE = re.compile(r"`((?:tests/[\w/]+/)?test_\w+\.py)(?:::(test_\w+)(\.\.\.)?)?")
+# A bare `test_name...` after a file was named in the same cell: `file.py::test_a`, `test_b`
+BARE = re.compile(r"`(test_\w+)(\.\.\.)?(?:\[[^\]]*\])?`")
+
+
+def existing_test_files() -> dict[str, list[Path]]:
+    found: dict[str, list[Path]] = {}
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        found.setdefault(path.name, []).append(path)
+    return found
+
+
+def functions(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    return {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
+
+
+def references(doc: str) -> list[tuple[str, str | None, bool]]:
+    return [(m[1], m[2], bool(m[3])) for m in REFERENCE.finditer((ROOT / "docs" / doc).read_text())]
+
+
+@pytest.mark.parametrize("doc", ["local-fidelity.md", "reliability.md", "security.md"])
+def test_every_test_the_docs_name_exists(doc):
+    files = existing_test_files()
+    missing = []
+    for file, name, abbreviated in references(doc):
+        candidates = [ROOT / file] if "/" in file else files.get(file, [])
+        candidates = [path for path in candidates if path.exists()]
+        if not candidates:
+            missing.append(file)
+        elif name and not any(f == name or (abbreviated and f.startswith(name))
+                              for path in candidates for f in functions(path)):
+            missing.append(f"{file}::{name}")
+    assert missing == []
+
+
+def test_every_bare_test_name_in_the_fidelity_tables_exists():
+    names = {f for paths in existing_test_files().values() for path in paths for f in functions(path)}
+    text = (ROOT / "docs" / "local-fidelity.md").read_text()
+    missing = [m[1] for m in BARE.finditer(text)
+               if not any(f == m[1] or (m[2] and f.startswith(m[1])) for f in names)]
+    assert missing == []
+
+
+def test_the_reference_pattern_reads_what_the_tables_write():
+    """The pattern itself, so a format it misses cannot make the tests above pass vacuously."""
+    assert references("local-fidelity.md")
+    cell = "`tests/e2e/test_lab_scenario.py::test_lab_scenario_figures`, `test_x.py::test_y...`"
+    assert [(m[1], m[2], bool(m[3])) for m in REFERENCE.finditer(cell)] == [
+        ("tests/e2e/test_lab_scenario.py", "test_lab_scenario_figures", False), ("test_x.py", "test_y", True)]
