@@ -51,7 +51,8 @@ def test_string_context_values_are_parsed():
         ({"visibility_timeout_seconds": 29}, "visibility_timeout_seconds=29 is below 6 x function_timeout_seconds=5 (needs at least 30)"),
         ({"function_timeout_seconds": 6}, "visibility_timeout_seconds=30 is below 6 x function_timeout_seconds=6"),
         ({"function_timeout_seconds": 1}, "context function_timeout_seconds=1 is invalid: use a whole number from 2 to 900"),
-        ({"max_receive_count": 4}, "context max_receive_count=4 is invalid"),
+        ({"max_receive_count": 4}, "context max_receive_count=4 is invalid: use a whole number from 5 to 1000"),
+        ({"max_receive_count": 1, "target": "local"}, "context max_receive_count=1 is invalid: use a whole number from 2"),
         ({"removal": "keep"}, "context removal='keep' is invalid: use one of retain, destroy"),
         ({"target": "docker"}, "context target='docker' is invalid: use one of aws, local"),
         ({"max_concurrency": 1}, "context max_concurrency=1 is invalid: use a whole number from 2 to 1000"),
@@ -66,6 +67,12 @@ def test_bad_context_is_a_one_line_error_naming_the_value(context, message):
         StackConfig.from_context(context)
     assert message in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_a_local_run_may_redrive_after_two_receives_an_aws_one_after_five():
+    assert StackConfig.from_context({"max_receive_count": "2", "target": "local"}).max_receive_count == 2
+    with pytest.raises(ConfigError):
+        StackConfig.from_context({"max_receive_count": "2"})
 
 
 def test_handler_and_stack_agree_on_the_table_env_var(worker):
