@@ -82,12 +82,3 @@ def wait_until_stopped_polling(session: LocalSession, mapping_id: str, timeout: 
 
 def new_code(session: LocalSession, name: str, source: str) -> None:
     session.client("lambda").update_function_code(FunctionName=name, ZipFile=function_zip(source))
-
-
-def peak_overlap(spans: list[tuple[float, float]]) -> int:
-    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
-    running = peak = 0
-    for _, step in edges:
-        running += step
-        peak = max(peak, running)
-    return peak

@@ -11,9 +11,10 @@ import datetime
 
 import pytest
 
+from local.cloudwatch.lambda_metrics import peak_concurrency
 from local.session import wait_for
 from tests.conformance.esm_support import (
-    drained, invocations, make, peak_overlap, queue_arn, wait_for_bodies,
+    drained, invocations, make, queue_arn, wait_for_bodies,
 )
 from tests.e2e.conftest import dead_letters, emulator  # noqa: F401 - the shared embedded AWS
 
@@ -39,7 +40,7 @@ def test_maximum_concurrency_is_honoured_and_read_live(emulator):
         EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1, ScalingConfig={"MaximumConcurrency": 2})["UUID"]
     send(emulator, p, "a", 10)
     wait_for_bodies(emulator, p.name, 10, timeout=60)
-    assert peak_overlap(spans(emulator, p.name, "a")) <= 2
+    assert peak_concurrency(spans(emulator, p.name, "a")) <= 2
 
     lambda_api.update_event_source_mapping(UUID=mapping_id, ScalingConfig={"MaximumConcurrency": 5})
     wait_for(lambda: lambda_api.get_event_source_mapping(UUID=mapping_id)["ScalingConfig"]["MaximumConcurrency"] == 5,
@@ -47,7 +48,7 @@ def test_maximum_concurrency_is_honoured_and_read_live(emulator):
     wait_for(lambda: drained(emulator, p), timeout=30, what="the queue to drain")
     send(emulator, p, "b", 10)
     wait_for_bodies(emulator, p.name, 20, timeout=60)
-    assert 2 < peak_overlap(spans(emulator, p.name, "b")) <= 5
+    assert 2 < peak_concurrency(spans(emulator, p.name, "b")) <= 5
 
 
 def test_reserved_concurrency_caps_the_mapping(emulator):
@@ -58,7 +59,7 @@ def test_reserved_concurrency_caps_the_mapping(emulator):
     lambda_api.create_event_source_mapping(EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1)
     send(emulator, p, "r", 8)
     wait_for_bodies(emulator, p.name, 8, timeout=60)
-    assert peak_overlap(spans(emulator, p.name, "r")) == 1
+    assert peak_concurrency(spans(emulator, p.name, "r")) == 1
     wait_for(lambda: drained(emulator, p), timeout=30, what="the queue to drain")
 
 
@@ -74,7 +75,7 @@ def test_reserved_concurrency_zero_throttles_every_batch(emulator):
     assert dead_letters(emulator, p, 1) == ["throttled"]
     assert invocations(emulator, p.name) == []
     cloudwatch = emulator.client("cloudwatch")
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
 
     def throttles() -> float:
         points = cloudwatch.get_metric_statistics(
