@@ -519,8 +519,9 @@ def _patch_lambda_invoke(host: FunctionRunner) -> None:
 def _patch_event_source_mapping_rules() -> None:
     """CreateEventSourceMapping and UpdateEventSourceMapping refuse, as AWS does, what moto
     stores without a word: a batch size over 10 without a batching window of at least 1 s, a
-    window outside 0-300 s or on a FIFO queue, and FilterCriteria that are not valid (more than
-    five filters, a pattern that is not a JSON object); and, a local limit, filter rules the
+    window outside 0-300 s or on a FIFO queue, FilterCriteria that are not valid (more than
+    five filters, a pattern that is not a JSON object), and (at create) a queue whose visibility
+    timeout is shorter than the function's timeout; and, a local limit, filter rules the
     Lambda host does not implement (local/event_filter.py), which would otherwise drop
     messages unfiltered. InvalidParameterValueException, as for AWS's own checks."""
     from moto.awslambda.exceptions import InvalidParameterValueException
@@ -548,8 +549,26 @@ def _patch_event_source_mapping_rules() -> None:
     create = LambdaBackend.create_event_source_mapping
     update = LambdaBackend.update_event_source_mapping
 
+    def visibility_covers_timeout(self: Any, spec: dict[str, Any]) -> None:
+        """At create only (AWS does not check an update or a later change of either timeout)."""
+        from moto.sqs.models import sqs_backends
+
+        source_arn = spec.get("EventSourceArn") or ""
+        try:
+            _, _, _, region, account, queue_name = source_arn.split(":", 5)
+            queue = sqs_backends[account][region].get_queue(queue_name)
+            function = self.get_function(spec["FunctionName"])
+        except Exception:  # noqa: BLE001 - moto's own create reports a missing queue or function
+            return
+        visibility, timeout = int(queue.visibility_timeout), int(function.timeout)
+        if visibility < timeout:
+            raise InvalidParameterValueException(
+                f"Queue visibility timeout: {visibility} seconds is less than Function timeout: {timeout} seconds")
+
     def create_event_source_mapping(self: Any, spec: dict[str, Any]) -> Any:
         check(spec, spec.get("EventSourceArn") or "")
+        if ":sqs:" in (spec.get("EventSourceArn") or ""):
+            visibility_covers_timeout(self, spec)
         return create(self, spec)
 
     def update_event_source_mapping(self: Any, uuid: str, spec: dict[str, Any]) -> Any:

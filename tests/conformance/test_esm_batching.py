@@ -1,7 +1,9 @@
 """BatchSize and MaximumBatchingWindowInSeconds of an SQS mapping ("Lambda parameters for Amazon
 SQS event source mappings", services-sqs-parameters.html): a batch size over 10 needs a window
 of at least 1 s; with a window the host keeps receiving until the batch is full or the window
-has passed, so one invocation can hold more than the 10 messages one ReceiveMessage returns."""
+has passed, so one invocation can hold more than the 10 messages one ReceiveMessage returns. A
+mapping is refused at create when the queue's visibility timeout is shorter than the function's
+timeout (services-sqs-configure.html)."""
 
 from __future__ import annotations
 
@@ -53,3 +55,20 @@ def test_a_batching_window_gathers_more_than_ten_and_waits_for_the_window(emulat
     for invocation in seen:
         first_received = min(int(r["attributes"]["ApproximateFirstReceiveTimestamp"]) for r in invocation["records"])
         assert invocation["start"] - first_received / 1000 >= 1.9
+
+
+def test_a_visibility_timeout_shorter_than_the_function_timeout_is_refused_at_create(emulator):
+    """CreateEventSourceMapping: a queue visibility timeout of 2 s for a 3 s function is
+    InvalidParameterValueException with AWS's message; 3 s is accepted. A later change of
+    either timeout is not checked, as on AWS."""
+    p = make(emulator, "esm-visibility", create_mapping=False, timeout=3, visibility=2)
+    lambda_api = emulator.client("lambda")
+    with pytest.raises(ClientError) as refused:
+        lambda_api.create_event_source_mapping(EventSourceArn=queue_arn(p), FunctionName=p.name, Enabled=False)
+    error = refused.value.response["Error"]
+    assert (error["Code"], error["Message"]) == (
+        "InvalidParameterValueException", "Queue visibility timeout: 2 seconds is less than Function timeout: 3 seconds")
+    emulator.client("sqs").set_queue_attributes(QueueUrl=p.queue_url, Attributes={"VisibilityTimeout": "3"})
+    mapping = lambda_api.create_event_source_mapping(EventSourceArn=queue_arn(p), FunctionName=p.name, Enabled=False)
+    lambda_api.update_function_configuration(FunctionName=p.name, Timeout=10)
+    assert lambda_api.get_event_source_mapping(UUID=mapping["UUID"])["State"] in ("Disabled", "Disabling")
