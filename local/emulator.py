@@ -74,6 +74,7 @@ class EmbeddedAWS:
         awslambda.patch_lambda_invoke(host)
         awslambda.patch_event_source_mapping_rules()
         cloudformation.patch_custom_resource_host(self.port)
+        cloudformation.patch_custom_resource_requests()
         cloudformation.patch_stack_delete_of_resources_gone()
         if self.faults_file:
             from local import faults

@@ -1,11 +1,14 @@
 """CloudFormation as the stack relies on it: `Fn::GetAtt LogGroup.Arn` ends in `:*`, a stack
-whose resources were deleted out of band deletes, and a custom resource's response URL is this
-server's, on `localhost`."""
+whose resources were deleted out of band deletes, and custom resources get `Update` and `Delete`
+requests as on AWS (moto sends `Create` only), at a response URL that is this server's, on
+`localhost`."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import uuid
 from typing import Any
 
 log = logging.getLogger("local.emulator")
@@ -23,7 +26,6 @@ def patch_log_group_arn() -> None:
         return f"{value}:*" if attribute_name == "Arn" else value
 
     LogGroup.get_cfn_attribute = get_cfn_attribute
-
 
 
 _GONE_MARKERS = ("notfound", "doesnotexist", "nosuch", "nonexistent", "not found", "does not exist")
@@ -64,3 +66,145 @@ def patch_custom_resource_host(port: int) -> None:
 
     os.environ["MOTO_PORT"] = str(port)
     settings.moto_server_host = lambda: "http://localhost"
+
+
+class CustomResourceFailed(Exception):
+    """The custom resource's function answered FAILED (or never answered)."""
+
+
+def patch_custom_resource_requests() -> None:
+    """A custom resource gets `Update` (with `OldResourceProperties`) when its properties change
+    and `Delete` when it is removed, and a FAILED answer fails the stack operation; moto only
+    sent `Create` and ignored FAILED. Update and Delete are sent synchronously: the function
+    answers at the response URL before its invocation returns. Custom resources are deleted
+    before everything else of the stack, as their dependencies on their function and its role
+    make CloudFormation do; moto's delete follows no dependency order."""
+    from moto.awslambda.utils import get_backend as lambda_backend
+    from moto.cloudformation import responses
+    from moto.cloudformation.custom_model import CustomModel
+    from moto.cloudformation.parsing import ResourceMap
+
+    create = CustomModel.create_from_cloudformation_json.__func__
+
+    def create_from_cloudformation_json(cls: Any, resource_name: str, cloudformation_json: dict[str, Any],
+                                        account_id: str, region_name: str, **kwargs: Any) -> Any:
+        model = create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
+        model.account_id, model.stack_id = account_id, kwargs["StackId"]
+        model.resource_type, model.properties = kwargs["ResourceType"], cloudformation_json["Properties"]
+        return model
+
+    # Requests awaiting their answer, by (stack id, logical id): while a stack is deleted moto
+    # keeps it in neither of its stack lists, so the answer cannot find it there.
+    in_flight: dict[tuple[str, str], Any] = {}
+
+    def send(model: Any, request_type: str, properties: dict[str, Any], **extra: Any) -> None:
+        from moto import settings
+
+        model.failure = None
+        token = properties["ServiceToken"]
+        event = {
+            "RequestType": request_type, "ServiceToken": token,
+            "ResponseURL": f"{settings.moto_server_host()}:{settings.moto_server_port()}"
+                           f"/cloudformation_{model.region_name}/cfnresponse?stack={model.stack_id}",
+            "StackId": model.stack_id, "RequestId": str(uuid.uuid4()), "LogicalResourceId": model.logical_id,
+            "ResourceType": model.resource_type,
+            "PhysicalResourceId": getattr(model, "returned_physical_id", None) or model.physical_resource_id,
+            "ResourceProperties": properties, **extra,
+        }
+        answered = model.data, model._finished
+        model._finished = False
+        in_flight[(model.stack_id, model.logical_id)] = model
+        try:
+            lambda_backend(model.account_id, model.region_name).get_function(token).invoke(json.dumps(event), {}, {})
+        finally:
+            in_flight.pop((model.stack_id, model.logical_id), None)
+        if model.failure is not None or not model._finished:
+            model.data, model._finished = answered
+            raise CustomResourceFailed(
+                f"custom resource {model.logical_id}: {request_type} failed: {model.failure or 'no SUCCESS response'}")
+
+    def update_from_cloudformation_json(cls: Any, original_resource: Any, new_resource_name: str,
+                                        cloudformation_json: dict[str, Any], account_id: str, region_name: str) -> Any:
+        properties = cloudformation_json["Properties"]
+        if properties != original_resource.properties:
+            try:
+                send(original_resource, "Update", properties, OldResourceProperties=original_resource.properties)
+            except CustomResourceFailed as error:
+                # Raised after moto's loop (update_failing_on_custom_resources): moto retries a
+                # resource that raises, which would send the same Update again.
+                original_resource.update_failure = error
+            else:
+                original_resource.properties = properties
+        return original_resource
+
+    def delete(self: Any, account_id: str, region_name: str) -> None:
+        send(self, "Delete", self.properties)
+
+    CustomModel.create_from_cloudformation_json = classmethod(create_from_cloudformation_json)
+    CustomModel.update_from_cloudformation_json = classmethod(update_from_cloudformation_json)
+    CustomModel.delete = delete
+
+    process = responses.CloudFormationResponse.process_cfn_response
+
+    def process_cfn_response(self: Any) -> Any:
+        """Keeps the PhysicalResourceId the function answered (later requests carry it, as on
+        AWS), and takes the answers to Update and Delete: moto's handler would look the stack up
+        where a deleted one is not, and mark an updated one CREATE_COMPLETE."""
+        key = (self._get_param("StackId"), self._get_param("LogicalResourceId"))
+        resource = in_flight.get(key)
+        if resource is None:
+            try:
+                created = self.cloudformation_backend.get_stack(key[0]).custom_resources.get(key[1])
+            except Exception:  # noqa: BLE001 - moto's handler reports an unknown stack
+                created = None
+            if created is not None and self._get_param("PhysicalResourceId"):
+                created.returned_physical_id = self._get_param("PhysicalResourceId")
+            return process(self)
+        if self._get_param("Status") == "SUCCESS":
+            resource.returned_physical_id = self._get_param("PhysicalResourceId") or getattr(resource, "returned_physical_id", None)
+            resource.set_data(self._get_param("Data") or {})
+        else:
+            resource.failure = self._get_param("Reason") or "FAILED"
+        return 200, {"status": 200}, json.dumps("{}")
+
+    responses.CloudFormationResponse.process_cfn_response = process_cfn_response
+
+    delete_all = ResourceMap.delete
+
+    def delete_custom_resources_first(self: Any) -> None:
+        for logical_id, resource in list(self._parsed_resources.items()):
+            resource_json = self._resource_json_map.get(logical_id, {})
+            if isinstance(resource, CustomModel) and resource_json.get("DeletionPolicy") != "Retain":
+                self._delete_resource(resource, resource_json)
+                self._parsed_resources.pop(logical_id)
+        delete_all(self)
+
+    ResourceMap.delete = delete_custom_resources_first
+
+    update_all = ResourceMap.update
+
+    def update_failing_on_custom_resources(self: Any, *args: Any, **kwargs: Any) -> None:
+        update_all(self, *args, **kwargs)
+        for resource in self._parsed_resources.values():
+            failure = getattr(resource, "update_failure", None)
+            if failure is not None:
+                resource.update_failure = None
+                raise failure
+
+    ResourceMap.update = update_failing_on_custom_resources
+
+    # A failed request fails the stack operation instead of the API call (moto answered 500).
+    # AWS then rolls an update back; moto cannot, so the stack ends UPDATE_FAILED.
+    from moto.cloudformation.models import Stack
+
+    def failing_as(operation: Any, status: str) -> Any:
+        def run(self: Any, *args: Any, **kwargs: Any) -> None:
+            try:
+                operation(self, *args, **kwargs)
+            except CustomResourceFailed as error:
+                self.status = status
+                self._add_stack_event(status, resource_status_reason=str(error))
+        return run
+
+    Stack.update = failing_as(Stack.update, "UPDATE_FAILED")
+    Stack.delete = failing_as(Stack.delete, "DELETE_FAILED")
