@@ -9,7 +9,7 @@ end of the init phase and of each invocation is one FRAME line on the same pipe,
 result can never be reordered; output without a trailing newline puts the frame mid-line, which
 the host splits off. Errors take the shapes and types of Lambda's Python runtime
 (Runtime.ImportModuleError, Runtime.HandlerNotFound, Runtime.MarshalError, ...). Run by
-local/lambda_host.py only.
+local/sandbox.py only.
 """
 
 from __future__ import annotations

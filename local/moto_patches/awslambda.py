@@ -45,7 +45,8 @@ def patch_lambda_invoke(host: FunctionRunner) -> None:
     exists and IAM that the caller may invoke it). Reserved concurrency in use: 429."""
     from moto.awslambda.models import LambdaFunction
 
-    from local.lambda_host import Throttled, reserved_concurrency_of
+    from local.sandbox import Throttled
+    from local.sqs_mapping import reserved_concurrency_of
 
     def invoke(fn: Any, body: Any, request_headers: Any, response_headers: Any) -> bytes:
         invocation_type = (request_headers or {}).get("X-Amz-Invocation-Type") or (

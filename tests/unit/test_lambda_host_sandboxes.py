@@ -12,7 +12,8 @@ import pytest
 
 from local import lambda_host
 from local.credentials import Credentials
-from local.lambda_host import FunctionSpec, LambdaHost, Throttled, credentials_need_refresh, sandbox_may_serve
+from local.lambda_host import LambdaHost, credentials_need_refresh, sandbox_may_serve
+from local.sandbox import FunctionSpec, Throttled
 from local.session import wait_for
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from local.moto_patches.iam import dynamodb_permissions, logs_resource_arn
-from local.lambda_host import acknowledged_ids, sqs_record
+from local.sqs_mapping import acknowledged_ids, sqs_record
 
 IDS = ["m1", "m2", "m3"]
 ORDERS = "arn:aws:dynamodb:us-east-1:123456789012:table/orders"
