@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import uuid
 from typing import Any
 
@@ -66,6 +67,14 @@ def patch_custom_resource_host(port: int) -> None:
 
     os.environ["MOTO_PORT"] = str(port)
     settings.moto_server_host = lambda: "http://localhost"
+
+
+def forget_outputs(stack: Any) -> None:
+    """A stack being deleted or rolled back has no outputs. moto evaluates an output when it is
+    described, and evaluating one that names a deleted resource created that resource again."""
+    from moto.cloudformation.parsing import OutputMap
+
+    stack.output_map = OutputMap(stack.resource_map, {}, stack.stack_id)
 
 
 class CustomResourceFailed(Exception):
@@ -154,11 +163,18 @@ def patch_custom_resource_requests() -> None:
         resource = in_flight.get(key)
         if resource is None:
             try:
-                created = self.cloudformation_backend.get_stack(key[0]).custom_resources.get(key[1])
+                stack = self.cloudformation_backend.get_stack(key[0])
+                created = stack.custom_resources.get(key[1])
             except Exception:  # noqa: BLE001 - moto's handler reports an unknown stack
                 created = None
             if created is not None and self._get_param("PhysicalResourceId"):
                 created.returned_physical_id = self._get_param("PhysicalResourceId")
+            if created is not None and self._get_param("Status") == "FAILED":
+                with rollback_lock:
+                    created.failure = self._get_param("Reason") or "FAILED"
+                    ready = getattr(stack, "resources_created", False)
+                if ready:
+                    start_rollback(stack)
             return process(self)
         if self._get_param("Status") == "SUCCESS":
             resource.returned_physical_id = self._get_param("PhysicalResourceId") or getattr(resource, "returned_physical_id", None)
@@ -193,10 +209,55 @@ def patch_custom_resource_requests() -> None:
 
     ResourceMap.update = update_failing_on_custom_resources
 
-    # A failed request fails the stack operation instead of the API call (moto answered 500).
-    # AWS then rolls an update back; moto cannot, so the stack ends UPDATE_FAILED.
+    # A FAILED answer to Create rolls the stack back, as AWS does; moto ignored it and the stack
+    # stayed CREATE_IN_PROGRESS. The rollback starts once moto has created every resource (the
+    # answer can come while it still creates the others), in a thread, as on AWS after
+    # CreateStack has returned.
+    rollback_lock = threading.Lock()
+
+    def failed_custom_resources(stack: Any) -> list[Any]:
+        return [r for r in stack.custom_resources.values() if getattr(r, "failure", None) and not r.is_created()]
+
+    def start_rollback(stack: Any) -> None:
+        with rollback_lock:
+            if getattr(stack, "rolling_back", False):
+                return
+            stack.rolling_back = True
+        threading.Thread(target=roll_back, args=(stack,), name=f"rollback-{stack.name}", daemon=True).start()
+
+    def roll_back(stack: Any) -> None:
+        failed = failed_custom_resources(stack)
+        reason = "; ".join(f"custom resource {r.logical_id}: Create failed: {r.failure}" for r in failed)
+        stack._add_stack_event("CREATE_FAILED", resource_status_reason=reason)
+        stack.status = "ROLLBACK_IN_PROGRESS"
+        forget_outputs(stack)
+        stack._add_stack_event("ROLLBACK_IN_PROGRESS", resource_status_reason=
+                               f"The following resource(s) failed to create: [{', '.join(r.logical_id for r in failed)}].")
+        try:
+            stack.resource_map.delete()
+        except Exception as error:  # noqa: BLE001 - the stack says so, as on AWS
+            stack.status = "ROLLBACK_FAILED"
+            stack._add_stack_event("ROLLBACK_FAILED", resource_status_reason=str(error))
+            return
+        stack.status = "ROLLBACK_COMPLETE"
+        stack._add_stack_event("ROLLBACK_COMPLETE")
+
     from moto.cloudformation.models import Stack
 
+    create_resources = Stack.create_resources
+
+    def create_resources_then_roll_back_failures(self: Any) -> None:
+        create_resources(self)
+        with rollback_lock:
+            self.resources_created = True
+            failed = bool(failed_custom_resources(self))
+        if failed:
+            start_rollback(self)
+
+    Stack.create_resources = create_resources_then_roll_back_failures
+
+    # A failed request fails the stack operation instead of the API call (moto answered 500).
+    # AWS then rolls an update back; moto cannot, so the stack ends UPDATE_FAILED.
     def failing_as(operation: Any, status: str) -> Any:
         def run(self: Any, *args: Any, **kwargs: Any) -> None:
             try:
@@ -206,5 +267,11 @@ def patch_custom_resource_requests() -> None:
                 self._add_stack_event(status, resource_status_reason=str(error))
         return run
 
+    def without_outputs(delete: Any) -> Any:
+        def run(self: Any) -> None:
+            forget_outputs(self)
+            delete(self)
+        return run
+
     Stack.update = failing_as(Stack.update, "UPDATE_FAILED")
-    Stack.delete = failing_as(Stack.delete, "DELETE_FAILED")
+    Stack.delete = failing_as(without_outputs(Stack.delete), "DELETE_FAILED")

@@ -81,6 +81,27 @@ def test_create_update_failed_update_and_delete_reach_the_function(emulator):
              what="the Delete request")
     assert [r["RequestType"] for r in requests(emulator, name)] == ["Create", "Update", "Update", "Delete"]
     deleted = cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0]  # by id: deleted stacks too
-    assert deleted["StackStatus"] == "DELETE_COMPLETE"
+    assert deleted["StackStatus"] == "DELETE_COMPLETE" and "Outputs" not in deleted
     assert {r["PhysicalResourceId"] for r in requests(emulator, name)[1:]} == {"probe"}  # the id Create answered
+    assert name not in [f["FunctionName"] for f in emulator.client("lambda").list_functions()["Functions"]]
+
+
+def test_a_failed_create_rolls_the_stack_back(emulator):
+    """FAILED at create: CREATE_FAILED with the answer's reason, then ROLLBACK_COMPLETE; the
+    rollback sends the custom resource a Delete and deletes the function."""
+    name = unique("cr-fail")
+    role = make_role(emulator, f"{name}-role", [logs_statement(name)])
+    emulator.client("logs").create_log_group(logGroupName=f"/aws/lambda/{name}")
+    cloudformation = emulator.client("cloudformation")
+    stack_id = cloudformation.create_stack(StackName=name, TemplateBody=template(name, role, "fail"))["StackId"]
+
+    def status() -> str:
+        return cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"]
+
+    wait_for(lambda: status() == "ROLLBACK_COMPLETE", timeout=30, what="the stack to roll back")
+    assert "Outputs" not in cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0]
+    events = cloudformation.describe_stack_events(StackName=stack_id)["StackEvents"]
+    (failed,) = [e for e in events if e["ResourceStatus"] == "CREATE_FAILED"]
+    assert "asked to fail" in failed["ResourceStatusReason"]
+    assert [r["RequestType"] for r in requests(emulator, name)] == ["Create", "Delete"]
     assert name not in [f["FunctionName"] for f in emulator.client("lambda").list_functions()["Functions"]]
