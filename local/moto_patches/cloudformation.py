@@ -1,7 +1,7 @@
 """CloudFormation as the stack relies on it: `Fn::GetAtt LogGroup.Arn` ends in `:*`, a stack
-whose resources were deleted out of band deletes, and custom resources get `Update` and `Delete`
-requests as on AWS (moto sends `Create` only), at a response URL that is this server's, on
-`localhost`."""
+whose resources were deleted out of band deletes, custom resources get `Update` and `Delete`
+requests as on AWS (moto sends `Create` only) at a response URL that is this server's, on
+`localhost`, and a FAILED answer fails the operation and rolls back a create or an update."""
 
 from __future__ import annotations
 
@@ -257,7 +257,6 @@ def patch_custom_resource_requests() -> None:
     Stack.create_resources = create_resources_then_roll_back_failures
 
     # A failed request fails the stack operation instead of the API call (moto answered 500).
-    # AWS then rolls an update back; moto cannot, so the stack ends UPDATE_FAILED.
     def failing_as(operation: Any, status: str) -> Any:
         def run(self: Any, *args: Any, **kwargs: Any) -> None:
             try:
@@ -267,11 +266,36 @@ def patch_custom_resource_requests() -> None:
                 self._add_stack_event(status, resource_status_reason=str(error))
         return run
 
+    update_stack = Stack.update
+
+    def update_rolling_back(self: Any, template: str, role_arn: str | None = None,
+                            parameters: dict[str, Any] | None = None, tags: dict[str, str] | None = None) -> None:
+        """A failed update is rolled back as on AWS: the previous template is applied again
+        (moto updates each changed resource back) and the stack ends UPDATE_ROLLBACK_COMPLETE."""
+        previous_template, previous_parameters = self.template, self.parameters
+        try:
+            update_stack(self, template, role_arn, parameters, tags)
+        except CustomResourceFailed as error:
+            self._add_stack_event("UPDATE_FAILED", resource_status_reason=str(error))
+            self.status = "UPDATE_ROLLBACK_IN_PROGRESS"
+            self._add_stack_event("UPDATE_ROLLBACK_IN_PROGRESS", resource_status_reason=str(error))
+            self.template = previous_template
+            self._parse_template()
+            try:
+                self.resource_map.update(self.template_dict, previous_parameters)
+            except Exception as rollback_error:  # noqa: BLE001 - the stack says so, as on AWS
+                self.status = "UPDATE_ROLLBACK_FAILED"
+                self._add_stack_event("UPDATE_ROLLBACK_FAILED", resource_status_reason=str(rollback_error))
+                return
+            self.output_map = self._create_output_map()
+            self.status = "UPDATE_ROLLBACK_COMPLETE"
+            self._add_stack_event("UPDATE_ROLLBACK_COMPLETE")
+
     def without_outputs(delete: Any) -> Any:
         def run(self: Any) -> None:
             forget_outputs(self)
             delete(self)
         return run
 
-    Stack.update = failing_as(Stack.update, "UPDATE_FAILED")
+    Stack.update = update_rolling_back
     Stack.delete = failing_as(without_outputs(Stack.delete), "DELETE_FAILED")

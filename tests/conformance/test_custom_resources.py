@@ -2,7 +2,7 @@
 objects" in the CloudFormation User Guide): Create at stack create, Update with
 OldResourceProperties when the properties change, each request after Create carrying the
 PhysicalResourceId the function answered, a FAILED answer fails the stack update (with
-its reason in the stack's events), and Delete when the stack is deleted, before the function it
+its reason in the stack's events) and rolls it back, and Delete when the stack is deleted, before the function it
 calls.
 A small template of its own, created through the CloudFormation API; the function writes each
 request it gets to its log group (made outside the stack, so it outlives it)."""
@@ -36,11 +36,13 @@ def handler(event, context):
 """
 
 
-def template(function_name: str, role_arn: str, value: str) -> str:
+def template(function_name: str, role_arn: str, value: str, visibility: int = 30) -> str:
     return json.dumps({"Resources": {
         "Fn": {"Type": "AWS::Lambda::Function", "Properties": {
             "FunctionName": function_name, "Runtime": "python3.14", "Handler": "index.handler",
             "Role": role_arn, "Timeout": 10, "Code": {"ZipFile": PROBE}}},
+        "Queue": {"Type": "AWS::SQS::Queue", "Properties": {
+            "QueueName": f"{function_name}-q", "VisibilityTimeout": visibility}},
         "Probe": {"Type": "Custom::Probe", "Properties": {
             "ServiceToken": {"Fn::GetAtt": ["Fn", "Arn"]}, "Value": value}},
     }, "Outputs": {"Echo": {"Value": {"Fn::GetAtt": ["Probe", "Echo"]}}}})
@@ -70,11 +72,18 @@ def test_create_update_failed_update_and_delete_reach_the_function(emulator):
             for r in requests(emulator, name)]
     assert seen == [("Create", "v1", None), ("Update", "v2", "v1")]
 
-    cloudformation.update_stack(StackName=name, TemplateBody=template(name, role, "fail"))
-    wait_for(lambda: status() == "UPDATE_FAILED", timeout=30, what="the update to fail")
-    reasons = [e.get("ResourceStatusReason", "") for e in cloudformation.describe_stack_events(StackName=name)["StackEvents"]
-               if e["ResourceStatus"] == "UPDATE_FAILED"]
-    assert any("asked to fail" in reason for reason in reasons)
+    # A failing update that also changes a queue: rolled back, the queue's change too.
+    cloudformation.update_stack(StackName=name, TemplateBody=template(name, role, "fail", visibility=60))
+    wait_for(lambda: status() == "UPDATE_ROLLBACK_COMPLETE", timeout=30, what="the update to roll back")
+    events = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
+    (failed,) = [e for e in events if e["ResourceStatus"] == "UPDATE_FAILED"]
+    assert "asked to fail" in failed["ResourceStatusReason"]
+    sqs = emulator.client("sqs")
+    queue = sqs.get_queue_attributes(QueueUrl=sqs.get_queue_url(QueueName=f"{name}-q")["QueueUrl"],
+                                     AttributeNames=["VisibilityTimeout"])["Attributes"]
+    assert queue["VisibilityTimeout"] == "30"
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName=name)["Stacks"][0]["Outputs"]}
+    assert outputs["Echo"] == "v2"
 
     cloudformation.delete_stack(StackName=name)
     wait_for(lambda: "Delete" in [r["RequestType"] for r in requests(emulator, name)], timeout=30,
