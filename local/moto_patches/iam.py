@@ -166,15 +166,19 @@ def patch_iam_action_names() -> None:
 
 
 def patch_signature_of_bodyless_requests() -> None:
-    """moto re-signs a GET without a body over its parsed parameters instead of an empty
-    payload, so every signed REST GET (e.g. Lambda ListFunctions) fails SignatureDoesNotMatch."""
+    """moto re-signs a request without a body over its parsed parameters instead of an empty
+    payload, so every signed REST GET (e.g. Lambda ListFunctions) and every bodyless POST (an
+    Invoke without a payload, `aws lambda invoke` with no `--payload`) failed
+    SignatureDoesNotMatch. Their parameters are in the signed URL already."""
     from moto.iam.access_control import IAMRequestBase
 
     create = IAMRequestBase._create_aws_request
 
     def create_aws_request(self: Any) -> Any:
         request = create(self)
-        if self._method in ("GET", "HEAD", "DELETE") and not self._body:
+        # A form POST (query protocol) reaches here with its body parsed into the parameters.
+        form = "x-www-form-urlencoded" in (self._headers.get("Content-Type") or "")
+        if not self._body and not form:
             request.data = b""
         return request
 

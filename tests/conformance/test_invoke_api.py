@@ -1,7 +1,8 @@
 """The Invoke API of the embedded AWS running functions in the local Lambda host (botocore's
 Invoke documentation, API_Invoke): DryRun validates and runs nothing (204); Event returns 202;
 with the function's reserved concurrency in use the answer is 429 TooManyRequestsException with
-Reason ReservedFunctionConcurrentInvocationLimitExceeded."""
+Reason ReservedFunctionConcurrentInvocationLimitExceeded; a missing function is 404; no payload
+is an empty event."""
 
 from __future__ import annotations
 
@@ -56,3 +57,19 @@ def test_reserved_concurrency_in_use_is_too_many_requests(emulator):
     assert invocations(emulator, p.name) == []
     admin.delete_function_concurrency(FunctionName=p.name)
     assert no_retries.invoke(FunctionName=p.name, Payload=b"{}")["StatusCode"] == 200
+
+
+def test_a_missing_function_is_not_found_and_no_payload_is_an_empty_event(emulator):
+    """A function that does not exist: 404 ResourceNotFoundException, for DryRun too. An Invoke
+    without a payload (`aws lambda invoke` with no `--payload`) runs the function with `{}`
+    (moto failed both with SignatureDoesNotMatch: it signed a bodyless POST over its parameters)."""
+    lambda_api = emulator.client("lambda")
+    for invocation_type in ("RequestResponse", "DryRun"):
+        with pytest.raises(ClientError) as missing:
+            lambda_api.invoke(FunctionName="conf-no-such-function", InvocationType=invocation_type)
+        assert missing.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+        assert missing.value.response["Error"]["Code"] == "ResourceNotFoundException"
+    p = make(emulator, "inv-nopayload", create_mapping=False)
+    answer = lambda_api.invoke(FunctionName=p.name)
+    assert answer["StatusCode"] == 200 and "FunctionError" not in answer
+    assert [i["records"] for i in invocations(emulator, p.name)] == [[]]
