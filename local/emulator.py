@@ -73,6 +73,7 @@ class EmbeddedAWS:
         dynamodb.patch_dynamodb_item_count()
         awslambda.patch_lambda_invoke(host)
         awslambda.patch_event_source_mapping_rules()
+        awslambda.patch_inline_code_update()
         cloudformation.patch_custom_resource_host(self.port)
         cloudformation.patch_custom_resource_requests()
         cloudformation.patch_stack_delete_of_resources_gone()

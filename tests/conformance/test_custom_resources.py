@@ -36,11 +36,11 @@ def handler(event, context):
 """
 
 
-def template(function_name: str, role_arn: str, value: str, visibility: int = 30) -> str:
+def template(function_name: str, role_arn: str, value: str, visibility: int = 30, timeout: int = 10) -> str:
     return json.dumps({"Resources": {
         "Fn": {"Type": "AWS::Lambda::Function", "Properties": {
             "FunctionName": function_name, "Runtime": "python3.14", "Handler": "index.handler",
-            "Role": role_arn, "Timeout": 10, "Code": {"ZipFile": PROBE}}},
+            "Role": role_arn, "Timeout": timeout, "Code": {"ZipFile": PROBE + f"# timeout {timeout}\n"}}},
         "Queue": {"Type": "AWS::SQS::Queue", "Properties": {
             "QueueName": f"{function_name}-q", "VisibilityTimeout": visibility}},
         "Probe": {"Type": "Custom::Probe", "Properties": {
@@ -64,8 +64,10 @@ def test_create_update_failed_update_and_delete_reach_the_function(emulator):
 
     stack_id = cloudformation.create_stack(StackName=name, TemplateBody=template(name, role, "v1"))["StackId"]
     wait_for(lambda: status() == "CREATE_COMPLETE", timeout=30, what="the stack to be created")
-    cloudformation.update_stack(StackName=name, TemplateBody=template(name, role, "v2"))
+    # The function's inline code and timeout change too (moto could not update inline code).
+    cloudformation.update_stack(StackName=name, TemplateBody=template(name, role, "v2", timeout=12))
     wait_for(lambda: status() == "UPDATE_COMPLETE", timeout=30, what="the stack to be updated")
+    assert emulator.client("lambda").get_function_configuration(FunctionName=name)["Timeout"] == 12
     outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName=name)["Stacks"][0]["Outputs"]}
     assert outputs["Echo"] == "v2"
     seen = [(r["RequestType"], r["ResourceProperties"]["Value"], (r["OldResourceProperties"] or {}).get("Value"))
@@ -73,7 +75,7 @@ def test_create_update_failed_update_and_delete_reach_the_function(emulator):
     assert seen == [("Create", "v1", None), ("Update", "v2", "v1")]
 
     # A failing update that also changes a queue: rolled back, the queue's change too.
-    cloudformation.update_stack(StackName=name, TemplateBody=template(name, role, "fail", visibility=60))
+    cloudformation.update_stack(StackName=name, TemplateBody=template(name, role, "fail", visibility=60, timeout=12))
     wait_for(lambda: status() == "UPDATE_ROLLBACK_COMPLETE", timeout=30, what="the update to roll back")
     events = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
     (failed,) = [e for e in events if e["ResourceStatus"] == "UPDATE_FAILED"]
