@@ -256,16 +256,6 @@ def patch_custom_resource_requests() -> None:
 
     Stack.create_resources = create_resources_then_roll_back_failures
 
-    # A failed request fails the stack operation instead of the API call (moto answered 500).
-    def failing_as(operation: Any, status: str) -> Any:
-        def run(self: Any, *args: Any, **kwargs: Any) -> None:
-            try:
-                operation(self, *args, **kwargs)
-            except CustomResourceFailed as error:
-                self.status = status
-                self._add_stack_event(status, resource_status_reason=str(error))
-        return run
-
     update_stack = Stack.update
 
     def update_rolling_back(self: Any, template: str, role_arn: str | None = None,
@@ -291,11 +281,16 @@ def patch_custom_resource_requests() -> None:
             self.status = "UPDATE_ROLLBACK_COMPLETE"
             self._add_stack_event("UPDATE_ROLLBACK_COMPLETE")
 
-    def without_outputs(delete: Any) -> Any:
-        def run(self: Any) -> None:
-            forget_outputs(self)
-            delete(self)
-        return run
+    delete_stack = Stack.delete
+
+    def delete_or_fail(self: Any) -> None:
+        """A FAILED Delete leaves the stack DELETE_FAILED with the reason (moto answered 500)."""
+        forget_outputs(self)
+        try:
+            delete_stack(self)
+        except CustomResourceFailed as error:
+            self.status = "DELETE_FAILED"
+            self._add_stack_event("DELETE_FAILED", resource_status_reason=str(error))
 
     Stack.update = update_rolling_back
-    Stack.delete = failing_as(without_outputs(Stack.delete), "DELETE_FAILED")
+    Stack.delete = delete_or_fail

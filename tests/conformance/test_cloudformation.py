@@ -43,12 +43,13 @@ def deployments(shared_aws, tmp_path_factory):
 def _remove_retained(session: LocalSession) -> None:
     """What an operator does by hand once a retained stack's data is no longer wanted."""
     dynamodb, sqs, logs = session.client("dynamodb"), session.client("sqs"), session.client("logs")
-    for table in session.leftovers()["tables"]:
+    retained = session.leftovers()
+    for table in retained["tables"]:
         dynamodb.update_table(TableName=table, DeletionProtectionEnabled=False)
         dynamodb.delete_table(TableName=table)
-    for queue_url in session.leftovers()["queues"]:
+    for queue_url in retained["queues"]:
         sqs.delete_queue(QueueUrl=queue_url)
-    for group in session.leftovers()["log groups"]:
+    for group in retained["log groups"]:
         logs.delete_log_group(logGroupName=group)
 
 

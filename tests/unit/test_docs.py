@@ -4,6 +4,7 @@ deleted test would otherwise leave a row that cites nothing)."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -23,6 +24,7 @@ def existing_test_files() -> dict[str, list[Path]]:
     return found
 
 
+@functools.cache
 def functions(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
     return {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
