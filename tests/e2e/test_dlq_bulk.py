@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
+from local import aws_cli
 from local.session import wait_for
 from ops import observe
 from tests.e2e.operator import Operator, order
@@ -57,8 +57,8 @@ def test_sqs_move_task_moves_what_is_left_and_completes(stack, operator):
     session.client("sqs").send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "bulk-bad"}')
     dlq_arn = f"arn:aws:sqs:{env['AWS_REGION']}:123456789012:{PREFIX}-jobs-dlq"
     admin = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
-    started = subprocess.run([sys.executable, "-m", "awscli", "sqs", "start-message-move-task", "--source-arn", dlq_arn,
-                              "--destination-arn", outputs["QueueArn"], "--endpoint-url", env["AWS_ENDPOINT_URL"]],
+    started = subprocess.run([str(aws_cli.aws()), "sqs", "start-message-move-task", "--source-arn", dlq_arn,
+                              "--destination-arn", outputs["QueueArn"]],
                              env=admin, capture_output=True, text=True, timeout=120)
     assert started.returncode == 0, started.stderr
     sqs = session.client("sqs")

@@ -8,11 +8,12 @@ from __future__ import annotations
 import http.client
 import os
 import subprocess
-import sys
 
 import boto3
 import pytest
 from botocore.exceptions import ClientError
+
+from local import aws_cli
 
 pytestmark = [pytest.mark.e2e]
 
@@ -101,7 +102,7 @@ def test_sdk_and_cli_clients_still_work(aws):
                               aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
         assert any(url.endswith(f"/{QUEUE}") for url in client.list_queues()["QueueUrls"])
     cli = subprocess.run(
-        [sys.executable, "-m", "awscli", "sqs", "list-queues", "--endpoint-url", env["AWS_ENDPOINT_URL"]],
+        [str(aws_cli.aws()), "sqs", "list-queues"],
         env={**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **env},
         capture_output=True, text=True, timeout=120)
     assert cli.returncode == 0, cli.stderr

@@ -13,8 +13,9 @@ import urllib.request
 
 import pytest
 
-from local.scenario import run_lab_scenario
+from local import aws_cli
 from local.processes import alive
+from local.scenario import run_lab_scenario
 from local.session import ROOT, LocalSession, free_port, port_in_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(75)]
@@ -86,8 +87,8 @@ def test_the_worker_uploaded_by_hand_runs_at_the_next_delivery(stack, tmp_path):
     package.write_bytes(buffer.getvalue())
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **session.aws_env()}
     upload = subprocess.run(
-        [sys.executable, "-m", "awscli", "lambda", "update-function-code", "--function-name",
-         outputs["FunctionName"], "--zip-file", f"fileb://{package}", "--endpoint-url", env["AWS_ENDPOINT_URL"]],
+        [str(aws_cli.aws()), "lambda", "update-function-code", "--function-name",
+         outputs["FunctionName"], "--zip-file", f"fileb://{package}"],
         capture_output=True, text=True, env=env, timeout=120)
     assert upload.returncode == 0, upload.stderr
     session.client("sqs").send_message(QueueUrl=session.local_queue_url(outputs["QueueUrl"]),

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -21,6 +20,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
+from local import aws_cli
 from local.session import wait_for
 from ops import observe
 from tests.e2e.conftest import ACCOUNT, REGION
@@ -351,7 +351,7 @@ def test_the_aws_cli_starts_and_lists_a_task(emulator, sqs):
 
     def aws(*args: str) -> dict:
         run = subprocess.run(
-            [sys.executable, "-m", "awscli", "sqs", *args, "--endpoint-url", env["AWS_ENDPOINT_URL"], "--output", "json"],
+            [str(aws_cli.aws()), "sqs", *args, "--output", "json"],
             env={**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **env},
             capture_output=True, text=True, timeout=120, check=False)
         assert run.returncode == 0, run.stderr
