@@ -1,21 +1,32 @@
 # Every target does its own set-up: a Python venv from requirements-dev.txt, the pinned CDK
-# CLI from package-lock.json and the Lambda runtime for the local host's sandboxes. Only
-# python3 (3.11+), node (20+) and npm are assumed (the runtime also uses Debian's apt-get and
-# dpkg-deb; without them the host falls back to this machine's Python, and says so).
+# CLI from package-lock.json, the Lambda runtime for the local host's sandboxes and the AWS CLI
+# v2 the docs' `aws` lines use. Only python3 (3.11+), node (20+) and npm are assumed (the
+# runtime and the CLI also use Debian's apt-get and dpkg-deb; without them the host falls back
+# to this machine's Python and `aws` must be a CLI v2 of your own, and set-up says so).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 5000
+# `make up PORT=NNNN` (or PORT in the environment) asks for that port; without it `up` reuses a
+# running stack on whatever port it has, or starts one on 5000.
+PORT_ARG = $(if $(filter-out file,$(origin PORT)),--port $(PORT))
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export NODE_NO_WARNINGS := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup demo test synth up down status view chromium bench clean
+.PHONY: setup setup-notice demo test quick synth up down status view chromium bench clean
 
 RUNTIMES := .runtimes
-setup: $(VENV)/.installed node_modules/.installed $(RUNTIMES)/python3.14/.installed
+TOOLS := .tools
+SETUP_MARKERS := $(VENV)/.installed node_modules/.installed $(RUNTIMES)/python3.14/.installed $(TOOLS)/awscli/.installed
+setup: setup-notice $(SETUP_MARKERS)
+
+# First run: say what the silent minutes are for (make skips all of it afterwards).
+setup-notice:
+	@if [ "$(words $(wildcard $(SETUP_MARKERS)))" != "$(words $(SETUP_MARKERS))" ]; then \
+	  echo "first-run set-up (about 2 minutes, once): Python venv, CDK CLI, Python 3.14 Lambda runtime, AWS CLI v2" >&2; fi
 
 # Set-up output goes to stderr so that `make up` prints nothing but the exports on stdout.
 $(VENV)/.installed: requirements.txt requirements-dev.txt
@@ -37,6 +48,10 @@ node_modules/.installed: package.json package-lock.json
 $(RUNTIMES)/python3.14/.installed: $(VENV)/.installed local/runtimes.py
 	@$(PY) -m local.runtimes install python3.14 >&2
 
+# AWS CLI v2 (local/aws_cli.py says why not v1) in .tools/bin, which `make up` puts on PATH.
+$(TOOLS)/awscli/.installed: $(VENV)/.installed local/aws_cli.py
+	@$(PY) -m local.aws_cli install >&2
+
 # Debian's chromium, for the live view's browser tests (Playwright drives it; it never downloads
 # a browser). Installed only where missing and apt-get can run as root; elsewhere a warning.
 chromium:
@@ -47,7 +62,7 @@ chromium:
 
 ## The main job: embedded AWS, real cdk deploy, the lab scenario checked, destroy, all stopped.
 demo: setup
-	@$(PY) -m local demo --port $(PORT)
+	@$(PY) -m local demo $(PORT_ARG)
 
 ## The whole test suite (unit, infra, end-to-end against the embedded AWS, the browser tests),
 ## test files side by side in TEST_WORKERS processes sharing one embedded AWS.
@@ -55,12 +70,16 @@ TEST_WORKERS ?= 6
 test: setup chromium
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
+## The quick loop (about 45 s): everything not marked slow, side by side.
+quick: setup
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" $(PYTEST_ARGS)
+
 synth: setup
 	npx cdk synth
 
 ## Leave the embedded AWS, the deployed stack and the Lambda host running; prints exports.
 up: setup
-	@$(PY) -m local up --port $(PORT)
+	@$(PY) -m local up $(PORT_ARG)
 
 ## Destroy the stack and stop everything `make up` started.
 down: setup

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     session = LocalSession(args.state_dir)
     try:
         if args.command == "up":
-            session.up(port)
+            session.up(args.port)
             print(session.exports())
         elif args.command == "down":
             session.down()
@@ -62,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     except LocalError as error:
         print(safe(f"error: {error}"), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+        print(safe(session.interrupted(f"`{args.command}`")), file=sys.stderr)
+        return 130
     return 0
 
 

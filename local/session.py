@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -21,7 +22,7 @@ from stacks.config import DEFAULT_PREFIX, Names
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PORT = 5000
-DEFAULT_STATE_DIR = ROOT / ".local"
+DEFAULT_STATE_DIR = Path(os.environ.get("LOCAL_STATE_DIR") or ROOT / ".local")
 # Local stacks go entirely on destroy, and skip the bootstrap-version rule moto cannot evaluate.
 LOCAL_CONTEXT = {"removal": "destroy", "target": "local"}
 QUIET_NODE = {
@@ -66,6 +67,11 @@ def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _double_quoted(text: str) -> str:
+    """`text` safe inside double quotes in sh (which still expand the $PATH after it)."""
+    return "".join("\\" + char if char in '"$`\\' else char for char in text)
+
+
 class LocalSession:
     """One embedded AWS (a background process) and the stack deployed into it."""
 
@@ -92,7 +98,8 @@ class LocalSession:
         if self.state:
             return self.state
         if port_in_use(port):
-            raise LocalError(f"port {port} is already in use; stop what listens there or pass --port")
+            raise LocalError(f"port {port} is already in use by another program; pick another port: "
+                             f"`make up PORT={port + 1}` (python -m local: --port {port + 1})")
         private_dir(self.state_dir)
         (self.state_dir / STATE_FILE).unlink(missing_ok=True)
         log_path = self.state_dir / "emulator.log"
@@ -247,26 +254,68 @@ class LocalSession:
 
     # --- what the commands do -----------------------------------------------------------
 
-    def up(self, port: int = DEFAULT_PORT) -> dict[str, str]:
-        state = self.start_emulator(port)
+    @property
+    def started_here(self) -> bool:
+        """True when this process started the running emulator (an interrupted `up` stops it)."""
+        state = self.state
+        return bool(state and self._process is not None and self._process.pid == state["pid"])
+
+    def up(self, port: int | None = None) -> dict[str, str]:
+        """Start the emulator and deploy, or reuse what runs: a running stack is reused as it is
+        (no second deploy); asking for another port than the running one is refused."""
+        state = self.state
+        if state:
+            running = int(state["endpoint"].rsplit(":", 1)[-1])
+            if port is not None and port != running:
+                raise LocalError(f"a local stack already runs on port {running}; to move it to {port}: "
+                                 f"`make down`, then `make up PORT={port}`")
+            if self.outputs_path.exists():
+                progress(f"reusing the local stack already running on {state['endpoint']} "
+                         f"(to deploy changes: `make down`, then `make up`)")
+                self._announce_view(state)
+                return self.outputs()
+            progress(f"reusing the embedded AWS already running on {state['endpoint']}")
+        state = self.start_emulator(DEFAULT_PORT if port is None else port)
         outputs = self.deploy()
+        self._announce_view(state)
+        return outputs
+
+    @staticmethod
+    def _announce_view(state: dict[str, Any]) -> None:
         if state.get("view_url"):
             progress(f"live view: {state['view_url']}")
-        return outputs
+
+    def interrupted(self, command: str) -> str:
+        """What an interrupted `up`/`demo` leaves, in one line: it stops an emulator it started
+        itself (its state is in memory, so nothing half-deployed survives), and names one it
+        found running."""
+        if self.started_here:
+            self.stop_emulator()
+            return f"interrupted: {command} stopped the embedded AWS it had started; nothing is left running"
+        state = self.state
+        if not state:
+            return f"interrupted: nothing is left running"
+        deployed = "deployed" if self.outputs_path.exists() else "possibly half-deployed"
+        return (f"interrupted: the embedded AWS on {state['endpoint']} is still running (stack {deployed}); "
+                f"`make down` stops it")
 
     def down(self) -> None:
         """Destroy the stack and stop everything, even when the destroy fails: the emulator keeps
         its state in memory, so once it stops nothing of the stack remains either way. A failed
         destroy is reported (with what it had not removed) after everything stopped."""
+        if not self.state:
+            progress("no local stack is running: nothing to stop")
+            return
         failure = None
-        if self.state:
-            if self.outputs_path.exists():
-                try:
-                    self.destroy()
-                except LocalError as error:
-                    failure = f"{error}; still there when the emulator stopped: {self._remaining() or 'nothing'}"
-            self.stop_emulator()
-        progress("local stack down")
+        deployed = self.outputs_path.exists()
+        if deployed:
+            try:
+                self.destroy()
+            except LocalError as error:
+                failure = f"{error}; still there when the emulator stopped: {self._remaining() or 'nothing'}"
+        self.stop_emulator()
+        progress("local stack down: stack destroyed, embedded AWS stopped" if deployed
+                 else "local stack down: embedded AWS stopped (no stack was deployed)")
         if failure:
             raise LocalError(f"destroy failed, everything stopped anyway: {failure}")
 
@@ -321,7 +370,19 @@ class LocalSession:
         }
 
     def exports(self) -> str:
-        return "\n".join(f"export {key}={value}" for key, value in self.user_env().items())
+        """`export NAME=value` lines, one per line, ready to paste or `eval`. The first puts the
+        project's AWS CLI v2 (local/aws_cli.py) first on PATH, so `aws` in the docs is one that
+        honours AWS_ENDPOINT_URL for every service."""
+        from local.aws_cli import BIN_DIR, aws
+
+        lines = []
+        if aws().exists():
+            lines.append(f'export PATH="{_double_quoted(str(BIN_DIR))}:$PATH"')
+        else:
+            progress("warning: the project's AWS CLI v2 is not installed (`make setup` retries); "
+                     "`aws` in the docs needs a CLI v2 of your own")
+        lines += [f"export {key}={shlex.quote(value)}" for key, value in self.user_env().items()]
+        return "\n".join(lines)
 
     def status(self) -> str:
         state = self.state

@@ -88,6 +88,21 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: -waits(item))
 
 
+_ANNOUNCED: list[bool] = []
+
+
+def pytest_xdist_node_collection_finished(node, ids):
+    """Before the first result: the long end-to-end modules go first and each deploys a stack, so
+    the first dots take a while (the controller prints this once, right after `N workers`)."""
+    waits = sum(1 for test_id in ids if test_id.startswith(("tests/e2e/", "tests/conformance/")))
+    if _ANNOUNCED or not waits:
+        return
+    _ANNOUNCED.append(True)
+    node.config.pluginmanager.get_plugin("terminalreporter").write_line(
+        f"{waits} of {len(ids)} tests run against one shared embedded AWS; its slowest modules start first, "
+        f"each deploying a stack, so the first results take a minute or two")
+
+
 _FIGURES: list[tuple[str, str]] = []
 
 
