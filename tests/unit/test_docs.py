@@ -63,3 +63,17 @@ def test_the_reference_pattern_reads_what_the_tables_write():
     cell = "`tests/e2e/test_lab_scenario.py::test_lab_scenario_figures`, `test_x.py::test_y...`"
     assert [(m[1], m[2], bool(m[3])) for m in REFERENCE.finditer(cell)] == [
         ("tests/e2e/test_lab_scenario.py", "test_lab_scenario_figures", False), ("test_x.py", "test_y", True)]
+
+
+def test_every_shell_block_says_which_test_runs_it():
+    """Each ```sh block of the README and docs/ is run as written by a test that exists, or says
+    why no test can run it: a command a user copies cannot break unnoticed."""
+    from tests.documented import all_blocks
+
+    found = all_blocks()
+    assert len(found) >= 6
+    unaccounted = [(b.document, b.line) for b in found
+                   if not (b.runner or (b.marker or "").startswith("not run by the tests: "))]
+    assert unaccounted == []
+    missing = [(b.document, b.line, b.runner) for b in found if b.runner and not (ROOT / b.runner).is_file()]
+    assert missing == []

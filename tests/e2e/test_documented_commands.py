@@ -1,0 +1,176 @@
+"""The README's "Try it locally" block and the docs' command blocks, run exactly as written in a
+clean shell whose PATH holds only the system's Python and Node (no global AWS CLI, pytest or
+pyenv), against one stack that the README's own `eval "$(make -s up)"` brings up. The port and
+the state folder come from `PORT` and `LOCAL_STATE_DIR` in the environment, so the run cannot
+meet a stack of the user's."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import urllib.request
+
+import pytest
+
+from local.session import free_port, port_in_use, wait_for
+from tests.documented import (
+    ROOT,
+    Ran,
+    bare_path_premise,
+    block_starting,
+    clean_env,
+    read_env_dump,
+    run_in_one_shell,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(80)]
+ME = "tests/e2e/test_documented_commands.py"
+TRUST_LAMBDA = json.dumps({"Version": "2012-10-17", "Statement": [
+    {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]})
+
+
+def by_command(ran: list[Ran]) -> dict[str, Ran]:
+    return {r.command: r for r in ran}
+
+
+@pytest.fixture(scope="module")
+def shell(tmp_path_factory):
+    """The README block up to its `make down`, then every docs block that runs against a local
+    stack, in one shell; the environment it ended with; the README's `make down` at the end."""
+    tmp = tmp_path_factory.mktemp("docs")
+    (tmp / "aws-config").write_text("[profile ops]\nregion = us-east-1\n")  # the operator's own profile
+    port = free_port()
+    env = clean_env(tmp / "home", PORT=str(port), LOCAL_STATE_DIR=str(tmp / "state"),
+                    AWS_CONFIG_FILE=str(tmp / "aws-config"))
+    bare_path_premise(env)
+    readme = block_starting("README.md", 'eval "$(make -s up)"', ME)
+    assert readme.commands[-1].startswith("make down")
+    local = block_starting("docs/local.md", "aws logs", ME)
+    attach = block_starting("docs/operations.md", "aws iam attach-role-policy", ME)
+    view = block_starting("docs/operations.md", "make view", ME)
+    profile = block_starting("docs/operations.md", "AWS_PROFILE=ops", ME)
+    dlq = block_starting("docs/operations.md", ".venv/bin/python -m ops dlq", ME)
+    # The role the operations page attaches its policy to: the operator's, not in any doc.
+    given = [f"aws iam create-role --role-name OnCall --assume-role-policy-document '{TRUST_LAMBDA}' > /dev/null"]
+    long_running = [c for c in profile.commands if " ops view" in c]
+    commands = [*readme.commands[:-1], *local.commands, *given, *attach.commands, *view.commands,
+                *[c for c in profile.commands if c not in long_running], *dlq.commands]
+    ran = run_in_one_shell(commands, env, env_dump=tmp / "env")
+    after = read_env_dump(tmp / "env")
+    try:
+        yield {"ran": by_command(ran), "env": after, "port": port, "long_running": long_running,
+               "readme": readme, "tmp": tmp}
+    finally:
+        (down,) = run_in_one_shell([readme.commands[-1]], after)
+        assert down.rc == 0 and "local stack down" in down.output, down.output
+        assert not port_in_use(port)
+
+
+def test_every_command_exits_zero(shell):
+    """Each command of the README block and of the docs blocks succeeds as written."""
+    failed = {r.command: r.output[-800:] for r in shell["ran"].values() if r.rc != 0}
+    assert failed == {}
+
+
+def test_up_sets_the_environment_the_docs_use(shell):
+    """`eval "$(make -s up)"` puts the project's AWS CLI v2 first on PATH and exports the
+    endpoint, keys and names; nothing but progress goes to stderr."""
+    env = shell["env"]
+    assert env["PATH"].split(":")[0] == str(ROOT / ".tools" / "bin")
+    assert env["AWS_ENDPOINT_URL"] == f"http://localhost:{shell['port']}"
+    assert env["QUEUE_URL"].endswith("/labex-q05-jobs") and env["ORDERS_TABLE"] == "labex-q05-orders"
+    up = shell["ran"][shell["readme"].commands[0]]
+    assert "cdk deploy" in up.output and "live view: http://localhost:" in up.output
+    assert "export " not in up.output  # the exports went to eval, not to the terminal
+
+
+def test_the_readme_order_reaches_the_table(shell):
+    """The README's send-message is accepted by the emulator and the worker stores the order;
+    its scan lists the orders table (the order, once the worker has written it)."""
+    ran, env = shell["ran"], shell["env"]
+    send = next(r for c, r in ran.items() if c.startswith("aws sqs send-message"))
+    assert re.search(r'"MessageId": "[0-9a-f-]{36}"', send.output), send.output
+    scan = json.loads(next(r for c, r in ran.items() if c.startswith("aws dynamodb scan")).output)
+    assert scan["Items"] in ([], [{"id": {"S": "dedup-order"}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}}])
+
+    def stored() -> bool:
+        done = subprocess.run(["aws", "dynamodb", "get-item", "--table-name", env["ORDERS_TABLE"],
+                               "--key", '{"id": {"S": "dedup-order"}}'], env=env, capture_output=True, text=True)
+        return '"1100"' in done.stdout
+
+    wait_for(stored, timeout=30, what="the README's order in the orders table")
+
+
+def test_status_view_and_docs_commands_print_what_the_docs_say(shell):
+    """ops status shows the queue and mapping; make view prints the tokened URL; the local.md
+    lines show the RESULT line and the mapping; the DLQ lines report an empty DLQ; the profile
+    line answers JSON; the operator policy got attached."""
+    ran, env = shell["ran"], shell["env"]
+    status = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops status ")).output
+    assert "labex-q05-jobs" in status and "labex-q05-worker" in status
+    view = next(r for c, r in ran.items() if c.startswith("make view"))
+    assert re.search(r"live view: http://localhost:\d+/\?token=\S{20,}", view.output), view.output
+    mappings = json.loads(next(r for c, r in ran.items() if c.startswith("aws lambda list-event-source-mappings")).output)
+    assert [(m["BatchSize"], m["State"]) for m in mappings["EventSourceMappings"]] == [(1, "Enabled")]
+    queue = json.loads(next(r for c, r in ran.items() if c.startswith("aws sqs get-queue-attributes")).output)
+    assert queue["Attributes"]["VisibilityTimeout"] == "30"
+    profile_json = json.loads(next(r for c, r in ran.items() if c.startswith("AWS_PROFILE=ops")).output)
+    assert [m["State"] for m in profile_json["mappings"]] == ["Enabled"], profile_json["mappings"]
+    dlq_list = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops dlq list")).output
+    assert "0 message(s)" in dlq_list, dlq_list
+    attached = subprocess.run(["aws", "iam", "list-attached-role-policies", "--role-name", "OnCall"],
+                              env=env, capture_output=True, text=True)
+    assert "labex-q05-operator" in attached.stdout, attached.stderr
+
+
+def test_ops_view_line_serves_until_ctrl_c(shell):
+    """The operations page's `ops view` line prints a URL that serves the page with its token,
+    and Ctrl-C (SIGINT) stops it cleanly, without a traceback."""
+    (line,) = shell["long_running"]
+    view = subprocess.Popen(["bash", "-c", line], cwd=ROOT, env=shell["env"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        printed: list[str] = []
+
+        def url() -> str | None:
+            printed.append(view.stdout.readline())
+            found = re.search(r"http://\S+token=\S+", printed[-1])
+            assert printed[-1] or found, f"ops view ended: {''.join(printed)}"
+            return found[0] if found else None
+
+        address = wait_for(url, timeout=60, what="the view's URL")
+        with urllib.request.urlopen(address, timeout=10) as page:
+            assert page.status == 200 and "<html" in page.read().decode().lower()
+    finally:
+        view.send_signal(signal.SIGINT)
+        rest, _ = view.communicate(timeout=30)
+    assert view.returncode in (0, 130) and "Traceback" not in rest, rest
+
+
+def test_second_up_reuses_and_another_port_is_refused(shell):
+    """`make -s up` again reuses the running stack (no second deploy) and prints the same
+    exports; `make up PORT=...` naming another port is refused with one line saying how."""
+    env = shell["env"]
+    again = subprocess.run(["bash", "-c", "make -s up"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "reusing the local stack already running" in again.stderr and "cdk deploy" not in again.stderr
+    assert f"export QUEUE_URL={env['QUEUE_URL']}" in again.stdout
+    other = free_port()
+    moved = subprocess.run(["bash", "-c", f"make -s up PORT={other}"], cwd=ROOT, env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert moved.returncode != 0 and moved.stdout == ""
+    assert f"error: a local stack already runs on port {shell['port']}; to move it to {other}: `make down`, " \
+           f"then `make up PORT={other}`" in moved.stderr
+
+
+def test_quick_loop_as_the_readme_spells_it(shell):
+    """`make quick` typed in the clean shell runs the project's pytest with its venv (narrowed to
+    one file by PYTEST_ADDOPTS, so the suite does not run itself)."""
+    readme = (ROOT / "README.md").read_text()
+    assert "`make quick` is the quick loop" in readme
+    env = {**shell["env"], "PYTEST_ADDOPTS": "-p no:cacheprovider tests/unit/test_terminal.py", "TEST_WORKERS": "2"}
+    done = subprocess.run(["bash", "-c", "make quick"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert re.search(r"\d+ passed", done.stdout), done.stdout[-1000:]
