@@ -117,7 +117,7 @@ def test_status_view_and_docs_commands_print_what_the_docs_say(shell):
     queue = json.loads(next(r for c, r in ran.items() if c.startswith("aws sqs get-queue-attributes")).output)
     assert queue["Attributes"]["VisibilityTimeout"] == "30"
     profile_json = json.loads(next(r for c, r in ran.items() if c.startswith("AWS_PROFILE=ops")).output)
-    assert [m["State"] for m in profile_json["mappings"]] == ["Enabled"], profile_json["mappings"]
+    assert [(m["source"], m["state"]) for m in profile_json["mappings"]] == [("labex-q05-jobs", "Enabled")]
     dlq_list = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops dlq list")).output
     assert "0 message(s)" in dlq_list, dlq_list
     attached = subprocess.run(["aws", "iam", "list-attached-role-policies", "--role-name", "OnCall"],
