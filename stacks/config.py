@@ -55,7 +55,16 @@ CONTEXT_DEFAULTS: dict[str, Any] = {
     "max_concurrency": 10,
     "oldest_job_age_alarm_seconds": 300,
     "alarm_email": "",
+    # SQS counts a standard queue's message expiry from its first enqueue, also after a move to
+    # the dead-letter queue, and advises a DLQ retention longer than the source's: a dead letter
+    # then has at least the difference (7 days here) in the DLQ, whatever its backlog was.
+    "job_retention_days": 7,
+    "dead_letter_retention_days": 14,
 }
+# SQS's MessageRetentionPeriod range is 60 s to 14 days; whole days here.
+MAX_RETENTION_DAYS = 14
+# The dead-letter-expiry alarm fires this long before the earliest possible expiry of a dead letter.
+DEAD_LETTER_EXPIRY_WARNING_DAYS = 2
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -147,10 +156,24 @@ class StackConfig:
     max_concurrency: int = CONTEXT_DEFAULTS["max_concurrency"]
     oldest_job_age_alarm_seconds: int = CONTEXT_DEFAULTS["oldest_job_age_alarm_seconds"]
     alarm_email: str | None = None
+    job_retention_days: int = CONTEXT_DEFAULTS["job_retention_days"]
+    dead_letter_retention_days: int = CONTEXT_DEFAULTS["dead_letter_retention_days"]
 
     @property
     def destroy_on_removal(self) -> bool:
         return self.removal == "destroy"
+
+    @property
+    def dead_letter_days_guaranteed(self) -> int:
+        """Days every dead letter has in the DLQ at least: expiry counts from the first enqueue,
+        and a job waits in the jobs queue at most its retention."""
+        return self.dead_letter_retention_days - self.job_retention_days
+
+    @property
+    def dead_letter_expiry_alarm_days(self) -> int:
+        """Age in the DLQ (SQS's ApproximateAgeOfOldestMessage there counts from the move) at which
+        the oldest dead letter may be DEAD_LETTER_EXPIRY_WARNING_DAYS from its expiry."""
+        return max(0, self.dead_letter_days_guaranteed - DEAD_LETTER_EXPIRY_WARNING_DAYS)
 
     @classmethod
     def from_context(cls, get: Mapping[str, Any] | Any) -> "StackConfig":
@@ -187,6 +210,13 @@ class StackConfig:
         max_concurrency = _int(value("max_concurrency"), "max_concurrency", 2, 1000)
         # SQS keeps a message at most 14 days; an age threshold beyond that could never fire.
         oldest_age = _int(value("oldest_job_age_alarm_seconds"), "oldest_job_age_alarm_seconds", 60, 1209600)
+        job_days = _int(value("job_retention_days"), "job_retention_days", 1, MAX_RETENTION_DAYS - 1)
+        dead_days = _int(value("dead_letter_retention_days"), "dead_letter_retention_days", 2, MAX_RETENTION_DAYS)
+        if dead_days <= job_days:
+            raise ConfigError(
+                f"context dead_letter_retention_days={dead_days} is invalid: it must exceed "
+                f"job_retention_days={job_days} (SQS counts a dead letter's expiry from its first enqueue)"
+            )
         alarm_email = value("alarm_email") or None
         if alarm_email is not None and (not isinstance(alarm_email, str) or not _EMAIL_RE.match(alarm_email)):
             raise ConfigError(f"context alarm_email={alarm_email!r} is invalid: use an email address, or leave it out")
@@ -201,6 +231,8 @@ class StackConfig:
             max_concurrency=max_concurrency,
             oldest_job_age_alarm_seconds=oldest_age,
             alarm_email=alarm_email,
+            job_retention_days=job_days,
+            dead_letter_retention_days=dead_days,
         )
 
 

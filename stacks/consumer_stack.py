@@ -36,6 +36,8 @@ class ConsumerStack(Stack):
             visibility_timeout=Duration.seconds(config.visibility_timeout_seconds),
             max_receive_count=config.max_receive_count,
             dead_letter_removal=retained,
+            job_retention=Duration.days(config.job_retention_days),
+            dead_letter_retention=Duration.days(config.dead_letter_retention_days),
         )
         storage = Storage(
             self,
@@ -75,6 +77,8 @@ class ConsumerStack(Stack):
             dead_letter_queue=messaging.dead_letter_queue,
             orders_table=storage.orders_table,
             oldest_job_age_alarm=Duration.seconds(config.oldest_job_age_alarm_seconds),
+            dead_letter_expiry_alarm=Duration.days(config.dead_letter_expiry_alarm_days),
+            dead_letter_days_guaranteed=config.dead_letter_days_guaranteed,
             alarm_email=config.alarm_email,
         )
 

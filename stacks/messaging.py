@@ -9,7 +9,8 @@ from constructs import Construct
 
 
 class Messaging(Construct):
-    """Jobs queue with SSE and TLS-only access, redriving to a 14-day dead-letter queue."""
+    """Jobs queue with SSE and TLS-only access, redriving to a dead-letter queue that keeps
+    messages longer than the jobs queue (SQS counts a dead letter's expiry from its first enqueue)."""
 
     def __init__(
         self,
@@ -21,6 +22,8 @@ class Messaging(Construct):
         visibility_timeout: Duration,
         max_receive_count: int,
         dead_letter_removal: RemovalPolicy,
+        job_retention: Duration,
+        dead_letter_retention: Duration,
     ) -> None:
         super().__init__(scope, construct_id)
 
@@ -30,7 +33,7 @@ class Messaging(Construct):
             self,
             "DeadLetters",
             queue_name=dead_letter_queue_name,
-            retention_period=Duration.days(14),
+            retention_period=dead_letter_retention,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
             removal_policy=dead_letter_removal,
@@ -44,8 +47,8 @@ class Messaging(Construct):
             "Jobs",
             queue_name=queue_name,
             visibility_timeout=visibility_timeout,
-            # The maximum, so orders survive a worker outage of up to two weeks.
-            retention_period=Duration.days(14),
+            # Shorter than the DLQ's: whatever a job waited here is taken from its time there.
+            retention_period=job_retention,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
             dead_letter_queue=sqs.DeadLetterQueue(

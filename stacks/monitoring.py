@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Duration
+from aws_cdk import ArnFormat, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
@@ -24,7 +25,7 @@ from aws_cdk import aws_sqs as sqs
 from cdk_nag import NagSuppressions
 from constructs import Construct
 
-from stacks.config import DECISION_METRICS, Names
+from stacks.config import DEAD_LETTER_EXPIRY_WARNING_DAYS, DECISION_METRICS, Names
 
 PERIOD = Duration.minutes(1)
 
@@ -32,7 +33,7 @@ PERIOD = Duration.minutes(1)
 @dataclass(frozen=True)
 class AlarmSpec:
     what: str  # the name after the prefix
-    metric: cloudwatch.Metric
+    metric: cloudwatch.IMetric
     threshold: float
     comparison: cloudwatch.ComparisonOperator
     description: str
@@ -55,12 +56,36 @@ class Monitoring(Construct):
         dead_letter_queue: sqs.IQueue,
         orders_table: dynamodb.ITable,
         oldest_job_age_alarm: Duration,
+        dead_letter_expiry_alarm: Duration,
+        dead_letter_days_guaranteed: int,
         alarm_email: str | None,
     ) -> None:
         super().__init__(scope, construct_id)
+        stack = Stack.of(self)
         self.topic = sns.Topic(self, "Alarms", topic_name=names.alarm_topic, enforce_ssl=True)
+        # A topic policy replaces SNS's default one, and enforce_ssl writes one holding only its
+        # TLS deny: without this Allow, CloudWatch's alarm actions fail ("... is not authorized to
+        # perform: SNS:Publish", re:Post knowledge center cloudwatch-receive-sns-for-alarm-trigger).
+        # Scoped to this stack's alarms in this account, so no other alarm can page through it.
+        self.topic.add_to_resource_policy(iam.PolicyStatement(
+            sid="AllowThisStacksAlarms",
+            principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+            actions=["sns:Publish"],
+            resources=[self.topic.topic_arn],
+            conditions={
+                "ArnLike": {"aws:SourceArn": stack.format_arn(
+                    service="cloudwatch", resource="alarm", resource_name=names.alarm("*"),
+                    arn_format=ArnFormat.COLON_RESOURCE_NAME)},
+                "StringEquals": {"aws:SourceAccount": stack.account},
+            },
+        ))
         if alarm_email:
-            self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
+            subscription = self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
+            NagSuppressions.add_resource_suppressions(subscription, [{
+                "id": "Serverless-SNSRedrivePolicy",
+                "reason": "An alarm email SNS cannot deliver would wait in a queue nobody watches; the "
+                          "alarm's own history records every action, and the dashboard shows the state.",
+            }])
         NagSuppressions.add_resource_suppressions(self.topic, [{
             "id": "AwsSolutions-SNS2",
             "reason": "Alarm notifications carry alarm names and states, never order data; CloudWatch cannot "
@@ -78,31 +103,54 @@ class Monitoring(Construct):
         oldest_age = queue.metric_approximate_age_of_oldest_message(statistic="Maximum", period=PERIOD)
         # Not NumberOfMessagesSent: SQS's own moves to a dead-letter queue do not count there.
         dead_letters = dead_letter_queue.metric_approximate_number_of_messages_visible(statistic="Maximum", period=PERIOD)
+        dead_letter_age = dead_letter_queue.metric_approximate_age_of_oldest_message(statistic="Maximum", period=PERIOD)
+        # Up by one or more in a minute: a new dead letter, also while older ones still wait (the
+        # dead-letters alarm stays in ALARM then, and CloudWatch notifies on state changes only).
+        new_dead_letters = cloudwatch.MathExpression(
+            expression="DIFF(depth)", using_metrics={"depth": dead_letters}, period=PERIOD,
+            label="New dead letters")
         errors = function.metric_errors(statistic="Sum", period=PERIOD)
         throttles = function.metric_throttles(statistic="Sum", period=PERIOD)
         write_throttles = cloudwatch.Metric(namespace="AWS/DynamoDB", metric_name="WriteThrottleEvents",
                                             statistic="Sum", period=PERIOD,
                                             dimensions_map={"TableName": orders_table.table_name})
 
+        ge = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+        gt = cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD
         specs = [
-            AlarmSpec("conflicting-orders", self.decisions["Conflict"], 1,
-                      cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            AlarmSpec("conflicting-orders", self.decisions["Conflict"], 1, ge,
                       "An order id arrived with other details than the stored order. It is never "
-                      "acknowledged and will reach the dead-letter queue. See docs/operations.md."),
-            AlarmSpec("dead-letters", dead_letters, 1,
-                      cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                      "Messages wait in the dead-letter queue for a human; they expire after 14 days."),
-            AlarmSpec("oldest-job-age", oldest_age, oldest_job_age_alarm.to_seconds(),
-                      cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                      "The oldest job has waited longer than the threshold: the worker is not keeping up."),
-            AlarmSpec("worker-errors", errors, 1, cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                      "The worker function failed (an exception, a timeout or a crash): its whole batch is retried."),
-            AlarmSpec("worker-throttles", throttles, 1,
-                      cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                      "Lambda throttled the worker: concurrency is exhausted or capped."),
-            AlarmSpec("orders-throttled", write_throttles, 1,
-                      cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                      "DynamoDB throttled writes to the orders table."),
+                      "acknowledged and will reach the dead-letter queue: compare both (ops dlq list), "
+                      "then discard or fix the producer. See docs/operations.md."),
+            AlarmSpec("failed-records", self.decisions["Error"], 1, ge,
+                      "The worker could not write a record (access denied, a missing table, throttling "
+                      "past its retries, a timeout): it is retried and reaches the dead-letter queue if the "
+                      "cause stays. Read the ERROR line (errors-by-class query), fix the cause, then redrive."),
+            AlarmSpec("malformed-jobs", self.decisions["Malformed"], 1, ge,
+                      "A job body is not a valid order (the ERROR line names the field). It can never be "
+                      "written and will reach the dead-letter queue: fix the producer, then discard it."),
+            AlarmSpec("dead-letters", dead_letters, 1, ge,
+                      f"Messages wait in the dead-letter queue for a human. Each one is kept there at least "
+                      f"{dead_letter_days_guaranteed} days (expiry counts from its first enqueue): "
+                      f"ops dlq list, then redrive or discard."),
+            AlarmSpec("new-dead-letters", new_dead_letters, 1, ge,
+                      "A message moved to the dead-letter queue within the last minute, also while older "
+                      "ones wait there: ops dlq list shows it."),
+            AlarmSpec("dead-letter-expiry", dead_letter_age, dead_letter_expiry_alarm.to_seconds(), gt,
+                      f"The oldest dead letter has waited so long that it may expire within "
+                      f"{DEAD_LETTER_EXPIRY_WARNING_DAYS} days and be lost: redrive or discard it now."),
+            AlarmSpec("oldest-job-age", oldest_age, oldest_job_age_alarm.to_seconds(), gt,
+                      "The oldest job has waited longer than the threshold: the worker is not keeping up "
+                      "(see worker-throttles and failed-records) or the mapping is disabled."),
+            AlarmSpec("worker-errors", errors, 1, ge,
+                      "The worker function itself failed (an unhandled exception, a timeout, a crash, a "
+                      "runtime error): its whole batch is retried. Read the function's log."),
+            AlarmSpec("worker-throttles", throttles, 1, ge,
+                      "Lambda throttled the worker: concurrency is exhausted or capped. Jobs wait, none "
+                      "is lost; raise reserved concurrency or max_concurrency if it lasts."),
+            AlarmSpec("orders-throttled", write_throttles, 1, ge,
+                      "DynamoDB throttled writes to the orders table; the worker retries and, past its "
+                      "budget, fails the record (failed-records). Raise the table's capacity if it lasts."),
         ]
         action = actions.SnsAction(self.topic)
         self.alarms: dict[str, cloudwatch.Alarm] = {}
@@ -132,7 +180,7 @@ class Monitoring(Construct):
             cloudwatch.GraphWidget(title="Jobs queue", left=[jobs_depth, jobs_in_flight], right=[oldest_age], width=12),
         )
         self.dashboard.add_widgets(
-            cloudwatch.GraphWidget(title="Dead-letter queue depth", left=[dead_letters], width=8),
+            cloudwatch.GraphWidget(title="Dead-letter queue", left=[dead_letters], right=[dead_letter_age], width=8),
             cloudwatch.GraphWidget(
                 title="Worker", width=8,
                 left=[function.metric_invocations(statistic="Sum", period=PERIOD), errors, throttles],

@@ -59,6 +59,10 @@ def test_string_context_values_are_parsed():
         ({"max_concurrency": "1001"}, "context max_concurrency='1001' is invalid"),
         ({"oldest_job_age_alarm_seconds": 30}, "context oldest_job_age_alarm_seconds=30 is invalid"),
         ({"alarm_email": "not-an-address"}, "context alarm_email='not-an-address' is invalid: use an email address"),
+        ({"job_retention_days": 14}, "context job_retention_days=14 is invalid: use a whole number from 1 to 13"),
+        ({"dead_letter_retention_days": 15}, "context dead_letter_retention_days=15 is invalid: use a whole number from 2 to 14"),
+        ({"job_retention_days": 9, "dead_letter_retention_days": 9},
+         "context dead_letter_retention_days=9 is invalid: it must exceed job_retention_days=9"),
     ],
 )
 def test_bad_context_is_a_one_line_error_naming_the_value(context, message):
@@ -67,6 +71,15 @@ def test_bad_context_is_a_one_line_error_naming_the_value(context, message):
         StackConfig.from_context(context)
     assert message in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_every_dead_letter_is_kept_the_difference_and_warned_two_days_before():
+    """Expiry counts from the first enqueue: a dead letter has at least DLQ minus jobs retention
+    in the DLQ, and the expiry alarm fires two days before the earliest possible expiry."""
+    config = StackConfig.from_context({"job_retention_days": "4", "dead_letter_retention_days": "14"})
+    assert (config.dead_letter_days_guaranteed, config.dead_letter_expiry_alarm_days) == (10, 8)
+    default = StackConfig.from_context({})
+    assert (default.dead_letter_days_guaranteed, default.dead_letter_expiry_alarm_days) == (7, 5)
 
 
 def test_a_local_run_may_redrive_after_two_receives_an_aws_one_after_five():

@@ -35,6 +35,15 @@ def alarm_cases(template: Template) -> list[tuple[str, dict]]:
         ("conflicting-orders", {"Namespace": "IdempotentOrderConsumer", "MetricName": "Conflict", "Statistic": "Sum",
                                 "Dimensions": [{"Name": "FunctionName", "Value": worker}],
                                 "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
+        ("failed-records", {"Namespace": "IdempotentOrderConsumer", "MetricName": "Error", "Statistic": "Sum",
+                            "Dimensions": [{"Name": "FunctionName", "Value": worker}],
+                            "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
+        ("malformed-jobs", {"Namespace": "IdempotentOrderConsumer", "MetricName": "Malformed", "Statistic": "Sum",
+                            "Dimensions": [{"Name": "FunctionName", "Value": worker}],
+                            "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
+        ("dead-letter-expiry", {"Namespace": "AWS/SQS", "MetricName": "ApproximateAgeOfOldestMessage",
+                                "Statistic": "Maximum", "Dimensions": [{"Name": "QueueName", "Value": dlq_name}],
+                                "ComparisonOperator": "GreaterThanThreshold", "Threshold": 5 * 86400}),
         ("dead-letters", {"Namespace": "AWS/SQS", "MetricName": "ApproximateNumberOfMessagesVisible",
                           "Statistic": "Maximum", "Dimensions": [{"Name": "QueueName", "Value": dlq_name}],
                           "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
@@ -53,8 +62,8 @@ def alarm_cases(template: Template) -> list[tuple[str, dict]]:
     ]
 
 
-ALARM_NAMES = ["conflicting-orders", "dead-letters", "oldest-job-age", "worker-errors", "worker-throttles",
-               "orders-throttled"]
+ALARM_NAMES = ["conflicting-orders", "failed-records", "malformed-jobs", "dead-letters", "dead-letter-expiry",
+               "oldest-job-age", "worker-errors", "worker-throttles", "orders-throttled"]
 
 
 @pytest.mark.parametrize("what", ALARM_NAMES)
@@ -75,17 +84,48 @@ def test_each_alarm_watches_its_metric_and_notifies_the_topic(template, what):
     })
 
 
+def test_new_dead_letters_alarm_fires_on_a_rise_of_the_dlq_depth(template):
+    """A metric-math alarm, DIFF of the DLQ's visible depth >= 1 in a minute: a new dead letter
+    notifies even while older ones keep dead-letters in ALARM (actions run on state changes)."""
+    topic = topic_ref(template)
+    dlq = ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs-dlq"})["Ref"]
+    template.has_resource_properties("AWS::CloudWatch::Alarm", {
+        "AlarmName": f"{PREFIX}-new-dead-letters",
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1,
+        "EvaluationPeriods": 1, "DatapointsToAlarm": 1, "TreatMissingData": "notBreaching",
+        "AlarmActions": [topic], "OKActions": [topic],
+        "Metrics": Match.array_with([
+            Match.object_like({"Expression": "DIFF(depth)", "ReturnData": True}),
+            Match.object_like({"Id": "depth", "ReturnData": False, "MetricStat": {
+                "Metric": {"Namespace": "AWS/SQS", "MetricName": "ApproximateNumberOfMessagesVisible",
+                           "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq, "QueueName"]}}]},
+                "Period": 60, "Stat": "Maximum"}}),
+        ]),
+    })
+
+
 def test_there_are_exactly_these_alarms(template):
     names = sorted(alarm["Properties"]["AlarmName"] for alarm in template.find_resources("AWS::CloudWatch::Alarm").values())
-    assert names == sorted(f"{PREFIX}-{what}" for what in ALARM_NAMES)
+    assert names == sorted(f"{PREFIX}-{what}" for what in [*ALARM_NAMES, "new-dead-letters"])
 
 
-def test_alarm_topic_enforces_tls_and_has_no_subscription_by_default(template):
+def test_alarm_topic_enforces_tls_and_lets_only_this_stacks_alarms_publish(template):
+    """The topic policy keeps the TLS deny and allows CloudWatch to publish for this stack's
+    alarms in this account only (a policy without the Allow makes every alarm action fail)."""
     topic = topic_ref(template)
     template.has_resource_properties("AWS::SNS::TopicPolicy", {
         "Topics": [topic],
-        "PolicyDocument": {"Statement": [Match.object_like({
-            "Effect": "Deny", "Action": "sns:Publish", "Condition": {"Bool": {"aws:SecureTransport": "false"}}})]},
+        "PolicyDocument": {"Statement": Match.array_with([
+            Match.object_like({"Effect": "Deny", "Action": "sns:Publish",
+                               "Condition": {"Bool": {"aws:SecureTransport": "false"}}}),
+            {"Sid": "AllowThisStacksAlarms", "Effect": "Allow", "Action": "sns:Publish",
+             "Principal": {"Service": "cloudwatch.amazonaws.com"}, "Resource": topic,
+             "Condition": {
+                 "ArnLike": {"aws:SourceArn": {"Fn::Join": ["", [
+                     "arn:", {"Ref": "AWS::Partition"}, ":cloudwatch:", {"Ref": "AWS::Region"}, ":",
+                     {"Ref": "AWS::AccountId"}, f":alarm:{PREFIX}-*"]]}},
+                 "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}},
+        ])},
     })
     template.resource_count_is("AWS::SNS::Subscription", 0)
 
@@ -106,7 +146,7 @@ def test_dashboard_shows_decisions_queues_worker_and_table(template):
     (dashboard,) = template.find_resources("AWS::CloudWatch::Dashboard").values()
     assert dashboard["Properties"]["DashboardName"] == PREFIX
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
-    for title in ("Alarms", "Write decisions per minute", "Jobs queue", "Dead-letter queue depth", "Worker",
+    for title in ("Alarms", "Write decisions per minute", "Jobs queue", "Dead-letter queue", "Worker",
                   "Worker duration (ms)", "Orders table writes"):
         assert f'\\"title\\":\\"{title}\\"' in body, title
     for metric in ("Accepted", "Duplicate", "Conflict", "Malformed", "Error", "ApproximateAgeOfOldestMessage",

@@ -37,20 +37,21 @@ def logical_id(template: Template, resource_type: str, properties: dict) -> str:
 
 
 def test_jobs_queue_redrives_to_dlq_with_sse_and_visibility(template):
-    """Jobs queue: 30 s visibility, 14-day retention, SQS-managed SSE, redrive to the DLQ
+    """Jobs queue: 30 s visibility, 7-day retention (shorter than the DLQ's), SQS-managed SSE, redrive to the DLQ
     after 5 receives."""
     dlq = logical_id(template, "AWS::SQS::Queue", {"QueueName": f"{QUEUE}-dlq"})
     template.has_resource_properties("AWS::SQS::Queue", {
         "QueueName": QUEUE,
         "VisibilityTimeout": 30,
-        "MessageRetentionPeriod": 1209600,
+        "MessageRetentionPeriod": 7 * 86400,
         "SqsManagedSseEnabled": True,
         "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq, "Arn"]}, "maxReceiveCount": 5},
     })
 
 
 def test_dead_letter_queue_keeps_messages_14_days_and_is_retained(template):
-    """DLQ: 14-day retention, SSE, and kept on destroy by default (it holds orders for a human)."""
+    """DLQ: 14-day retention (7 more than the jobs queue: SQS counts a dead letter's expiry from
+    its first enqueue), SSE, and kept on destroy by default (it holds orders for a human)."""
     template.has_resource("AWS::SQS::Queue", {
         "Properties": {"QueueName": f"{QUEUE}-dlq", "MessageRetentionPeriod": 1209600,
                        "SqsManagedSseEnabled": True, "RedrivePolicy": Match.absent()},
