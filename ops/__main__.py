@@ -1,6 +1,7 @@
-"""`python -m ops status [--json]`, `python -m ops view [--port N]` and `python -m ops dlq ...`: the
-state of a deployed consumer in a terminal or as a live web page, and its dead-letter queue's
-tools. See docs/operations.md.
+"""`python -m ops status [--json]`, `python -m ops view [--port N]`, `python -m ops dlq ...` and
+`python -m ops prove-alarms --yes`: the state of a deployed consumer in a terminal or as a live
+web page, its dead-letter queue's tools, and a proof that its alarms notify. See
+docs/operations.md.
 
 Both read the standard AWS environment (AWS_PROFILE or keys, AWS_REGION, AWS_ENDPOINT_URL). For
 the local stack, `eval "$(make -s up)"` sets it; `make view` (python -m local view) finds the
@@ -107,6 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     view_parser.add_argument("--poll-ms", type=int, default=2000, help="how often the page refreshes (default 2000)")
     view_parser.add_argument("--open", action="store_true", help="open the page in a browser if there is a display")
     dlq_cli.add_commands(commands, common)
+    prove_parser = commands.add_parser("prove-alarms", help="notify the alarm topics once per alarm and report "
+                                       "whether CloudWatch delivered (exit 1 if any action failed)")
+    common(prove_parser)
+    prove_parser.add_argument("--yes", action="store_true", help="go ahead: every subscriber gets the test notifications")
+    prove_parser.add_argument("--json", action="store_true", help="one object per alarm")
+    prove_parser.add_argument("--timeout", type=float, default=60, help="seconds to wait for CloudWatch's records (default 60)")
     args = parser.parse_args(argv)
 
     try:
@@ -115,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
             return status(args, endpoint)
         if args.command == "dlq":
             return dlq_cli.run(args, Clients(endpoint))
+        if args.command == "prove-alarms":
+            from ops import prove_alarms
+
+            return prove_alarms.run(args, Clients(endpoint))
         return view(args, endpoint)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)

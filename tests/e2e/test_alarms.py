@@ -80,7 +80,8 @@ def test_every_alarm_exists_with_its_name_and_starts_without_alarming(stack):
     session, _, _ = stack
     names = [alarm["name"] for alarm in observe.alarms(session.client("cloudwatch"), f"{PREFIX}-")]
     assert names == sorted(f"{PREFIX}-{what}" for what in (
-        "conflicting-orders", "dead-letters", "oldest-job-age", "worker-errors", "worker-throttles", "orders-throttled"))
+        "conflicting-orders", "failed-records", "malformed-jobs", "dead-letters", "new-dead-letters",
+        "dead-letter-expiry", "oldest-job-age", "worker-errors", "worker-throttles", "orders-throttled"))
     assert all(state(session, name) in ("OK", "INSUFFICIENT_DATA") for name in names)
 
 
@@ -125,3 +126,60 @@ def test_a_dead_letter_raises_the_dlq_alarm_and_an_empty_dlq_clears_it(stack, in
     wait_state(session, name, "OK")
     notification(session, inbox, name, "OK")
     assert time.monotonic() - started < DEADLINE
+
+
+def test_a_denied_write_alarms_failed_records_at_its_first_attempt(stack, inbox):
+    """An explicit Deny of dynamodb:PutItem added to the worker's role: the record fails with
+    AccessDenied inside a successful invocation (batchItemFailures, Lambda's Errors stays 0), and
+    the worker's Error decision turns `<prefix>-failed-records` to ALARM and notifies the topic
+    within a minute, long before the message could reach the DLQ."""
+    session, env, _ = stack
+    role = session.client("lambda").get_function_configuration(FunctionName=env["FUNCTION_NAME"])["Role"].split("/")[-1]
+    iam = session.client("iam")
+    deny = {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Deny", "Action": "dynamodb:PutItem", "Resource": "*"}]}
+    iam.put_role_policy(RoleName=role, PolicyName="deny-writes", PolicyDocument=json.dumps(deny))
+    try:
+        send(session, env, {"id": "denied-order", "quantity": 2})
+        name = f"{PREFIX}-failed-records"
+        wait_state(session, name, "ALARM")
+        message = notification(session, inbox, name, "ALARM")
+        assert message["Trigger"]["MetricName"] == "Error"
+    finally:
+        iam.delete_role_policy(RoleName=role, PolicyName="deny-writes")
+
+
+def test_prove_alarms_reports_every_alarm_delivered_to_the_topic(stack, inbox):
+    """`ops prove-alarms --yes --json` on the stack: every alarm's action is recorded as executed,
+    exit 0, and the test notifications reach the topic's subscriber."""
+    import os
+    import subprocess
+    import sys
+
+    from local.session import ROOT
+
+    session, _, outputs = stack
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
+    done = subprocess.run([sys.executable, "-m", "ops", "prove-alarms", "--prefix", PREFIX, "--yes", "--json"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    proofs = json.loads(done.stdout)
+    assert len(proofs) == 10
+    assert {(p["outcome"], p["detail"]) for p in proofs} == {("delivered", outputs["AlarmTopicArn"])}
+    assert "subscribers get a test ALARM" in done.stderr
+    notification(session, inbox, f"{PREFIX}-oldest-job-age", "ALARM")
+
+
+def test_prove_alarms_refuses_without_yes(stack):
+    """Without --yes it sends nothing and says why (exit 2)."""
+    import os
+    import subprocess
+    import sys
+
+    from local.session import ROOT
+
+    session, _, _ = stack
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
+    done = subprocess.run([sys.executable, "-m", "ops", "prove-alarms", "--prefix", PREFIX], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "pass --yes" in done.stderr and done.stdout == ""
