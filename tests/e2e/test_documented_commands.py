@@ -52,11 +52,12 @@ def shell(tmp_path_factory):
     view = block_starting("docs/operations.md", "make view", ME)
     profile = block_starting("docs/operations.md", "AWS_PROFILE=ops", ME)
     dlq = block_starting("docs/operations.md", ".venv/bin/python -m ops dlq", ME)
+    prove = block_starting("docs/operations.md", ".venv/bin/python -m ops prove-alarms", ME)
     # The role the operations page attaches its policy to: the operator's, not in any doc.
     given = [f"aws iam create-role --role-name OnCall --assume-role-policy-document '{TRUST_LAMBDA}' > /dev/null"]
     long_running = [c for c in profile.commands if " ops view" in c]
     commands = [*readme.commands[:-1], *local.commands, *given, *attach.commands, *view.commands,
-                *[c for c in profile.commands if c not in long_running], *dlq.commands]
+                *[c for c in profile.commands if c not in long_running], *dlq.commands, *prove.commands]
     ran = run_in_one_shell(commands, env, env_dump=tmp / "env")
     after = read_env_dump(tmp / "env")
     try:
@@ -120,6 +121,8 @@ def test_status_view_and_docs_commands_print_what_the_docs_say(shell):
     assert [(m["source"], m["state"]) for m in profile_json["mappings"]] == [("labex-q05-jobs", "Enabled")]
     dlq_list = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops dlq list")).output
     assert "0 message(s)" in dlq_list, dlq_list
+    proved = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops prove-alarms")).output
+    assert len(re.findall(r"^delivered +labex-q05-\S+ +arn:aws:sns:\S+:labex-q05-alarms$", proved, re.M)) == 10, proved
     attached = subprocess.run(["aws", "iam", "list-attached-role-policies", "--role-name", "OnCall"],
                               env=env, capture_output=True, text=True)
     assert "labex-q05-operator" in attached.stdout, attached.stderr
