@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 import time
@@ -15,7 +16,8 @@ from moto import mock_aws
 
 from local.session import ROOT, free_port
 from ops.aws import Clients, Endpoint
-from ops.snapshot import format_text, take_snapshot
+from ops.observe import LogRecord
+from ops.snapshot import deliveries, format_text, messages, take_snapshot
 
 PREFIX = "view-test"
 REGION = "us-east-1"
@@ -36,12 +38,37 @@ TEMPLATE = {
 ITEM = {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
 
 
-def write_line(decision: str, previous: dict | None) -> str:
+def write_line(decision: str, previous: dict | None, requested: dict = ITEM) -> str:
     outcome = "Accepted" if previous is None else "ConditionalCheckFailed"
     return "WRITE " + json.dumps({
-        "condition": "attribute_not_exists(id)", "decision": decision, "id": ITEM["id"], "outcome": outcome,
-        "previous": previous, "requested": ITEM, "stored": previous or ITEM,
+        "condition": "attribute_not_exists(id)", "decision": decision, "id": requested["id"], "outcome": outcome,
+        "previous": previous, "requested": requested, "stored": previous or requested,
     }, sort_keys=True)
+
+
+def job_line(item: dict, message_id: str) -> str:
+    return "JOB " + json.dumps({**item, "message_id": message_id}, sort_keys=True)
+
+
+def error_line(error: str, message: str, message_id: str, receive_count: int) -> str:
+    return "ERROR " + json.dumps({"error": error, "message": message, "message_id": message_id,
+                                  "receive_count": str(receive_count)}, sort_keys=True)
+
+
+CONFLICTING = {"id": "dedup-order", "quantity": 5, "total_cents": 1350}
+# What the worker logs for: an accepted write (m1), a malformed body (m3) delivered twice around
+# a duplicate (m2), and a conflict (m4); one stream, so the order of the lines is the log's.
+WORKER_LINES = [
+    "START RequestId: 1 Version: $LATEST", job_line(ITEM, "m1"), write_line("written", None),
+    'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}',
+    "START RequestId: 2 Version: $LATEST", error_line("JobError", "missing field: quantity", "m3", 1),
+    "START RequestId: 3 Version: $LATEST", job_line(ITEM, "m2"), write_line("duplicate", ITEM),
+    'RESULT {"duplicate": true, "id": "dedup-order", "processed": false, "quantity": 4}',
+    "START RequestId: 4 Version: $LATEST", error_line("JobError", "missing field: quantity", "m3", 2),
+    "START RequestId: 5 Version: $LATEST", job_line(CONFLICTING, "m4"), write_line("conflict", ITEM, CONFLICTING),
+    error_line("ConflictingOrder", "order 'dedup-order' already stored with different details", "m4", 1),
+    "not a record line",
+]
 
 
 @pytest.fixture
@@ -76,12 +103,8 @@ def create_resources(clients: Clients, mapping: bool = True) -> dict[str, str]:
     logs.create_log_group(logGroupName=group)
     logs.create_log_stream(logGroupName=group, logStreamName="s1")
     now = int(time.time() * 1000)
-    lines = ["START RequestId: 1 Version: $LATEST", write_line("written", None),
-             "START RequestId: 2 Version: $LATEST", write_line("duplicate", ITEM),
-             'ERROR {"error": "JobError", "message": "missing field: quantity", "message_id": "m3", "receive_count": "1"}',
-             "not a record line"]
     logs.put_log_events(logGroupName=group, logStreamName="s1",
-                        logEvents=[{"timestamp": now + index, "message": line} for index, line in enumerate(lines)])
+                        logEvents=[{"timestamp": now + index, "message": line} for index, line in enumerate(WORKER_LINES)])
     return urls
 
 
@@ -121,10 +144,18 @@ def test_snapshot_reads_every_section_with_names_from_the_stack_outputs(aws):
     assert [(d["id"], d["outcome"], d["decision"], d["previous"], d["stored"]) for d in snapshot["decisions"]] == [
         ("dedup-order", "Accepted", "written", None, ITEM),
         ("dedup-order", "ConditionalCheckFailed", "duplicate", ITEM, ITEM),
+        ("dedup-order", "ConditionalCheckFailed", "conflict", ITEM, ITEM),
     ]
-    assert [e["message"] for e in snapshot["worker_errors"]] == ["missing field: quantity"]
-    assert snapshot["executions"] == 2
-    assert snapshot["summary"] == {"accepted": 1, "rejected": 1, "duplicates": 1, "conflicts": 0, "errors": 1}
+    assert [e["message"] for e in snapshot["worker_errors"]] == [
+        "missing field: quantity", "missing field: quantity", "order 'dedup-order' already stored with different details"]
+    assert [(d["message_id"], d["outcome"]) for d in snapshot["deliveries"]] == [
+        ("m1", "accepted"), ("m3", "malformed"), ("m2", "duplicate"), ("m3", "malformed"), ("m4", "conflict")]
+    assert [(m["message_id"], m["deliveries"], m["outcome"]) for m in snapshot["messages"]] == [
+        ("m1", 1, "accepted"), ("m2", 1, "duplicate"), ("m3", 2, "malformed"), ("m4", 1, "conflict")]
+    assert snapshot["executions"] == 5
+    assert snapshot["summary"] == {
+        "accepted": 1, "duplicate": 1, "conflict": 1, "malformed": 2, "write_failed": 0, "unfinished": 0,
+        "records": 5, "messages": 4, "failed_records": 3, "invocation_errors": 0}
     json.dumps(snapshot)  # what the page receives
 
 
@@ -173,8 +204,25 @@ def test_format_text_shows_the_same_facts(aws):
     assert f"queue     {PREFIX}-jobs: visible 2, in flight 0, delayed 1" in text
     assert f"mapping   {PREFIX}-jobs -> {PREFIX}-worker, batch size 1, Enabled" in text
     assert '{"id": "reference", "note": "keep unchanged"}' in text
-    assert "2 execution(s), 1 accepted, 1 rejected (1 duplicate, 0 conflict), 1 error(s)" in text
-    assert "dedup-order  ConditionalCheckFailed (duplicate)" in text
+    assert ("5 invocation(s), 0 invocation error(s); 5 record(s) of 4 message(s): 1 accepted, 1 duplicate, "
+            "3 failed (1 conflict, 2 malformed, 0 write failed)") in text
+    assert "dedup-order  duplicate  stored {\"quantity\": 4, \"total_cents\": 1100}  (message m2)" in text
+
+
+def test_status_lists_the_records_in_time_order_and_a_conflict_side_by_side(aws):
+    """`ops status` prints one line per record in the order the worker handled them (a malformed
+    body between two writes stays between them), and a conflict's line has the requested and
+    the stored details next to each other."""
+    deploy_stack(aws)
+    create_resources(aws)
+    text = format_text(take_snapshot(aws, PREFIX))
+    records = [re.split(r"\s{2,}", line.strip()) for line in text.splitlines() if line.startswith("          20")]
+    assert [(fields[1], fields[2]) for fields in records] == [
+        ("dedup-order", "accepted"), ("-", "malformed"), ("dedup-order", "duplicate"), ("-", "malformed"),
+        ("dedup-order", "conflict")]
+    assert records[-1][3:] == ['requested {"quantity": 5, "total_cents": 1350}',
+                               'stored {"quantity": 4, "total_cents": 1100}', "(message m4, receive 1)"]
+    assert "JobError: missing field: quantity  (message m3, receive 2)" in text
 
 
 def test_status_cli_reads_the_standard_aws_environment_and_exits_1_on_error():
@@ -213,7 +261,7 @@ def test_status_text_escapes_control_characters_from_the_data(aws):
     text = format_text(take_snapshot(aws, PREFIX))
     assert not any(char in text for char in "\x1b\x07\x9b\u202e")
     assert "forged line" in text and not any(line.startswith("forged line") for line in text.splitlines())
-    assert "ERROR ConflictingOrder: evil\\x1b[2J\\x1b]0;pwned\\x07\\u202eredro\\x0aforged line\\x9b31m" in text
+    assert "ConflictingOrder: evil\\x1b[2J\\x1b]0;pwned\\x07\\u202eredro\\x0aforged line\\x9b31m" in text
 
 
 def test_status_lists_the_alarms_with_their_states(aws):
@@ -231,3 +279,50 @@ def test_status_lists_the_alarms_with_their_states(aws):
     text = format_text(snapshot)
     assert f"alarm     {PREFIX}-dead-letters: ALARM  1 message waits" in text
     assert "other-stack-alarm" not in text
+
+
+def records(*lines: tuple[str, str]) -> list[LogRecord]:
+    """(stream, line) pairs as the worker log reads them, one millisecond apart."""
+    split = [(stream, *line.split(" ", 1)) for stream, line in lines]
+    return [LogRecord(1000 + index, stream, tag, json.loads(data)) for index, (stream, tag, data) in enumerate(split)]
+
+
+def test_a_message_delivered_n_times_is_one_message_with_n_deliveries():
+    """A malformed body the queue delivers four times is four failed records and one message with
+    four deliveries, each of them malformed; its latest receive count is kept."""
+    lines = [("s1", error_line("JobError", "missing field: quantity", "bad", n)) for n in range(1, 5)]
+    delivered = deliveries(records(*lines))
+    assert [d["outcome"] for d in delivered] == ["malformed"] * 4
+    (message,) = messages(delivered)
+    assert (message["message_id"], message["deliveries"], message["outcome"]) == ("bad", 4, "malformed")
+    assert message["outcomes"] == {"malformed": 4}
+    assert message["receive_count"] == "4" and message["first_ms"] == 1000 and message["time_ms"] == 1003
+
+
+def test_records_of_concurrent_invocations_are_told_apart_by_their_log_stream():
+    """Two execution environments write at the same time: each WRITE and ERROR line belongs to the
+    JOB line before it in its own stream, not to the one just before it in the merged log. A
+    message that first failed and then went through is one message whose latest outcome is the
+    accepted write."""
+    other = {"id": "other", "quantity": 2, "total_cents": 600}
+    delivered = deliveries(records(
+        ("a", job_line(ITEM, "m1")), ("b", job_line(other, "m2")),
+        ("b", error_line("ProvisionedThroughputExceededException", "PutItem failed after 4 attempts", "m2", 1)),
+        ("a", write_line("written", None)), ("b", job_line(other, "m2")), ("b", write_line("written", None, other)),
+    ))
+    assert [(d["message_id"], d["id"], d["outcome"]) for d in delivered] == [
+        ("m1", "dedup-order", "accepted"), ("m2", "other", "write_failed"), ("m2", "other", "accepted")]
+    assert delivered[1]["requested"] == other and delivered[1]["stored"] is None
+    grouped = messages(delivered)
+    assert [(m["message_id"], m["deliveries"], m["outcome"], m["outcomes"]) for m in grouped] == [
+        ("m1", 1, "accepted", {"accepted": 1}), ("m2", 2, "accepted", {"accepted": 1, "write_failed": 1})]
+
+
+def test_a_record_without_its_job_line_or_its_end_still_shows():
+    """A WRITE whose JOB line is older than the log window is a message of its own (its id
+    unknown), two such WRITEs are two; a JOB with nothing after it is `unfinished`."""
+    delivered = deliveries(records(("s", write_line("written", None)), ("s", write_line("duplicate", ITEM)),
+                                   ("t", job_line(ITEM, "m9"))))
+    assert [(d["message_id"], d["outcome"]) for d in delivered] == [(None, "accepted"), (None, "duplicate"),
+                                                                      ("m9", "unfinished")]
+    assert [m["deliveries"] for m in messages(delivered)] == [1, 1, 1]
