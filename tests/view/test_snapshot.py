@@ -3,13 +3,11 @@ browser tests run the real stack). The DLQ tools: tests/unit/test_dlq.py."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import subprocess
 import sys
 import time
-import zipfile
 
 import pytest
 from moto import mock_aws
@@ -18,57 +16,8 @@ from local.session import ROOT, free_port
 from ops.aws import Clients, Endpoint
 from ops.observe import LogRecord
 from ops.snapshot import deliveries, format_text, messages, take_snapshot
-
-PREFIX = "view-test"
-REGION = "us-east-1"
-TEMPLATE = {
-    "Resources": {
-        "Jobs": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": f"{PREFIX}-jobs"}},
-        "DeadLetters": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": f"{PREFIX}-jobs-dlq"}},
-    },
-    "Outputs": {
-        "QueueUrl": {"Value": {"Ref": "Jobs"}},
-        "DeadLetterQueueUrl": {"Value": {"Ref": "DeadLetters"}},
-        "OrdersTableName": {"Value": f"{PREFIX}-orders"},
-        "ReferenceTableName": {"Value": f"{PREFIX}-reference"},
-        "FunctionName": {"Value": f"{PREFIX}-worker"},
-        "LogGroupName": {"Value": f"/aws/lambda/{PREFIX}-worker"},
-    },
-}
-ITEM = {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
-
-
-def write_line(decision: str, previous: dict | None, requested: dict = ITEM) -> str:
-    outcome = "Accepted" if previous is None else "ConditionalCheckFailed"
-    return "WRITE " + json.dumps({
-        "condition": "attribute_not_exists(id)", "decision": decision, "id": requested["id"], "outcome": outcome,
-        "previous": previous, "requested": requested, "stored": previous or requested,
-    }, sort_keys=True)
-
-
-def job_line(item: dict, message_id: str) -> str:
-    return "JOB " + json.dumps({**item, "message_id": message_id}, sort_keys=True)
-
-
-def error_line(error: str, message: str, message_id: str, receive_count: int) -> str:
-    return "ERROR " + json.dumps({"error": error, "message": message, "message_id": message_id,
-                                  "receive_count": str(receive_count)}, sort_keys=True)
-
-
-CONFLICTING = {"id": "dedup-order", "quantity": 5, "total_cents": 1350}
-# What the worker logs for: an accepted write (m1), a malformed body (m3) delivered twice around
-# a duplicate (m2), and a conflict (m4); one stream, so the order of the lines is the log's.
-WORKER_LINES = [
-    "START RequestId: 1 Version: $LATEST", job_line(ITEM, "m1"), write_line("written", None),
-    'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}',
-    "START RequestId: 2 Version: $LATEST", error_line("JobError", "missing field: quantity", "m3", 1),
-    "START RequestId: 3 Version: $LATEST", job_line(ITEM, "m2"), write_line("duplicate", ITEM),
-    'RESULT {"duplicate": true, "id": "dedup-order", "processed": false, "quantity": 4}',
-    "START RequestId: 4 Version: $LATEST", error_line("JobError", "missing field: quantity", "m3", 2),
-    "START RequestId: 5 Version: $LATEST", job_line(CONFLICTING, "m4"), write_line("conflict", ITEM, CONFLICTING),
-    error_line("ConflictingOrder", "order 'dedup-order' already stored with different details", "m4", 1),
-    "not a record line",
-]
+from tests.view.fake_consumer import (CONFLICTING, ITEM, PREFIX, REGION, create_resources, deploy_stack, error_line,
+                                     job_line, write_line)
 
 
 @pytest.fixture
@@ -80,51 +29,6 @@ def aws(monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
     with mock_aws():
         yield Clients(Endpoint(region=REGION))
-
-
-def create_resources(clients: Clients, mapping: bool = True) -> dict[str, str]:
-    """Queues, tables, worker log lines and (optionally) a mapping like a deployed stack has."""
-    sqs, dynamodb, logs = clients.client("sqs"), clients.client("dynamodb"), clients.client("logs")
-    urls = {name: sqs.create_queue(QueueName=f"{PREFIX}-{name}")["QueueUrl"] for name in ("jobs", "jobs-dlq")}
-    for table in ("orders", "reference"):
-        dynamodb.create_table(TableName=f"{PREFIX}-{table}", BillingMode="PAY_PER_REQUEST",
-                              KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                              AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
-    dynamodb.put_item(TableName=f"{PREFIX}-orders",
-                      Item={"id": {"S": "dedup-order"}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}})
-    dynamodb.put_item(TableName=f"{PREFIX}-reference", Item={"id": {"S": "reference"}, "note": {"S": "keep unchanged"}})
-    for body in ('{"id":"a","quantity":1}', '{"id":"b","quantity":2}'):
-        sqs.send_message(QueueUrl=urls["jobs"], MessageBody=body)
-    sqs.send_message(QueueUrl=urls["jobs"], MessageBody='{"id":"c","quantity":3}', DelaySeconds=60)
-    sqs.send_message(QueueUrl=urls["jobs-dlq"], MessageBody='{"id":"dedup-order","quantity":5}')
-    if mapping:
-        create_mapping(clients, urls["jobs"])
-    group = f"/aws/lambda/{PREFIX}-worker"
-    logs.create_log_group(logGroupName=group)
-    logs.create_log_stream(logGroupName=group, logStreamName="s1")
-    now = int(time.time() * 1000)
-    logs.put_log_events(logGroupName=group, logStreamName="s1",
-                        logEvents=[{"timestamp": now + index, "message": line} for index, line in enumerate(WORKER_LINES)])
-    return urls
-
-
-def create_mapping(clients: Clients, jobs_url: str) -> None:
-    """The worker function and its mapping. Send nothing to the jobs queue afterwards: moto would
-    try to run the function through Docker on each send."""
-    role = clients.client("iam").create_role(RoleName="worker-role", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
-    code = io.BytesIO()
-    with zipfile.ZipFile(code, "w") as archive:
-        archive.writestr("app.py", "def handler(event, context):\n    return {}\n")
-    lambda_api = clients.client("lambda")
-    lambda_api.create_function(FunctionName=f"{PREFIX}-worker", Runtime="python3.12", Role=role,
-                               Handler="app.handler", Code={"ZipFile": code.getvalue()})
-    queue_arn = clients.client("sqs").get_queue_attributes(
-        QueueUrl=jobs_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    lambda_api.create_event_source_mapping(EventSourceArn=queue_arn, FunctionName=f"{PREFIX}-worker", BatchSize=1)
-
-
-def deploy_stack(clients: Clients) -> None:
-    clients.client("cloudformation").create_stack(StackName=f"{PREFIX}-consumer", TemplateBody=json.dumps(TEMPLATE))
 
 
 def test_snapshot_reads_every_section_with_names_from_the_stack_outputs(aws):
