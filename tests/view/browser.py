@@ -7,12 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from local.session import ROOT
-
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-ARTIFACTS = Path(os.environ.get("VIEW_ARTIFACTS", ROOT / "tests" / "artifacts"))
+ARTIFACTS = Path(os.environ.get("VIEW_ARTIFACTS", Path(__file__).resolve().parents[1] / "artifacts"))
 
 
 def screenshot(page: Any, name: str) -> Path:
@@ -51,3 +49,16 @@ def layout_problems(page: Any) -> list[str]:
 
 def scrolls_sideways(page: Any) -> bool:
     return page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth")
+
+
+def resize(page: Any, width: int, height: int = 900) -> None:
+    """A new viewport, and the page given until a deadline to lay itself out again (the charts
+    redraw on the resize event); whether it then fits is for the caller to assert."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page.set_viewport_size({"width": width, "height": height})
+    try:
+        page.wait_for_function("document.documentElement.scrollWidth <= document.documentElement.clientWidth",
+                               timeout=5000)
+    except PlaywrightTimeout:
+        pass

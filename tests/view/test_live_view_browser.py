@@ -19,7 +19,7 @@ from local.session import free_port
 from ops.aws import Clients, Endpoint
 from ops.view.server import View, start_in_thread
 from tests.shared_aws import FAST_TIMEOUTS
-from tests.view.browser import layout_problems, screenshot, scrolls_sideways
+from tests.view.browser import layout_problems, resize, screenshot, scrolls_sideways
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(35)]
 
@@ -127,8 +127,7 @@ def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
 
     assert background(duplicates.first) != background(accepted.first)
     assert path.stat().st_size > 10_000
-    page.set_viewport_size({"width": 375, "height": 900})
-    page.wait_for_function("document.documentElement.clientWidth === 375")
+    resize(page, 375)
     assert not scrolls_sideways(page)
     assert layout_problems(page) == []
     screenshot(page, "live-view-lab-375.png")

@@ -157,7 +157,8 @@ function renderSummary(snapshot) {
     el("dt", { title: meaning, class: level ? `level${level}` : null, text: label }),
     el("dd", { "data-testid": testId, class: bad ? "bad" : null, text: String(value) }),
   ]));
-  setText("#log-since", s ? `log lines since ${clockTime(snapshot.log_since_ms)}; hover a word for its meaning` : "");
+  setText("#log-since", s ? `log lines since ${clockTime(snapshot.log_since_ms)}; each word has a tooltip, ` +
+    "and the glossary below tells the three kinds of error apart" : "");
 }
 
 function emptyRow(columns, text) {
