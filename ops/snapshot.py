@@ -360,9 +360,11 @@ def format_text(snapshot: dict[str, Any]) -> str:
         lines.append(f"worker    error: {errors['log']}")
     else:
         summary = snapshot["summary"]
-        invocation_errors = "-" if summary["invocation_errors"] is None else summary["invocation_errors"]
+        invocation_errors = f"{'-' if summary['invocation_errors'] is None else summary['invocation_errors']} invocation error(s)"
+        if snapshot["taken_at_ms"] - snapshot["log_since_ms"] > SERIES_MINUTES * 60_000:
+            invocation_errors += f" (last {SERIES_MINUTES} min)"  # all the metrics read cover
         lines.append(f"worker    since {snapshot['log_since']}: {snapshot['executions']} invocation(s), "
-                     f"{invocation_errors} invocation error(s); {summary['records']} record(s) of "
+                     f"{invocation_errors}; {summary['records']} record(s) of "
                      f"{summary['messages']} message(s): {summary['accepted']} accepted, {summary['duplicate']} duplicate, "
                      f"{summary['failed_records']} failed ({summary['conflict']} conflict, {summary['malformed']} malformed, "
                      f"{summary['write_failed']} write failed)")

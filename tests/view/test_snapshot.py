@@ -16,8 +16,8 @@ from local.session import ROOT, free_port
 from ops.aws import Clients, Endpoint
 from ops.observe import LogRecord
 from ops.snapshot import deliveries, format_text, messages, take_snapshot
-from tests.view.fake_consumer import (CONFLICTING, ITEM, PREFIX, REGION, create_resources, deploy_stack, error_line,
-                                     job_line, write_line)
+from tests.view.fake_consumer import (CONFLICTING, ITEM, PREFIX, REGION, create_busy_day, create_resources, deploy_stack,
+                                     error_line, job_line, write_line)
 
 
 @pytest.fixture
@@ -230,3 +230,14 @@ def test_a_record_without_its_job_line_or_its_end_still_shows():
     assert [(d["message_id"], d["outcome"]) for d in delivered] == [(None, "accepted"), (None, "duplicate"),
                                                                       ("m9", "unfinished")]
     assert [m["deliveries"] for m in messages(delivered)] == [1, 1, 1]
+
+
+def test_status_counts_invocation_errors_apart_from_failed_records(aws):
+    """Invocation errors come from Lambda's Errors metric (what the worker-errors alarm watches),
+    failed records from the worker's ERROR lines: on the busy day 1 and 19, each under its own
+    name; with --since beyond the hour the metrics cover, the line says so."""
+    create_busy_day(aws)
+    snapshot = take_snapshot(aws, PREFIX)
+    assert (snapshot["summary"]["invocation_errors"], snapshot["summary"]["failed_records"]) == (1, 19)
+    assert "1 invocation error(s); 22 record(s) of 7 message(s)" in format_text(snapshot)
+    assert ", 1 invocation error(s) (last 60 min); " in format_text(take_snapshot(aws, PREFIX, since_minutes=120))
