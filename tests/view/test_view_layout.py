@@ -19,6 +19,7 @@ from tests.view.fake_consumer import ALARMS, BAD_DELIVERIES, LONG_ID, PREFIX, RE
 pytestmark = pytest.mark.slow
 
 DEADLINE_MS = 20_000
+POLL_MS = 300_000
 WIDTHS = [375, 1400]
 
 
@@ -33,7 +34,9 @@ def view():
             env.setenv(key, value)
         clients = Clients(Endpoint(region=REGION))
         create_busy_day(clients)
-        running = start_in_thread(View(clients, prefix=PREFIX, poll_ms=500))
+        # One snapshot per page load: the page does not redraw (and replace the elements a test is
+        # measuring) while the tests read it.
+        running = start_in_thread(View(clients, prefix=PREFIX, poll_ms=POLL_MS))
         try:
             yield running
         finally:
@@ -97,6 +100,8 @@ def test_charts_span_the_panel_and_zoom_to_the_minutes_with_data(page):
         chart = page.locator(f"#{chart_id} svg")
         box = chart.bounding_box()
         assert box["width"] > 0.85 * panel, (chart_id, box["width"], panel)
+        # drawn at its box's width (text keeps its size), not a small drawing scaled up
+        assert chart.evaluate("svg => Math.abs(svg.width.baseVal.value - svg.parentElement.clientWidth) <= 1")
         xs = [float(x) for x in chart.locator("circle").evaluate_all("nodes => nodes.map((n) => n.getAttribute('cx'))")]
         if chart_id != "chart-invocation-errors":  # that one has a single datapoint
             assert min(xs) < 0.3 * box["width"] and max(xs) > 0.6 * box["width"], (chart_id, xs, box["width"])

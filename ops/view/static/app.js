@@ -535,7 +535,15 @@ async function redriveSafe(button) {
 }
 
 $("#inspect").addEventListener("click", inspectDlq);
-window.addEventListener("resize", () => { if (lastSnapshot) renderCharts(lastSnapshot); });
+// Charts are drawn at their box's width: draw again when that changes (a resized window, or a
+// scrollbar that appears once the page is long enough).
+const chartWidths = new Map();
+const chartBoxes = new ResizeObserver((entries) => {
+  const changed = entries.some((entry) => chartWidths.get(entry.target) !== entry.contentRect.width);
+  for (const entry of entries) chartWidths.set(entry.target, entry.contentRect.width);
+  if (changed && lastSnapshot) renderCharts(lastSnapshot);
+});
+for (const box of document.querySelectorAll(".chart-box")) chartBoxes.observe(box);
 renderOutcomeLegend();
 $("#dlq-close").addEventListener("click", () => { $("#dlq-panel").hidden = true; $("#dlq-result").hidden = true; });
 poll();
