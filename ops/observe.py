@@ -146,7 +146,8 @@ def find_queue_url(sqs: Any, queue_name: str) -> str:
 
 
 def alarms(cloudwatch: Any, name_prefix: str) -> list[dict[str, Any]]:
-    """The consumer's metric alarms: name, state, reason and when the state last changed."""
+    """The consumer's metric alarms: name, state, reason, when the state last changed and what the
+    alarm means (its description)."""
     found = []
     for page in cloudwatch.get_paginator("describe_alarms").paginate(AlarmNamePrefix=name_prefix, AlarmTypes=["MetricAlarm"]):
         for alarm in page["MetricAlarms"]:
@@ -155,6 +156,7 @@ def alarms(cloudwatch: Any, name_prefix: str) -> list[dict[str, Any]]:
                 "name": alarm["AlarmName"], "state": alarm.get("StateValue"), "reason": alarm.get("StateReason", ""),
                 "updated_ms": int(updated.timestamp() * 1000) if updated else None,
                 "metric": alarm.get("MetricName"), "threshold": alarm.get("Threshold"),
+                "description": alarm.get("AlarmDescription", ""),
             })
     return sorted(found, key=lambda alarm: alarm["name"])
 

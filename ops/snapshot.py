@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 ORDERS_LIMIT = 200
 DECISIONS_LIMIT = 200
+MESSAGES_LIMIT = 200
 ERRORS_LIMIT = 50
 DEFAULT_SINCE_MINUTES = 60
 
@@ -127,14 +128,93 @@ def worker_errors(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
             for record in records if record.tag == "ERROR"]
 
 
+# What one delivery of a message came to. `conflict`, `malformed` and `write_failed` are failed
+# records: reported in batchItemFailures (an ERROR line each) and delivered again by SQS.
+OUTCOMES = ("accepted", "duplicate", "conflict", "malformed", "write_failed", "unfinished")
+FAILED_RECORD_OUTCOMES = ("conflict", "malformed", "write_failed")
+_DECISION_OUTCOMES = {"written": "accepted", "duplicate": "duplicate", "conflict": "conflict"}
+
+
+def _error_outcome(error: Any) -> str:
+    # The worker's exception names (lambda/worker/app.py): JobError is a body it rejects,
+    # ConflictingOrder a stored order with other details; anything else failed the write.
+    return {"JobError": "malformed", "ConflictingOrder": "conflict"}.get(error, "write_failed")
+
+
+def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
+    """One entry per record the worker handled, oldest first, from its JOB / WRITE / RESULT / ERROR
+    lines. A record's lines share one log stream and follow each other there (an execution
+    environment runs one invocation at a time, and the worker one record at a time): JOB names
+    the SQS message, WRITE and RESULT or ERROR follow. A malformed body has only its ERROR line.
+    `outcome` is one of OUTCOMES; `unfinished` is a JOB line with nothing after it (the invocation
+    ended, by a timeout or a crash, or is still running)."""
+    found: list[dict[str, Any]] = []
+    open_in: dict[str, dict[str, Any]] = {}  # log stream -> the delivery whose lines are still coming
+
+    def start(record: observe.LogRecord, message_id: Any, order_id: Any) -> dict[str, Any]:
+        delivery = {"time_ms": record.timestamp, "time": _iso(record.timestamp), "message_id": message_id,
+                    "id": order_id, "outcome": "unfinished", "requested": None, "previous": None, "stored": None,
+                    "error": None, "message": None, "receive_count": None}
+        found.append(delivery)
+        return delivery
+
+    for record in records:
+        data, current = record.data, open_in.get(record.stream)
+        if record.tag == "JOB":
+            delivery = start(record, data.get("message_id"), data.get("id"))
+            delivery["requested"] = {key: value for key, value in data.items() if key != "message_id"}
+            open_in[record.stream] = delivery
+        elif record.tag == "WRITE":
+            if current is None or current["outcome"] != "unfinished" or current["id"] != data.get("id"):
+                current = open_in[record.stream] = start(record, None, data.get("id"))
+            current.update(outcome=_DECISION_OUTCOMES.get(data.get("decision"), "write_failed"),
+                           requested=data.get("requested"), previous=data.get("previous"), stored=data.get("stored"))
+        elif record.tag == "ERROR":
+            if current is None or current["message_id"] != data.get("message_id"):
+                current = start(record, data.get("message_id"), None)
+            current.update(outcome=_error_outcome(data.get("error")), error=data.get("error"),
+                           message=data.get("message"), receive_count=data.get("receive_count"))
+            open_in.pop(record.stream, None)
+        elif record.tag == "RESULT":
+            open_in.pop(record.stream, None)
+    return found
+
+
+def messages(delivered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The deliveries grouped by SQS message, ordered by each message's latest delivery (oldest
+    first): how often it was delivered, how each delivery ended, and what the latest one came to.
+    A delivery whose message id is not in the log (its JOB line is older than the window) is a
+    message of its own."""
+    grouped: dict[Any, list[dict[str, Any]]] = {}
+    for index, delivery in enumerate(delivered):
+        grouped.setdefault(delivery["message_id"] or ("unknown", index), []).append(delivery)
+    found = []
+    for group in grouped.values():
+        latest = group[-1]
+
+        def last_known(key: str) -> Any:
+            return next((d[key] for d in reversed(group) if d[key] is not None), None)
+
+        found.append({
+            **latest, "id": last_known("id"), "requested": last_known("requested"),
+            "receive_count": last_known("receive_count"), "deliveries": len(group),
+            "first_ms": group[0]["time_ms"], "first": group[0]["time"],
+            "outcomes": {outcome: sum(1 for d in group if d["outcome"] == outcome)
+                         for outcome in OUTCOMES if any(d["outcome"] == outcome for d in group)},
+        })
+    return sorted(found, key=lambda message: message["time_ms"])
+
+
 SERIES_MINUTES = 60
 
 
 def plotted_metrics(target: Target) -> dict[str, tuple[str, str, dict[str, str], str]]:
-    """What the view plots over the last hour: decisions per minute by kind, queue and DLQ depth."""
+    """What the view plots over the last hour: records per minute by decision, invocation errors
+    (Lambda's own Errors metric, which the worker-errors alarm watches), queue and DLQ depth."""
     worker = {"FunctionName": target.function_name}
     return {
         **{f"decision:{name}": (METRICS_NAMESPACE, name, worker, "Sum") for name in DECISION_METRICS},
+        "function:errors": ("AWS/Lambda", "Errors", worker, "Sum"),
         "queue:jobs": ("AWS/SQS", "ApproximateNumberOfMessagesVisible", {"QueueName": target.jobs_queue}, "Maximum"),
         "queue:dlq": ("AWS/SQS", "ApproximateNumberOfMessagesVisible", {"QueueName": target.dead_letter_queue}, "Maximum"),
     }
@@ -150,6 +230,7 @@ def take_snapshot(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | N
         "error": None, "errors": {}, "target": None,
         "queues": {"jobs": None, "dlq": None}, "mappings": None, "orders": None, "orders_truncated": False,
         "reference": None, "decisions": None, "decisions_total": 0, "worker_errors": None,
+        "deliveries": None, "messages": None, "messages_total": 0,
         "executions": None, "summary": None, "log_since": _iso(since_ms), "log_since_ms": since_ms,
         "alarms": None, "series": None,
     }
@@ -186,19 +267,57 @@ def take_snapshot(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | N
         written = decisions(log.records)
         snapshot["decisions"], snapshot["decisions_total"] = written[-DECISIONS_LIMIT:], len(written)
         snapshot["worker_errors"] = worker_errors(log.records)[-ERRORS_LIMIT:]
+        delivered = deliveries(log.records)
+        grouped = messages(delivered)
+        snapshot["deliveries"] = delivered[-DECISIONS_LIMIT:]
+        snapshot["messages"], snapshot["messages_total"] = grouped[-MESSAGES_LIMIT:], len(grouped)
         snapshot["executions"] = log.executions
+        counted = {outcome: sum(1 for d in delivered if d["outcome"] == outcome) for outcome in OUTCOMES}
         snapshot["summary"] = {
-            "accepted": sum(1 for d in written if d["outcome"] == "Accepted"),
-            "rejected": sum(1 for d in written if d["outcome"] == "ConditionalCheckFailed"),
-            "duplicates": sum(1 for d in written if d["decision"] == "duplicate"),
-            "conflicts": sum(1 for d in written if d["decision"] == "conflict"),
-            "errors": sum(1 for r in log.records if r.tag == "ERROR"),
+            **counted,
+            "records": len(delivered),
+            "messages": len(grouped),
+            "failed_records": sum(counted[outcome] for outcome in FAILED_RECORD_OUTCOMES),
+            "invocation_errors": None if snapshot["series"] is None else int(sum(
+                value for time_ms, value in snapshot["series"]["function:errors"] if time_ms > since_ms - 60_000)),
         }
     return snapshot
 
 
 def _compact(value: Any) -> str:
     return "-" if value is None else json.dumps(value, sort_keys=True, separators=(", ", ": "))
+
+
+OUTCOME_WORDS = {"accepted": "accepted", "duplicate": "duplicate", "conflict": "conflict", "malformed": "malformed",
+                 "write_failed": "write failed", "unfinished": "unfinished"}
+
+
+def _without_id(item: Any) -> str:
+    return _compact({k: v for k, v in item.items() if k != "id"} if isinstance(item, dict) else item)
+
+
+def _order_id(delivery: dict[str, Any]) -> str:
+    return "-" if delivery["id"] is None else str(delivery["id"])
+
+
+def delivery_line(delivery: dict[str, Any], widths: tuple[int, int] = (0, 0)) -> str:
+    """One record as `ops status` prints it: time, order id, outcome, then what matters for that
+    outcome (a conflict's requested and stored details side by side, a failure's reason);
+    `widths` pads the id and outcome columns."""
+    outcome = delivery["outcome"]
+    line = f"{delivery['time']}  {_order_id(delivery):<{widths[0]}}  {OUTCOME_WORDS[outcome]:<{widths[1]}}"
+    if outcome == "conflict" and delivery["stored"] is not None:
+        line += f"  requested {_without_id(delivery['requested'])}  stored {_without_id(delivery['stored'])}"
+    elif outcome in ("accepted", "duplicate"):
+        line += f"  stored {_without_id(delivery['stored'])}"
+    elif outcome == "unfinished":
+        line += f"  requested {_without_id(delivery['requested'])}, no result logged"
+    elif delivery["error"]:
+        line += f"  {delivery['error']}: {delivery['message']}"
+    if delivery["message_id"]:
+        receives = f", receive {delivery['receive_count']}" if delivery["receive_count"] else ""
+        line += f"  (message {delivery['message_id']}{receives})"
+    return line
 
 
 def format_text(snapshot: dict[str, Any]) -> str:
@@ -237,17 +356,22 @@ def format_text(snapshot: dict[str, Any]) -> str:
         lines.append(f"alarm     {alarm['name']}: {alarm['state']}  {alarm['reason']}")
     if snapshot["alarms"] == []:
         lines.append("alarms    none")
-    if snapshot["decisions"] is None:
-        lines.append(f"writes    error: {errors['log']}")
+    if snapshot["deliveries"] is None:
+        lines.append(f"worker    error: {errors['log']}")
     else:
         summary = snapshot["summary"]
-        lines.append(f"writes    since {snapshot['log_since']}: {snapshot['executions']} execution(s), "
-                     f"{summary['accepted']} accepted, {summary['rejected']} rejected "
-                     f"({summary['duplicates']} duplicate, {summary['conflicts']} conflict), "
-                     f"{summary['errors']} error(s)")
-        for entry in snapshot["decisions"]:
-            lines.append(f"          {entry['time']}  {entry['id']}  {entry['outcome']} ({entry['decision']})  "
-                         f"previous {_compact(entry['previous'])}  stored {_compact(entry['stored'])}")
-        for entry in snapshot["worker_errors"]:
-            lines.append(f"          {entry['time']}  ERROR {entry.get('error')}: {entry.get('message')}")
+        invocation_errors = f"{'-' if summary['invocation_errors'] is None else summary['invocation_errors']} invocation error(s)"
+        if snapshot["taken_at_ms"] - snapshot["log_since_ms"] > SERIES_MINUTES * 60_000:
+            invocation_errors += f" (last {SERIES_MINUTES} min)"  # all the metrics read cover
+        lines.append(f"worker    since {snapshot['log_since']}: {snapshot['executions']} invocation(s), "
+                     f"{invocation_errors}; {summary['records']} record(s) of "
+                     f"{summary['messages']} message(s): {summary['accepted']} accepted, {summary['duplicate']} duplicate, "
+                     f"{summary['failed_records']} failed ({summary['conflict']} conflict, {summary['malformed']} malformed, "
+                     f"{summary['write_failed']} write failed)")
+        if len(snapshot["deliveries"]) < summary["records"]:
+            lines.append(f"          the last {len(snapshot['deliveries'])} records:")
+        shown = snapshot["deliveries"]
+        widths = (max((len(_order_id(d)) for d in shown), default=0),
+                  max((len(OUTCOME_WORDS[d["outcome"]]) for d in shown), default=0))
+        lines += [f"          {delivery_line(d, widths)}" for d in shown]
     return safe_lines(lines)

@@ -3,45 +3,21 @@ browser tests run the real stack). The DLQ tools: tests/unit/test_dlq.py."""
 
 from __future__ import annotations
 
-import io
 import json
+import re
 import subprocess
 import sys
 import time
-import zipfile
 
 import pytest
 from moto import mock_aws
 
 from local.session import ROOT, free_port
 from ops.aws import Clients, Endpoint
-from ops.snapshot import format_text, take_snapshot
-
-PREFIX = "view-test"
-REGION = "us-east-1"
-TEMPLATE = {
-    "Resources": {
-        "Jobs": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": f"{PREFIX}-jobs"}},
-        "DeadLetters": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": f"{PREFIX}-jobs-dlq"}},
-    },
-    "Outputs": {
-        "QueueUrl": {"Value": {"Ref": "Jobs"}},
-        "DeadLetterQueueUrl": {"Value": {"Ref": "DeadLetters"}},
-        "OrdersTableName": {"Value": f"{PREFIX}-orders"},
-        "ReferenceTableName": {"Value": f"{PREFIX}-reference"},
-        "FunctionName": {"Value": f"{PREFIX}-worker"},
-        "LogGroupName": {"Value": f"/aws/lambda/{PREFIX}-worker"},
-    },
-}
-ITEM = {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
-
-
-def write_line(decision: str, previous: dict | None) -> str:
-    outcome = "Accepted" if previous is None else "ConditionalCheckFailed"
-    return "WRITE " + json.dumps({
-        "condition": "attribute_not_exists(id)", "decision": decision, "id": ITEM["id"], "outcome": outcome,
-        "previous": previous, "requested": ITEM, "stored": previous or ITEM,
-    }, sort_keys=True)
+from ops.observe import LogRecord
+from ops.snapshot import deliveries, format_text, messages, take_snapshot
+from tests.view.fake_consumer import (CONFLICTING, ITEM, PREFIX, REGION, create_busy_day, create_resources, deploy_stack,
+                                     error_line, job_line, write_line)
 
 
 @pytest.fixture
@@ -53,55 +29,6 @@ def aws(monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
     with mock_aws():
         yield Clients(Endpoint(region=REGION))
-
-
-def create_resources(clients: Clients, mapping: bool = True) -> dict[str, str]:
-    """Queues, tables, worker log lines and (optionally) a mapping like a deployed stack has."""
-    sqs, dynamodb, logs = clients.client("sqs"), clients.client("dynamodb"), clients.client("logs")
-    urls = {name: sqs.create_queue(QueueName=f"{PREFIX}-{name}")["QueueUrl"] for name in ("jobs", "jobs-dlq")}
-    for table in ("orders", "reference"):
-        dynamodb.create_table(TableName=f"{PREFIX}-{table}", BillingMode="PAY_PER_REQUEST",
-                              KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                              AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
-    dynamodb.put_item(TableName=f"{PREFIX}-orders",
-                      Item={"id": {"S": "dedup-order"}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}})
-    dynamodb.put_item(TableName=f"{PREFIX}-reference", Item={"id": {"S": "reference"}, "note": {"S": "keep unchanged"}})
-    for body in ('{"id":"a","quantity":1}', '{"id":"b","quantity":2}'):
-        sqs.send_message(QueueUrl=urls["jobs"], MessageBody=body)
-    sqs.send_message(QueueUrl=urls["jobs"], MessageBody='{"id":"c","quantity":3}', DelaySeconds=60)
-    sqs.send_message(QueueUrl=urls["jobs-dlq"], MessageBody='{"id":"dedup-order","quantity":5}')
-    if mapping:
-        create_mapping(clients, urls["jobs"])
-    group = f"/aws/lambda/{PREFIX}-worker"
-    logs.create_log_group(logGroupName=group)
-    logs.create_log_stream(logGroupName=group, logStreamName="s1")
-    now = int(time.time() * 1000)
-    lines = ["START RequestId: 1 Version: $LATEST", write_line("written", None),
-             "START RequestId: 2 Version: $LATEST", write_line("duplicate", ITEM),
-             'ERROR {"error": "JobError", "message": "missing field: quantity", "message_id": "m3", "receive_count": "1"}',
-             "not a record line"]
-    logs.put_log_events(logGroupName=group, logStreamName="s1",
-                        logEvents=[{"timestamp": now + index, "message": line} for index, line in enumerate(lines)])
-    return urls
-
-
-def create_mapping(clients: Clients, jobs_url: str) -> None:
-    """The worker function and its mapping. Send nothing to the jobs queue afterwards: moto would
-    try to run the function through Docker on each send."""
-    role = clients.client("iam").create_role(RoleName="worker-role", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
-    code = io.BytesIO()
-    with zipfile.ZipFile(code, "w") as archive:
-        archive.writestr("app.py", "def handler(event, context):\n    return {}\n")
-    lambda_api = clients.client("lambda")
-    lambda_api.create_function(FunctionName=f"{PREFIX}-worker", Runtime="python3.12", Role=role,
-                               Handler="app.handler", Code={"ZipFile": code.getvalue()})
-    queue_arn = clients.client("sqs").get_queue_attributes(
-        QueueUrl=jobs_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    lambda_api.create_event_source_mapping(EventSourceArn=queue_arn, FunctionName=f"{PREFIX}-worker", BatchSize=1)
-
-
-def deploy_stack(clients: Clients) -> None:
-    clients.client("cloudformation").create_stack(StackName=f"{PREFIX}-consumer", TemplateBody=json.dumps(TEMPLATE))
 
 
 def test_snapshot_reads_every_section_with_names_from_the_stack_outputs(aws):
@@ -121,10 +48,18 @@ def test_snapshot_reads_every_section_with_names_from_the_stack_outputs(aws):
     assert [(d["id"], d["outcome"], d["decision"], d["previous"], d["stored"]) for d in snapshot["decisions"]] == [
         ("dedup-order", "Accepted", "written", None, ITEM),
         ("dedup-order", "ConditionalCheckFailed", "duplicate", ITEM, ITEM),
+        ("dedup-order", "ConditionalCheckFailed", "conflict", ITEM, ITEM),
     ]
-    assert [e["message"] for e in snapshot["worker_errors"]] == ["missing field: quantity"]
-    assert snapshot["executions"] == 2
-    assert snapshot["summary"] == {"accepted": 1, "rejected": 1, "duplicates": 1, "conflicts": 0, "errors": 1}
+    assert [e["message"] for e in snapshot["worker_errors"]] == [
+        "missing field: quantity", "missing field: quantity", "order 'dedup-order' already stored with different details"]
+    assert [(d["message_id"], d["outcome"]) for d in snapshot["deliveries"]] == [
+        ("m1", "accepted"), ("m3", "malformed"), ("m2", "duplicate"), ("m3", "malformed"), ("m4", "conflict")]
+    assert [(m["message_id"], m["deliveries"], m["outcome"]) for m in snapshot["messages"]] == [
+        ("m1", 1, "accepted"), ("m2", 1, "duplicate"), ("m3", 2, "malformed"), ("m4", 1, "conflict")]
+    assert snapshot["executions"] == 5
+    assert snapshot["summary"] == {
+        "accepted": 1, "duplicate": 1, "conflict": 1, "malformed": 2, "write_failed": 0, "unfinished": 0,
+        "records": 5, "messages": 4, "failed_records": 3, "invocation_errors": 0}
     json.dumps(snapshot)  # what the page receives
 
 
@@ -173,8 +108,25 @@ def test_format_text_shows_the_same_facts(aws):
     assert f"queue     {PREFIX}-jobs: visible 2, in flight 0, delayed 1" in text
     assert f"mapping   {PREFIX}-jobs -> {PREFIX}-worker, batch size 1, Enabled" in text
     assert '{"id": "reference", "note": "keep unchanged"}' in text
-    assert "2 execution(s), 1 accepted, 1 rejected (1 duplicate, 0 conflict), 1 error(s)" in text
-    assert "dedup-order  ConditionalCheckFailed (duplicate)" in text
+    assert ("5 invocation(s), 0 invocation error(s); 5 record(s) of 4 message(s): 1 accepted, 1 duplicate, "
+            "3 failed (1 conflict, 2 malformed, 0 write failed)") in text
+    assert "dedup-order  duplicate  stored {\"quantity\": 4, \"total_cents\": 1100}  (message m2)" in text
+
+
+def test_status_lists_the_records_in_time_order_and_a_conflict_side_by_side(aws):
+    """`ops status` prints one line per record in the order the worker handled them (a malformed
+    body between two writes stays between them), and a conflict's line has the requested and
+    the stored details next to each other."""
+    deploy_stack(aws)
+    create_resources(aws)
+    text = format_text(take_snapshot(aws, PREFIX))
+    records = [re.split(r"\s{2,}", line.strip()) for line in text.splitlines() if line.startswith("          20")]
+    assert [(fields[1], fields[2]) for fields in records] == [
+        ("dedup-order", "accepted"), ("-", "malformed"), ("dedup-order", "duplicate"), ("-", "malformed"),
+        ("dedup-order", "conflict")]
+    assert records[-1][3:] == ['requested {"quantity": 5, "total_cents": 1350}',
+                               'stored {"quantity": 4, "total_cents": 1100}', "(message m4, receive 1)"]
+    assert "JobError: missing field: quantity  (message m3, receive 2)" in text
 
 
 def test_status_cli_reads_the_standard_aws_environment_and_exits_1_on_error():
@@ -213,7 +165,7 @@ def test_status_text_escapes_control_characters_from_the_data(aws):
     text = format_text(take_snapshot(aws, PREFIX))
     assert not any(char in text for char in "\x1b\x07\x9b\u202e")
     assert "forged line" in text and not any(line.startswith("forged line") for line in text.splitlines())
-    assert "ERROR ConflictingOrder: evil\\x1b[2J\\x1b]0;pwned\\x07\\u202eredro\\x0aforged line\\x9b31m" in text
+    assert "ConflictingOrder: evil\\x1b[2J\\x1b]0;pwned\\x07\\u202eredro\\x0aforged line\\x9b31m" in text
 
 
 def test_status_lists_the_alarms_with_their_states(aws):
@@ -231,3 +183,61 @@ def test_status_lists_the_alarms_with_their_states(aws):
     text = format_text(snapshot)
     assert f"alarm     {PREFIX}-dead-letters: ALARM  1 message waits" in text
     assert "other-stack-alarm" not in text
+
+
+def records(*lines: tuple[str, str]) -> list[LogRecord]:
+    """(stream, line) pairs as the worker log reads them, one millisecond apart."""
+    split = [(stream, *line.split(" ", 1)) for stream, line in lines]
+    return [LogRecord(1000 + index, stream, tag, json.loads(data)) for index, (stream, tag, data) in enumerate(split)]
+
+
+def test_a_message_delivered_n_times_is_one_message_with_n_deliveries():
+    """A malformed body the queue delivers four times is four failed records and one message with
+    four deliveries, each of them malformed; its latest receive count is kept."""
+    lines = [("s1", error_line("JobError", "missing field: quantity", "bad", n)) for n in range(1, 5)]
+    delivered = deliveries(records(*lines))
+    assert [d["outcome"] for d in delivered] == ["malformed"] * 4
+    (message,) = messages(delivered)
+    assert (message["message_id"], message["deliveries"], message["outcome"]) == ("bad", 4, "malformed")
+    assert message["outcomes"] == {"malformed": 4}
+    assert message["receive_count"] == "4" and message["first_ms"] == 1000 and message["time_ms"] == 1003
+
+
+def test_records_of_concurrent_invocations_are_told_apart_by_their_log_stream():
+    """Two execution environments write at the same time: each WRITE and ERROR line belongs to the
+    JOB line before it in its own stream, not to the one just before it in the merged log. A
+    message that first failed and then went through is one message whose latest outcome is the
+    accepted write."""
+    other = {"id": "other", "quantity": 2, "total_cents": 600}
+    delivered = deliveries(records(
+        ("a", job_line(ITEM, "m1")), ("b", job_line(other, "m2")),
+        ("b", error_line("ProvisionedThroughputExceededException", "PutItem failed after 4 attempts", "m2", 1)),
+        ("a", write_line("written", None)), ("b", job_line(other, "m2")), ("b", write_line("written", None, other)),
+    ))
+    assert [(d["message_id"], d["id"], d["outcome"]) for d in delivered] == [
+        ("m1", "dedup-order", "accepted"), ("m2", "other", "write_failed"), ("m2", "other", "accepted")]
+    assert delivered[1]["requested"] == other and delivered[1]["stored"] is None
+    grouped = messages(delivered)
+    assert [(m["message_id"], m["deliveries"], m["outcome"], m["outcomes"]) for m in grouped] == [
+        ("m1", 1, "accepted", {"accepted": 1}), ("m2", 2, "accepted", {"accepted": 1, "write_failed": 1})]
+
+
+def test_a_record_without_its_job_line_or_its_end_still_shows():
+    """A WRITE whose JOB line is older than the log window is a message of its own (its id
+    unknown), two such WRITEs are two; a JOB with nothing after it is `unfinished`."""
+    delivered = deliveries(records(("s", write_line("written", None)), ("s", write_line("duplicate", ITEM)),
+                                   ("t", job_line(ITEM, "m9"))))
+    assert [(d["message_id"], d["outcome"]) for d in delivered] == [(None, "accepted"), (None, "duplicate"),
+                                                                      ("m9", "unfinished")]
+    assert [m["deliveries"] for m in messages(delivered)] == [1, 1, 1]
+
+
+def test_status_counts_invocation_errors_apart_from_failed_records(aws):
+    """Invocation errors come from Lambda's Errors metric (what the worker-errors alarm watches),
+    failed records from the worker's ERROR lines: on the busy day 1 and 19, each under its own
+    name; with --since beyond the hour the metrics cover, the line says so."""
+    create_busy_day(aws)
+    snapshot = take_snapshot(aws, PREFIX)
+    assert (snapshot["summary"]["invocation_errors"], snapshot["summary"]["failed_records"]) == (1, 19)
+    assert "1 invocation error(s); 22 record(s) of 7 message(s)" in format_text(snapshot)
+    assert ", 1 invocation error(s) (last 60 min); " in format_text(take_snapshot(aws, PREFIX, since_minutes=120))

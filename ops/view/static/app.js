@@ -45,10 +45,6 @@ function compact(value) {
   return value === null || value === undefined ? "–" : json(value);
 }
 
-function sameItem(a, b) {
-  return a && b && compact(a) === compact(b);
-}
-
 function clockTime(ms) {
   const date = new Date(ms);
   const pad = (n, w = 2) => String(n).padStart(w, "0");
@@ -115,20 +111,54 @@ function renderMappings(mappings, target) {
   )));
 }
 
+// The words the page uses, one meaning each (the glossary panel says the same at more length).
+const WORDS = {
+  invocations: "runs of the worker function (START lines in its log)",
+  invocationErrors: "runs of the worker function that failed as a whole (Lambda's Errors metric): an exception " +
+    "outside a record, a timeout or a crash; the whole batch goes back to the queue. The worker-errors alarm watches this.",
+  records: "deliveries the worker handled; a message delivered three times is three records",
+  failedRecords: "records the worker reported in batchItemFailures (an ERROR line each): SQS delivers them again, " +
+    "and after the queue's maxReceiveCount moves them to the dead-letter queue",
+  messages: "distinct SQS messages among those records",
+};
+
+// What one delivery came to (ops/snapshot.py OUTCOMES): label, badge class, what it means.
+const OUTCOMES = {
+  accepted: ["Accepted", "written: the order was not stored before"],
+  duplicate: ["Duplicate", "the identical order is already stored: acknowledged, nothing written"],
+  conflict: ["Conflict", "failed record: the id is stored with other details; never acknowledged, it ends in the dead-letter queue"],
+  malformed: ["Malformed", "failed record: the body is not a valid job; it ends in the dead-letter queue"],
+  write_failed: ["Write failed", "failed record: the write did not complete (a DynamoDB error, or too little time left); delivered again"],
+  unfinished: ["Unfinished", "a JOB line and nothing after it: the invocation ended (a timeout or a crash) or is still running"],
+};
+
+function cell(label, attrs = {}, ...children) {
+  return el("td", { "data-label": label, ...attrs }, ...children);
+}
+
 function renderSummary(snapshot) {
-  const summary = snapshot.summary;
-  const rows = summary ? [
-    ["executions", snapshot.executions],
-    ["accepted writes", summary.accepted],
-    ["conditional rejections", summary.rejected],
-    ["· duplicates acknowledged", summary.duplicates],
-    ["· conflicts (retried, then DLQ)", summary.conflicts],
-    ["errors", summary.errors],
+  const s = snapshot.summary;
+  const invocationErrors = s && s.invocation_errors !== null ? s.invocation_errors : "–";
+  // [label, value, meaning, indent level, data-testid, shown as bad]
+  const rows = s ? [
+    ["invocations", snapshot.executions, WORDS.invocations, 0],
+    ["invocation errors", invocationErrors, WORDS.invocationErrors, 0, "invocation-errors", invocationErrors > 0],
+    ["records", s.records, WORDS.records, 0, "records"],
+    ["accepted", s.accepted, OUTCOMES.accepted[1], 1],
+    ["duplicate", s.duplicate, OUTCOMES.duplicate[1], 1],
+    ["failed records", s.failed_records, WORDS.failedRecords, 1, "failed-records", s.failed_records > 0],
+    ["conflict", s.conflict, OUTCOMES.conflict[1], 2],
+    ["malformed", s.malformed, OUTCOMES.malformed[1], 2],
+    ["write failed", s.write_failed, OUTCOMES.write_failed[1], 2],
+    ...(s.unfinished ? [["unfinished", s.unfinished, OUTCOMES.unfinished[1], 1]] : []),
+    ["messages", s.messages, WORDS.messages, 0, "messages"],
   ] : [];
-  $("#summary").replaceChildren(...rows.flatMap(([label, value]) => [
-    el("dt", { text: label }), el("dd", { text: String(value) }),
+  $("#summary").replaceChildren(...rows.flatMap(([label, value, meaning, level, testId, bad]) => [
+    el("dt", { title: meaning, class: level ? `level${level}` : null, text: label }),
+    el("dd", { "data-testid": testId, class: bad ? "bad" : null, text: String(value) }),
   ]));
-  setText("#log-since", summary ? `log lines since ${clockTime(snapshot.log_since_ms)}` : "");
+  setText("#log-since", s ? `log lines since ${clockTime(snapshot.log_since_ms)}; each word has a tooltip, ` +
+    "and the glossary below tells the three kinds of error apart" : "");
 }
 
 function emptyRow(columns, text) {
@@ -145,10 +175,10 @@ function renderOrders(orders, truncated) {
   if (orders === null) return body.replaceChildren();
   if (orders.length === 0) return body.replaceChildren(emptyRow(4, "no orders stored"));
   const rows = orders.map((item) => el("tr", { "data-order-id": String(item.id) },
-    el("td", { class: "id" }, el("code", { text: String(item.id) })),
-    el("td", { class: "num", text: String(item.quantity ?? "–") }),
-    el("td", { class: "num", text: String(item.total_cents ?? "–") }),
-    el("td", {}, otherAttributes(item, ["id", "quantity", "total_cents"])),
+    cell("id", { class: "id" }, el("code", { text: String(item.id) })),
+    cell("quantity", { class: "num", text: String(item.quantity ?? "–") }),
+    cell("total_cents", { class: "num", text: String(item.total_cents ?? "–") }),
+    cell("other", {}, otherAttributes(item, ["id", "quantity", "total_cents"])),
   ));
   if (truncated) rows.push(emptyRow(4, `showing the first ${orders.length} items scanned`));
   body.replaceChildren(...rows);
@@ -159,52 +189,67 @@ function renderReference(items) {
   if (items === null) return body.replaceChildren();
   if (items.length === 0) return body.replaceChildren(emptyRow(3, "the reference table is empty"));
   body.replaceChildren(...items.map((item) => el("tr", { "data-reference-id": String(item.id) },
-    el("td", {}, el("code", { text: String(item.id) })),
-    el("td", { "data-testid": "reference-note", text: String(item.note ?? "–") }),
-    el("td", {}, otherAttributes(item, ["id", "note"])),
+    cell("id", {}, el("code", { text: String(item.id) })),
+    cell("note", { "data-testid": "reference-note", text: String(item.note ?? "–") }),
+    cell("other", {}, otherAttributes(item, ["id", "note"])),
   )));
 }
 
-const OUTCOMES = {
-  written: ["accepted", "Accepted"],
-  duplicate: ["duplicate", "Rejected · duplicate"],
-  conflict: ["conflict", "Rejected · conflict"],
-};
+// An item as sorted-key JSON; the fields that differ from `other` are marked.
+function itemCode(item, other) {
+  if (item === null || item === undefined) return "";  // an empty cell: a dash in a table, no line when stacked
+  if (typeof item !== "object") return el("code", { text: compact(item) });
+  const keys = Object.keys(item).sort();
+  const parts = keys.flatMap((key, index) => {
+    const text = `${JSON.stringify(key)}: ${json(item[key])}`;
+    const differs = other && typeof other === "object" && json(other[key]) !== json(item[key]);
+    return [differs ? el("mark", { class: "differs", text }) : text, index < keys.length - 1 ? ", " : ""];
+  });
+  return el("code", {}, "{", ...parts, "}");
+}
 
-function renderDecisions(decisions, total) {
-  const body = $("#decisions");
-  if (decisions === null) return body.replaceChildren();
-  if (decisions.length === 0) return body.replaceChildren(emptyRow(5, "no write decisions logged yet"));
-  const rows = [...decisions].reverse().map((d) => {
-    const [badgeClass, label] = OUTCOMES[d.decision] || ["conflict", `${d.outcome} · ${d.decision}`];
-    const stored = el("td", {}, el("code", { text: compact(d.stored) }));
-    if (d.previous && sameItem(d.previous, d.stored)) stored.append(el("span", { class: "unchanged", text: "unchanged" }));
-    if (d.decision === "conflict") {
-      stored.append(el("span", { class: "condition", text: `requested ${compact(d.requested)}` }));
-    }
-    return el("tr", { class: `decision ${d.decision}`, "data-decision": d.decision, "data-order-id": String(d.id) },
-      el("td", { title: d.time, text: clockTime(d.time_ms) }),
-      el("td", { class: "id" }, el("code", { text: String(d.id) })),
-      el("td", {}, el("span", { class: `badge ${badgeClass}`, text: label }),
-        el("span", { class: "condition", text: `${d.outcome} on ${d.condition}` })),
-      el("td", {}, el("code", { text: compact(d.previous) })),
+function renderOutcomeLegend() {
+  $("#outcome-legend").replaceChildren(...Object.entries(OUTCOMES).filter(([kind]) => kind !== "unfinished").map(
+    ([kind, [label, meaning]]) => el("span", { class: `badge ${kind}`, title: meaning, text: label })));
+}
+
+function earlier(m) {
+  const others = Object.entries(m.outcomes).map(([kind, count]) =>
+    [kind, kind === m.outcome ? count - 1 : count]).filter(([, count]) => count > 0);
+  return others.map(([kind, count]) => `${count} ${OUTCOMES[kind] ? OUTCOMES[kind][0].toLowerCase() : kind}`).join(", ");
+}
+
+function renderMessages(messages, total) {
+  const body = $("#messages");
+  if (messages === null) return body.replaceChildren();
+  if (messages.length === 0) return body.replaceChildren(emptyRow(6, "no messages in the worker's log yet"));
+  const rows = [...messages].reverse().map((m) => {
+    const [label, meaning] = OUTCOMES[m.outcome] || [m.outcome, ""];
+    const conflict = m.outcome === "conflict";
+    const outcome = cell("outcome", {}, el("span", { class: `badge ${m.outcome}`, title: meaning, text: label }));
+    if (m.error && !(conflict && m.stored)) outcome.append(el("span", { class: "detail", text: `${m.error}: ${m.message}` }));
+    if (conflict) outcome.append(el("span", { class: "detail", text: "stored with other details" }));
+    const before = earlier(m);
+    const deliveries = cell("deliveries", { class: "num",
+      title: `${m.deliveries} deliver${m.deliveries === 1 ? "y" : "ies"} since ${clockTime(m.first_ms)}` +
+        (m.receive_count ? `; SQS receive count ${m.receive_count}` : "") },
+    el("span", { "data-testid": "deliveries", text: String(m.deliveries) }));
+    if (before) deliveries.append(el("span", { class: "detail", text: `before: ${before}` }));
+    const stored = cell("stored", {}, itemCode(m.stored, conflict ? m.requested : null));
+    if (m.outcome === "duplicate") stored.append(el("span", { class: "detail", text: "already stored, unchanged" }));
+    if (m.outcome === "accepted") stored.append(el("span", { class: "detail", text: "written" }));
+    return el("tr", { class: `message-row ${m.outcome}`, "data-outcome": m.outcome,
+      "data-message-id": m.message_id || "", "data-order-id": m.id === null ? "" : String(m.id) },
+      cell("last seen", { title: m.time, class: "time", text: clockTime(m.time_ms) }),
+      cell("order id", { class: "id" }, el("code", { text: m.id === null ? "–" : String(m.id) }),
+        el("span", { class: "detail mono", title: "SQS message id", text: m.message_id || "message id not logged" })),
+      deliveries, outcome,
+      cell("requested", {}, itemCode(m.requested, conflict ? m.stored : null)),
       stored,
     );
   });
-  if (total > decisions.length) rows.push(emptyRow(5, `${total - decisions.length} older decisions not shown`));
+  if (total > messages.length) rows.push(emptyRow(6, `${total - messages.length} older messages not shown`));
   body.replaceChildren(...rows);
-}
-
-function renderWorkerErrors(errors) {
-  const box = $("#worker-errors-box");
-  box.hidden = !errors || errors.length === 0;
-  if (box.hidden) return;
-  $("#worker-errors").replaceChildren(...[...errors].reverse().map((e) => el("tr", { class: "conflict" },
-    el("td", { title: e.time, text: clockTime(e.time_ms) }),
-    el("td", {}, el("code", { text: String(e.error ?? "") })),
-    el("td", { text: String(e.message ?? "") }),
-    el("td", { class: "num", text: String(e.receive_count ?? "–") }),
-  )));
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -216,49 +261,94 @@ function svg(tag, attrs = {}, ...children) {
   return node;
 }
 
-// A line chart of [{label, color, points: [[ms, value], ...]}] over [start, end].
-function lineChart(box, lines, start, end) {
-  const width = 560, height = 170, left = 36, right = 10, top = 10, bottom = 22;
-  const max = Math.max(1, ...lines.flatMap((line) => line.points.map(([, value]) => value)));
+const MINUTE = 60 * 1000;
+
+// The time axis every chart shares: from the oldest datapoint (half a period before it) to
+// the snapshot's time, at least two minutes (a young stack's first point then sits mid-axis)
+// and at most the hour the snapshot holds.
+function chartSpan(snapshot) {
+  const end = snapshot.taken_at_ms;
+  const times = Object.values(snapshot.series).flatMap((points) => points.map(([ms]) => ms));
+  const oldest = times.length ? Math.min(...times) - MINUTE / 2 : end;
+  return [Math.max(end - 60 * MINUTE, Math.min(oldest, end - 2 * MINUTE)), end];
+}
+
+function timeTicks(start, end, room) {
+  const step = [1, 2, 5, 10, 15, 30, 60].map((m) => m * MINUTE).find((s) => (end - start) / s <= room) || 60 * MINUTE;
+  const ticks = [];
+  for (let t = Math.ceil(start / step) * step; t <= end; t += step) ticks.push(t);
+  return ticks;
+}
+
+// A line chart of [{label, color, title, points: [[ms, value], ...]}] over [start, end], drawn at
+// the box's own width so text keeps its size on any screen.
+function lineChart(box, lines, start, end, height) {
+  const width = Math.max(200, Math.floor(box.clientWidth || 600));
+  const left = 34, right = 12, top = 8, bottom = 20;
+  const values = lines.flatMap((line) => line.points.map(([, value]) => value));
+  const max = Math.max(1, Math.ceil(Math.max(0, ...values)));
   const x = (ms) => left + ((ms - start) / (end - start)) * (width - left - right);
   const y = (value) => top + (1 - value / max) * (height - top - bottom);
-  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "chart", role: "img" },
-    svg("line", { x1: left, y1: y(0), x2: width - right, y2: y(0), class: "axis" }),
-    svg("line", { x1: left, y1: top, x2: left, y2: y(0), class: "axis" }),
-    svg("text", { x: left - 4, y: top + 8, class: "tick", "text-anchor": "end" }, String(max)),
-    svg("text", { x: left - 4, y: y(0), class: "tick", "text-anchor": "end" }, "0"),
-    svg("text", { x: left, y: height - 6, class: "tick" }, clockTime(start).slice(0, 5)),
-    svg("text", { x: width - right, y: height - 6, class: "tick", "text-anchor": "end" }, clockTime(end).slice(0, 5)));
+  const chart = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, class: "chart", role: "img",
+    "aria-label": lines.map((line) => line.label).join(", ") });
+  for (const value of new Set([0, max > 1 && max % 2 === 0 ? max / 2 : null, max].filter((v) => v !== null))) {
+    chart.append(svg("line", { x1: left, y1: y(value), x2: width - right, y2: y(value), class: value ? "grid" : "axis" }),
+      svg("text", { x: left - 5, y: y(value) + 3, class: "tick", "text-anchor": "end" }, String(value)));
+  }
+  for (const t of timeTicks(start, end, (width - left - right) / 64)) {
+    chart.append(svg("line", { x1: x(t), y1: y(0), x2: x(t), y2: y(0) + 4, class: "axis" }),
+      svg("text", { x: x(t), y: height - 5, class: "tick", "text-anchor": "middle" }, clockTime(t).slice(0, 5)));
+  }
   for (const line of lines) {
-    if (!line.points.length) continue;
-    const points = line.points.map(([ms, value]) => `${x(ms).toFixed(1)},${y(value).toFixed(1)}`).join(" ");
-    chart.append(svg("polyline", { points, fill: "none", stroke: line.color, "stroke-width": 2, "data-series": line.label }));
-    for (const [ms, value] of line.points) {
+    const points = line.points.filter(([ms]) => ms >= start);
+    if (!points.length) continue;
+    chart.append(svg("polyline", { points: points.map(([ms, v]) => `${x(ms).toFixed(1)},${y(v).toFixed(1)}`).join(" "),
+      fill: "none", stroke: line.color, "stroke-width": 2, "data-series": line.label }));
+    for (const [ms, value] of points) {
       chart.append(svg("circle", { cx: x(ms).toFixed(1), cy: y(value).toFixed(1), r: 2.5, fill: line.color },
-        svg("title", {}, `${line.label} ${value} at ${clockTime(ms)}`)));
+        svg("title", {}, `${line.label} ${value} at ${clockTime(ms).slice(0, 5)}`)));
     }
+  }
+  if (!values.length) {
+    chart.append(svg("text", { x: (left + width - right) / 2, y: (top + height - bottom) / 2, class: "nodata",
+      "text-anchor": "middle" }, "no datapoints yet"));
   }
   const legend = el("div", { class: "legend" }, ...lines.map((line) => {
     const swatch = el("span", { class: "swatch" });
     swatch.style.background = line.color;  // CSSOM, which the page's CSP allows (a style attribute it does not)
-    return el("span", { class: "key", "data-series": line.label }, swatch,
-      `${line.label} (${line.points.reduce((sum, [, value]) => sum + value, 0)} in the hour)`);
+    // A count per minute is summed over the axis; a depth is a level, shown as its latest value.
+    const shown = line.points.filter(([ms]) => ms >= start);
+    const figure = line.level ? (shown.length ? `${shown[shown.length - 1][1]} latest` : "–")
+      : shown.reduce((sum, [, value]) => sum + value, 0);
+    return el("span", { class: "key", "data-series": line.label, title: line.title || "" }, swatch, `${line.label}: ${figure}`);
   }));
   box.replaceChildren(chart, legend);
 }
 
-const DECISION_COLORS = { Accepted: "#1a7f37", Duplicate: "#9a6700", Conflict: "#b42318", Malformed: "#8250df", Error: "#57606a" };
+// The five decision metrics the worker emits; "Error" is every failed record that is neither a
+// conflict nor malformed, which the page calls "Write failed".
+const DECISION_SERIES = [
+  ["Accepted", "Accepted", "#1a7f37", "accepted"], ["Duplicate", "Duplicate", "#9a6700", "duplicate"],
+  ["Conflict", "Conflict", "#b42318", "conflict"], ["Malformed", "Malformed", "#8250df", "malformed"],
+  ["Error", "Write failed", "#bc4c00", "write_failed"],
+];
+let lastSnapshot = null;
 
 function renderCharts(snapshot) {
   const series = snapshot.series;
   if (!series) return;
-  const end = snapshot.taken_at_ms, start = end - 60 * 60 * 1000;
-  lineChart($("#chart-decisions"), Object.keys(DECISION_COLORS).map((kind) => ({
-    label: kind, color: DECISION_COLORS[kind], points: series[`decision:${kind}`] || [] })), start, end);
+  const [start, end] = chartSpan(snapshot);
+  const minutes = Math.round((end - start) / MINUTE);
+  setText("#charts-title", `Last ${minutes} minute${minutes === 1 ? "" : "s"}`);
+  lineChart($("#chart-decisions"), DECISION_SERIES.map(([metric, label, color, outcome]) => ({
+    label, color, title: `metric ${metric}: ${OUTCOMES[outcome][1]}`, points: series[`decision:${metric}`] || [] })),
+  start, end, 150);
+  lineChart($("#chart-invocation-errors"), [{ label: "invocation errors", color: "#cf222e",
+    title: WORDS.invocationErrors, points: series["function:errors"] || [] }], start, end, 90);
   lineChart($("#chart-queues"), [
-    { label: "jobs queue", color: "#0969da", points: series["queue:jobs"] || [] },
-    { label: "dead-letter queue", color: "#b42318", points: series["queue:dlq"] || [] },
-  ], start, end);
+    { label: "jobs queue", color: "#0969da", level: true, points: series["queue:jobs"] || [] },
+    { label: "dead-letter queue", color: "#b42318", level: true, points: series["queue:dlq"] || [] },
+  ], start, end, 130);
 }
 
 function renderAlarms(alarms) {
@@ -266,9 +356,12 @@ function renderAlarms(alarms) {
   if (alarms === null) return list.replaceChildren();
   if (alarms.length === 0) return list.replaceChildren(el("li", { class: "hint", text: "no alarms found" }));
   list.replaceChildren(...alarms.map((alarm) => el("li", { class: `alarm ${alarm.state}`, "data-alarm": alarm.name },
-    el("span", { class: `pill state ${alarm.state}`, "data-testid": "alarm-state", text: alarm.state }),
-    el("code", { text: alarm.name }),
-    el("span", { class: "hint", title: alarm.reason, text: alarm.reason }))));
+    el("div", { class: "alarm-head" },
+      el("span", { class: `pill state ${alarm.state}`, "data-testid": "alarm-state", text: alarm.state }),
+      el("code", { class: "alarm-name", "data-testid": "alarm-name", text: alarm.name }),
+      el("span", { class: "alarm-means", "data-testid": "alarm-description", text: alarm.description || "" })),
+    el("p", { class: "alarm-reason hint", "data-testid": "alarm-reason",
+      text: `${alarm.updated_ms ? `since ${clockTime(alarm.updated_ms)}: ` : ""}${alarm.reason}` }))));
 }
 
 function render(snapshot) {
@@ -281,6 +374,7 @@ function render(snapshot) {
     return;
   }
   hideBanner();
+  lastSnapshot = snapshot;
   const target = snapshot.target;
   const partial = Object.keys(snapshot.errors).length > 0;
   setStatus(partial ? "error" : "live", partial ? "live · some reads failed" : "live");
@@ -291,14 +385,14 @@ function render(snapshot) {
   setText("#function-name", target.function_name);
   setText("#orders-name", target.orders_table);
   setText("#reference-name", target.reference_table);
+  setText("#messages-hint", `one row per SQS message in the worker's log since ${clockTime(snapshot.log_since_ms)}, newest first`);
   renderCounters("jobs", snapshot.queues.jobs);
   renderCounters("dlq", snapshot.queues.dlq);
   renderMappings(snapshot.mappings, target);
   renderSummary(snapshot);
   renderOrders(snapshot.orders, snapshot.orders_truncated);
   renderReference(snapshot.reference);
-  renderDecisions(snapshot.decisions, snapshot.decisions_total);
-  renderWorkerErrors(snapshot.worker_errors);
+  renderMessages(snapshot.messages, snapshot.messages_total);
   renderAlarms(snapshot.alarms);
   renderCharts(snapshot);
   showSectionErrors(snapshot.errors);
@@ -330,7 +424,7 @@ const CLASS_LABELS = {
   conflict: "conflict · never redriven",
   malformed: "malformed · never redriven",
 };
-const CLASS_BADGES = { pending: "accepted", stored: "duplicate", conflict: "conflict", malformed: "conflict" };
+const CLASS_BADGES = { pending: "accepted", stored: "duplicate", conflict: "conflict", malformed: "malformed" };
 
 function showDlqResult(text, bad) {
   const node = $("#dlq-result");
@@ -441,5 +535,15 @@ async function redriveSafe(button) {
 }
 
 $("#inspect").addEventListener("click", inspectDlq);
+// Charts are drawn at their box's width: draw again when that changes (a resized window, or a
+// scrollbar that appears once the page is long enough).
+const chartWidths = new Map();
+const chartBoxes = new ResizeObserver((entries) => {
+  const changed = entries.some((entry) => chartWidths.get(entry.target) !== entry.contentRect.width);
+  for (const entry of entries) chartWidths.set(entry.target, entry.contentRect.width);
+  if (changed && lastSnapshot) renderCharts(lastSnapshot);
+});
+for (const box of document.querySelectorAll(".chart-box")) chartBoxes.observe(box);
+renderOutcomeLegend();
 $("#dlq-close").addEventListener("click", () => { $("#dlq-panel").hidden = true; $("#dlq-result").hidden = true; });
 poll();
