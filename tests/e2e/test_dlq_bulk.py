@@ -80,7 +80,7 @@ def test_the_operator_policy_covers_status_and_nothing_more(stack, operator):
     snapshot = json.loads(status.stdout)
     assert status.returncode == 0, (snapshot["error"], snapshot["errors"])
     assert snapshot["error"] is None and snapshot["errors"] == {}
-    assert len(snapshot["alarms"]) == 6 and "decision:Accepted" in snapshot["series"]
+    assert len(snapshot["alarms"]) == 10 and "decision:Accepted" in snapshot["series"]
     import boto3
     from botocore.exceptions import ClientError
 

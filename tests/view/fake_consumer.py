@@ -109,12 +109,25 @@ def deploy_stack(clients: Clients) -> None:
     clients.client("cloudformation").create_stack(StackName=f"{PREFIX}-consumer", TemplateBody=json.dumps(TEMPLATE))
 
 
-# The consumer's six alarms (stacks/monitoring.py) as the layout tests show them: what each
+# The consumer's ten alarms (stacks/monitoring.py) as the layout tests show them: what each
 # watches, and states with CloudWatch's own wording of their reasons.
 ALARMS = {
     "conflicting-orders": ("Conflict", "An order id arrived with other details than the stored order.", "ALARM",
                            "Threshold Crossed: 1 datapoint [1.0 (01/12/26 08:41:00)] was greater than or equal to "
                            "the threshold (1.0)."),
+    "failed-records": ("Error", "The worker could not write a record: it is retried and reaches the dead-letter "
+                                "queue if the cause stays.", "ALARM",
+                       "Threshold Crossed: 1 datapoint [1.0 (01/12/26 08:42:00)] was greater than or equal to "
+                       "the threshold (1.0)."),
+    "malformed-jobs": ("Malformed", "A job body is not a valid order.", "ALARM",
+                       "Threshold Crossed: 1 datapoint [2.0 (01/12/26 08:41:00)] was greater than or equal to "
+                       "the threshold (1.0)."),
+    "new-dead-letters": ("ApproximateNumberOfMessagesVisible", "A message moved to the dead-letter queue within "
+                         "the last minute.", "OK", "Threshold Crossed: 1 datapoint [0.0 (01/12/26 08:44:00)] was "
+                                                  "not greater than or equal to the threshold (1.0)."),
+    "dead-letter-expiry": ("ApproximateAgeOfOldestMessage", "The oldest dead letter may expire within 2 days.",
+                           "OK", "Threshold Crossed: 1 datapoint [120.0 (01/12/26 08:44:00)] was not greater than "
+                                 "the threshold (432000.0)."),
     "dead-letters": ("ApproximateNumberOfMessagesVisible", "Messages wait in the dead-letter queue for a human.",
                      "ALARM", "Threshold Crossed: 1 datapoint [2.0 (01/12/26 08:42:00)] was greater than or equal "
                               "to the threshold (1.0)."),
@@ -142,7 +155,7 @@ def _at(ms: int) -> datetime:
 def create_busy_day(clients: Clients) -> None:
     """A young stack's first minutes gone badly: create_resources, then two malformed messages
     delivered 7 and 8 times, a write that failed once and then went in, an order with a long id,
-    the six alarms (three in ALARM, one with no data), and four minutes of metrics."""
+    the ten alarms (five in ALARM, one with no data), and four minutes of metrics."""
     deploy_stack(clients)
     urls = create_resources(clients)
     sqs, dynamodb, logs = clients.client("sqs"), clients.client("dynamodb"), clients.client("logs")

@@ -90,7 +90,7 @@ def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
         expect(page.get_by_test_id("reference-note")).to_have_text("keep unchanged")
         # Alarms with their states, and the decisions as a picture: the two accepted writes and
         # the two duplicates arrive as metrics (the worker's EMF lines) and are plotted.
-        expect(page.locator("#alarms li")).to_have_count(6, timeout=DEADLINE_MS)
+        expect(page.locator("#alarms li")).to_have_count(10, timeout=DEADLINE_MS)
         expect(page.locator('#alarms li[data-alarm="lview-conflicting-orders"] [data-testid="alarm-state"]')).to_have_text(
             re.compile("^(OK|INSUFFICIENT_DATA)$"))
         for kind in ("Accepted", "Duplicate"):
