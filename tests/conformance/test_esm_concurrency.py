@@ -11,7 +11,7 @@ import datetime
 
 import pytest
 
-from local.cloudwatch.lambda_metrics import peak_concurrency
+from embedded_aws.services.awslambda.metrics import peak_concurrency
 from local.session import wait_for
 from tests.conformance.esm_support import (
     drained, invocations, make, queue_arn, wait_for_bodies,

@@ -7,7 +7,7 @@ from importlib.metadata import version
 
 import pytest
 
-from local import runtimes
+from embedded_aws.lambda_host import runtimes
 from tests.conformance.conftest import PYTHON, create_function, invoke, unique
 
 pytestmark = pytest.mark.e2e

@@ -10,10 +10,10 @@ import zipfile
 
 import pytest
 
-from local import lambda_host
-from local.credentials import Credentials
-from local.lambda_host import LambdaHost, credentials_need_refresh, sandbox_may_serve
-from local.sandbox import FunctionSpec, Throttled
+from embedded_aws.lambda_host import host as lambda_host
+from embedded_aws.credentials import Credentials
+from embedded_aws.lambda_host.host import LambdaHost, credentials_need_refresh, sandbox_may_serve
+from embedded_aws.lambda_host.sandbox import FunctionSpec, Throttled
 from local.session import wait_for
 
 

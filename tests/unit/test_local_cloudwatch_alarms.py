@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from local.cloudwatch.clock import Clock, bucket_end
-from local.cloudwatch.evaluation import ALARM, INSUFFICIENT_DATA, OK, Rule, evaluate, statistic
-from local.cloudwatch.evaluator import rule_of
-from local.cloudwatch.messages import notification, state_reason
+from embedded_aws.services.cloudwatch.clock import Clock, bucket_end
+from embedded_aws.services.cloudwatch.evaluation import ALARM, INSUFFICIENT_DATA, OK, Rule, evaluate, statistic
+from embedded_aws.services.cloudwatch.evaluator import rule_of
+from embedded_aws.services.cloudwatch.messages import notification, state_reason
 
 X, O, _ = 5.0, 0.0, None  # breaching, not breaching, missing (threshold 1, >=)
 

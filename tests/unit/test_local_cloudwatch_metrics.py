@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from local.cloudwatch.emf import extract
-from local.cloudwatch.lambda_metrics import peak_concurrency
-from local.cloudwatch.sqs_metrics import gauges
+from embedded_aws.services.logs.emf import extract
+from embedded_aws.services.awslambda.metrics import peak_concurrency
+from embedded_aws.services.sqs.metrics import gauges
 
 # --- EMF -------------------------------------------------------------------------------
 

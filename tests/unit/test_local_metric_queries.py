@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 import boto3
 import pytest
 
-from local.cloudwatch import metric_queries
-from local.cloudwatch.metrics import MetricIndex
+from embedded_aws.services.cloudwatch import metric_queries
+from embedded_aws.services.cloudwatch.metrics import MetricIndex
 from tests.unit.conftest import mocked_aws
 
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from local.sqs_move_tasks import (
+from embedded_aws.services.sqs.move_tasks import (
     CANCELLED,
     CANCELLING,
     COMPLETED,
