@@ -8,7 +8,7 @@ import json
 import pytest
 
 from embedded_aws.services.iam.access_control import dynamodb_permissions, logs_resource_arn
-from embedded_aws.lambda_host.event_source_mappings.poller import acknowledged_ids, sqs_record
+from embedded_aws.lambda_host.event_source_mappings.records import acknowledged_ids, sqs_record
 
 IDS = ["m1", "m2", "m3"]
 ORDERS = "arn:aws:dynamodb:us-east-1:123456789012:table/orders"
@@ -102,7 +102,7 @@ def test_logs_requests_name_their_group_or_stream(params, expected):
 ])
 def test_a_delete_of_a_resource_already_gone_counts_as_deleted(error, gone):
     """CloudFormation treats a resource deleted out of band as deleted; nothing else is swallowed."""
-    from embedded_aws.services.cloudformation.custom_resources import resource_already_gone
+    from embedded_aws.services.cloudformation.stack_delete import resource_already_gone
 
     assert resource_already_gone(error) is gone
 

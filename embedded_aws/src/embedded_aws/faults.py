@@ -47,7 +47,7 @@ def add_fault(path: Path, *, action: str, table: str, code: str, status: int, co
     with _locked(path) as rules:
         rules[:] = [r for r in rules if (r["action"], r["table"]) != (action, table)]
         rules.append({"action": action, "table": table, "code": code, "status": status,
-                      "message": message or f"{code} (injected by local/faults.py)",
+                      "message": message or f"{code} (injected by embedded_aws/faults.py)",
                       "remaining": count, "served": 0})
 
 
@@ -88,28 +88,21 @@ def take_fault(path: Path, action: str, tables: list[str]) -> dict[str, Any] | N
     return None
 
 
-def install(path: Path) -> None:
-    """Check every authorized DynamoDB request against the rules in `path`. Call after the
-    emulator's access-control patch: it wraps the check that patch installs."""
+def raise_injected_fault(handler: Any, path: Path) -> None:
+    """Fail this authorized DynamoDB request (moto's DynamoHandler) if a rule in `path` says so;
+    called by the access check (services/iam/access_control.py) once the request is allowed."""
     from moto.core.exceptions import JsonRESTError
-    from moto.dynamodb.responses import DynamoHandler
 
     from embedded_aws.services.dynamodb import metrics as dynamodb_metrics
 
-    authorize = DynamoHandler._authenticate_and_authorize_normal_action
-
-    def authorize_then_fault(self: Any, resource: str = "*") -> None:
-        authorize(self, resource)
-        params = getattr(self, "body", None)
-        params = params if isinstance(params, dict) else {}
-        tables = [params["TableName"]] if "TableName" in params else list(params.get("RequestItems") or {})
-        rule = take_fault(path, self._get_action(), tables)
-        if rule:
-            dynamodb_metrics.record_fault(rule["action"], [rule["table"]], rule["code"],
-                                          self.current_account, self.region)
-            # moto answers an error raised here as the response (it is an HTTPException).
-            error = JsonRESTError(_ERROR_PREFIX + rule["code"], rule["message"])
-            error.code = rule["status"]
-            raise error
-
-    DynamoHandler._authenticate_and_authorize_normal_action = authorize_then_fault
+    params = getattr(handler, "body", None)
+    params = params if isinstance(params, dict) else {}
+    tables = [params["TableName"]] if "TableName" in params else list(params.get("RequestItems") or {})
+    rule = take_fault(path, handler._get_action(), tables)
+    if rule:
+        dynamodb_metrics.record_fault(rule["action"], [rule["table"]], rule["code"],
+                                      handler.current_account, handler.region)
+        # moto answers an error raised here as the response (it is an HTTPException).
+        error = JsonRESTError(_ERROR_PREFIX + rule["code"], rule["message"])
+        error.code = rule["status"]
+        raise error

@@ -1,5 +1,6 @@
 """The embedded AWS: moto's server in this process, with the few changes that make it behave like
-AWS where this project depends on it (local/moto_patches/, by service).
+AWS where a stack depends on it (every change declared in compat/patches.py, its code in
+services/<service>/).
 
 - Lambda code runs for real: moto's `LambdaFunction.invoke` (used by the Invoke API and by
   CloudFormation custom resources) is routed to the local Lambda host.
@@ -14,7 +15,7 @@ AWS where this project depends on it (local/moto_patches/, by service).
 - A custom resource's response URL points at this server under `localhost`, and answering it
   needs no signature (on AWS it is a pre-signed S3 URL).
 - It answers only this machine's SDKs and CLIs, never another site's web page, and the moto API
-  is off (`local/guard.py`, docs/security.md). IAM enforcement is on before it listens.
+  is off (`server/guard.py`). IAM enforcement is on before it listens.
 - Speed, with the same answers: HTTP keep-alive (werkzeug closes every connection), work moto
   repeats per request cached (module list, handler names, parsed IAM policies, name
   conversion), no queue scans on SendMessage, one scan per DeleteMessageBatch, and the
@@ -31,13 +32,6 @@ from typing import Any
 
 from embedded_aws.credentials import ACCOUNT_ID, ROLE_CREDENTIALS_SECONDS, Credentials
 from embedded_aws.server.guard import LoopbackOnly
-from embedded_aws.compat import request_overhead as speed
-from embedded_aws.server import keep_alive
-from embedded_aws.services.awslambda import invoke as awslambda
-from embedded_aws.services.cloudformation import custom_resources as cloudformation
-from embedded_aws.services.dynamodb import writes as dynamodb
-from embedded_aws.services.iam import access_control as iam
-from embedded_aws.services.sqs import backend as sqs
 from embedded_aws.services.awslambda.invoke import FunctionRunner
 
 ADMIN_USER = "local-admin"
@@ -68,36 +62,10 @@ class EmbeddedAWS:
         from moto.moto_server import werkzeug_app
         from werkzeug.serving import make_server
 
-        werkzeug_app.DISABLE_GLOBAL_CORS = True  # in case moto was imported before (in-process tests)
-        if self.state_dir is not None:
-            from embedded_aws import profiling
+        from embedded_aws.compat.patches import REGISTRY, Context
 
-            profiling.install(self.state_dir)
-        self.cloudwatch.install()  # before the server listens: every stack sees the new resource types
-        speed.patch_request_overhead()
-        iam.patch_access_control()
-        iam.patch_signature_of_bodyless_requests()
-        iam.patch_iam_action_names()
-        cloudformation.patch_log_group_arn()
-        sqs.patch_sqs_lambda_trigger()
-        dynamodb.patch_dynamodb_write_atomicity()
-        sqs.patch_sqs_delete_batch()  # before patch_sqs_thread_safety: it locks the batch
-        sqs.patch_sqs_thread_safety()
-        sqs.patch_sqs_move_tasks()
-        sqs.patch_sqs_send_scans()  # after patch_sqs_thread_safety: it wraps the locked sends
-        sqs.patch_sqs_queue_attributes()
-        dynamodb.patch_dynamodb_item_count()
-        awslambda.patch_lambda_invoke(host)
-        awslambda.patch_event_source_mapping_rules()
-        awslambda.patch_inline_code_update()
-        cloudformation.patch_custom_resource_host(self.port)
-        cloudformation.patch_custom_resource_requests()
-        cloudformation.patch_stack_delete_of_resources_gone()
-        if self.faults_file:
-            from embedded_aws import faults
-
-            faults.install(self.faults_file)  # after iam.patch_access_control: it wraps that check
-        keep_alive.patch_keep_alive()
+        REGISTRY.apply(Context(port=self.port, host=host, cloudwatch=self.cloudwatch,
+                               faults_file=self.faults_file, state_dir=self.state_dir))
         self.admin = self._create_admin()
         self.enforce_iam()
         app = LoopbackOnly(werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app), self.port)

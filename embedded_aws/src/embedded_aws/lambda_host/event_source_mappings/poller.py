@@ -1,9 +1,9 @@
-"""SQS event source mappings of the local Lambda host (local/lambda_host.py), polled as the
+"""SQS event source mappings of the local Lambda host (lambda_host/host.py), polled as the
 Lambda service polls them: pollers per enabled mapping, scaled like the Lambda service
-(local/esm_scaling.py): five at first, more while batches come back full, fewer when receives
+(scaling.py): five at first, more while batches come back full, fewer when receives
 come back empty, never more than MaximumConcurrency, reserved concurrency or the local cap. Each
 gathers a batch (BatchSize, MaximumBatchingWindowInSeconds) with the role's credentials, drops
-what matches no filter (FilterCriteria, local/event_filter.py), invokes the function (in the
+what matches no filter (FilterCriteria, filters.py), invokes the function (in the
 emulator's process directly, as the Lambda service does; no Invoke API call), has successes
 deleted, honours batchItemFailures (ReportBatchItemFailures), and leaves failed messages for the
 visibility timeout so the queue's redrive policy moves poison messages to the dead-letter queue.
@@ -12,7 +12,6 @@ A throttled batch (reserved concurrency in use) is retried until its visibility 
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import threading
@@ -20,11 +19,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from embedded_aws.lambda_host.event_source_mappings import filters as event_filter
 from embedded_aws.credentials import Credentials
+from embedded_aws.lambda_host.event_source_mappings import filters as event_filter
+from embedded_aws.lambda_host.event_source_mappings.records import acknowledged_ids, sqs_record
 from embedded_aws.lambda_host.event_source_mappings.scaling import Scaling, concurrency_limit
-from embedded_aws.profiling import timer
 from embedded_aws.lambda_host.sandbox import FunctionSpec, InvocationResult, Throttled
+from embedded_aws.profiling import timer
 
 MAPPING_REFRESH_SECONDS = 0.5
 # A poller's long poll. The Lambda service waits up to 20 s; an idle poller then costs one
@@ -38,74 +38,6 @@ BATCH_GATHER_BYTES = MAX_RESPONSE_BYTES - 10 * 262_144
 THROTTLE_RETRY_SECONDS = (0.1, 2.0)  # a throttled batch is retried with backoff, first and longest wait
 
 log = logging.getLogger("embedded_aws.lambda_host")
-
-
-def sqs_record(message: dict, queue_arn: str, region: str) -> dict:
-    """An SQS message as the Lambda service hands it to a function (the example event of "Using
-    Lambda with Amazon SQS"): a message attribute has `stringValue` or `binaryValue` (whichever
-    it has), both list fields, empty, and `dataType`; `md5OfMessageAttributes` is null when the
-    message has none."""
-    attributes = message.get("Attributes", {})
-    message_attributes = {}
-    for name, value in message.get("MessageAttributes", {}).items():
-        attribute: dict[str, Any] = {}
-        if "StringValue" in value:
-            attribute["stringValue"] = value["StringValue"]
-        if "BinaryValue" in value:
-            attribute["binaryValue"] = base64.b64encode(value["BinaryValue"]).decode()
-        attribute["stringListValues"] = value.get("StringListValues", [])
-        attribute["binaryListValues"] = value.get("BinaryListValues", [])
-        attribute["dataType"] = value["DataType"]
-        message_attributes[name] = attribute
-    return {
-        "messageId": message["MessageId"],
-        "receiptHandle": message["ReceiptHandle"],
-        "body": message["Body"],
-        "attributes": {key: attributes[key] for key in (
-            "ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp",
-            "SequenceNumber", "MessageGroupId", "MessageDeduplicationId", "AWSTraceHeader",
-        ) if key in attributes},
-        "messageAttributes": message_attributes,
-        "md5OfMessageAttributes": message.get("MD5OfMessageAttributes"),
-        "md5OfBody": message.get("MD5OfBody"),
-        "eventSource": "aws:sqs",
-        "eventSourceARN": queue_arn,
-        "awsRegion": region,
-    }
-
-
-def acknowledged_ids(message_ids: list[str], function_error: str | None, payload: bytes,
-                     report_batch_item_failures: bool) -> set[str]:
-    """Which messages of a batch the Lambda service deletes after an invocation.
-
-    A function error fails the whole batch. With ReportBatchItemFailures, the listed ids stay;
-    a malformed response (not an object, an id that is empty or not in the batch) fails the
-    whole batch, as the Lambda service does.
-    """
-    if function_error:
-        return set()
-    if not report_batch_item_failures:
-        return set(message_ids)
-    try:
-        response = json.loads(payload) if payload and payload.strip() else None
-    except ValueError:
-        return set()
-    if response is None:
-        return set(message_ids)
-    if not isinstance(response, dict):
-        return set()
-    failures = response.get("batchItemFailures")
-    if failures is None:
-        return set(message_ids)
-    if not isinstance(failures, list):
-        return set()
-    failed = set()
-    for failure in failures:
-        identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None
-        if not isinstance(identifier, str) or identifier not in message_ids:
-            return set()
-        failed.add(identifier)
-    return set(message_ids) - failed
 
 
 @dataclass(frozen=True)
@@ -134,7 +66,7 @@ def function_not_found(error: BaseException) -> bool:
 
 
 class PollerHost(Protocol):
-    """What a poller uses of the LambdaHost that runs it (local/lambda_host.py)."""
+    """What a poller uses of the LambdaHost that runs it (lambda_host/host.py)."""
 
     endpoint: str
     local_function: Callable[[str], Any] | None
@@ -157,7 +89,7 @@ class MappingPoller:
     """Polls one SQS event source mapping until it is disabled or deleted, or its function is.
 
     Like the Lambda service, several batches are in flight at once, one per poller thread,
-    scaled by local/esm_scaling.py from what the receives return and within the mapping's
+    scaled by scaling.py from what the receives return and within the mapping's
     MaximumConcurrency and the function's reserved concurrency. Everything is read live: the
     supervisor hands the poller the mapping's current settings every MAPPING_REFRESH_SECONDS,
     and the function (role, reserved concurrency, code) is read before every batch.

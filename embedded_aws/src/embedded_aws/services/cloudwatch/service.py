@@ -5,13 +5,13 @@
 - Metrics: EMF log events become metric data (emf.py); GetMetricData reads one metric's points
   instead of scanning them all per period (metric_queries.py); AWS/SQS for every queue (sqs_metrics.py),
   AWS/Lambda for the local Lambda host (lambda_metrics.py), AWS/DynamoDB throttling for faults
-  injected by local/faults.py (dynamodb_metrics.py).
+  injected by embedded_aws/faults.py (dynamodb_metrics.py).
 - CloudFormation types moto skips: alarms, query definitions (with their Logs APIs), metric
   filters, SNS subscriptions and topic policies (resource_types.py, query_definitions.py).
 - One time scale (clock.py, LOCAL_CLOUDWATCH_SPEEDUP): periods are evaluated faster than real.
 
-`install()` patches moto and must run before the server listens (stacks parsed before it would
-not see the new resource types); `start()`/`stop()` run the background thread.
+The moto patches that wire it in are declared in compat/patches.py (applied by `EmbeddedAWS.start`
+before the server listens); `start()`/`stop()` run the background thread.
 """
 
 from __future__ import annotations
@@ -42,18 +42,6 @@ class LocalCloudWatch:
         self.sqs = SqsMetrics()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-
-    def install(self) -> None:
-        from embedded_aws.services.cloudwatch import history, metric_queries, resource_types
-        from embedded_aws.services.logs import emf, query_definitions
-
-        resource_types.register()
-        query_definitions.install()
-        history.install(self.history)
-        self.states.install()
-        emf.install()
-        self.sqs.install()
-        metric_queries.install(self.evaluator.index)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="local-cloudwatch", daemon=True)

@@ -6,6 +6,7 @@ bodyless request."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 
@@ -77,7 +78,11 @@ def cloudformation_stack_arn(stack_name: str | None, region: str, account: str) 
 _QUERY_COMPATIBLE = {"sqs", "cloudwatch"}
 
 
-def patch_access_control() -> None:
+def patch_access_control(faults_file: Path | None = None) -> None:
+    """Every access check moto makes, in one place: the resource ARN of each DynamoDB, Logs and
+    CloudFormation request, denials in the request's protocol, no signature on the custom
+    resource response URL, and, with `faults_file`, the DynamoDB faults injected there
+    (embedded_aws/faults.py) once a request is allowed."""
     from moto.cloudformation.responses import CloudFormationResponse
     from moto.core.authorization import ActionAuthenticatorMixin
     from moto.dynamodb.responses import DynamoHandler
@@ -119,6 +124,10 @@ def patch_access_control() -> None:
                 json_check(self, arn)
             finally:
                 del self._get_action
+        if faults_file is not None:
+            from embedded_aws.faults import raise_injected_fault
+
+            raise_injected_fault(self, faults_file)
 
     def logs_check(self: Any, resource: str = "*") -> None:
         try:

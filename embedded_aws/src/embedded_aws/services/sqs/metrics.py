@@ -68,30 +68,3 @@ class SqsMetrics:
                 data.extend(datum(name, value, UNITS.get(name, "Count"), {"QueueName": queue.name}, now)
                             for name, value in values.items())
             publish(account, region, NAMESPACE, data)
-
-    def install(self) -> None:
-        """Count sends, receives and deletes as moto's SQS backend serves them."""
-        from moto.sqs.models import SQSBackend
-
-        send_message = SQSBackend.send_message
-        receive_message = SQSBackend.receive_message
-        delete_message = SQSBackend.delete_message
-        metrics = self
-
-        def send(backend: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
-            message = send_message(backend, queue_name, *args, **kwargs)
-            metrics.count(backend, queue_name, "NumberOfMessagesSent")
-            return message
-
-        def receive(backend: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
-            received = receive_message(backend, queue_name, *args, **kwargs)
-            metrics.count(backend, queue_name, "NumberOfMessagesReceived", len(received))
-            return received
-
-        def delete(backend: Any, queue_name: str, receipt_handle: str) -> None:
-            delete_message(backend, queue_name, receipt_handle)
-            metrics.count(backend, queue_name, "NumberOfMessagesDeleted")
-
-        SQSBackend.send_message = send
-        SQSBackend.receive_message = receive
-        SQSBackend.delete_message = delete
