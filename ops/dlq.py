@@ -1,5 +1,5 @@
 """The dead-letter queue, understood: every message classified against the orders table with the
-worker's own parser and duplicate rule (ops/worker_code.py), and what an operator may do with it.
+worker's own parser and duplicate rule (stacks/lambda_code.py), and what an operator may do with it.
 
 - `pending`: a valid job whose id is not stored. It failed for a passing reason (throttling, an
   outage, a timeout); sent back, the worker writes it.
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from ops.observe import log_events
-from ops.worker_code import load_worker
+from stacks.lambda_code import load_worker
 
 CLASSES = ("pending", "stored", "conflict", "malformed")
 SAFE_CLASSES = ("pending", "stored")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -18,15 +17,7 @@ os.environ.setdefault("NODE_NO_WARNINGS", "1")
 
 
 
-def load_lambda(source: str) -> ModuleType:
-    """Import lambda/<source>/app.py as a module of its own (lambda/ is not a package)."""
-    path = ROOT / "lambda" / source / "app.py"
-    spec = importlib.util.spec_from_file_location(f"{source}_app", path)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+from stacks.lambda_code import load_lambda  # noqa: E402 - the one loader, after ROOT is importable
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,8 @@ the key). The write is a single atomic `PutItem ... attribute_not_exists(id)`; a
 write would race with a concurrent delivery of the same order.
 
 Pure core (`parse_job`, `decide`) first, then the thin shell that talks to DynamoDB and logs.
-Standard library and boto3 only: the Lambda Python runtime provides both.
+Standard library and boto3 only: the Lambda Python runtime provides both. The names the stack
+and `ops` share with it are in order_contract.py, beside it.
 """
 
 from __future__ import annotations
@@ -26,9 +27,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
-TABLE_NAME_ENV = "TABLE_NAME"
-METRICS_NAMESPACE_ENV = "METRICS_NAMESPACE"
-DEFAULT_METRICS_NAMESPACE = "IdempotentOrderConsumer"
+from order_contract import DECISIONS, METRICS_NAMESPACE_ENV, TABLE_NAME_ENV
+from order_contract import METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
 CONDITION = "attribute_not_exists(id)"
 UNIT_PRICE_CENTS = 250
 HANDLING_CENTS = 100
@@ -359,7 +359,6 @@ def metrics_line(counts: Mapping[str, int], function_name: str, namespace: str, 
     }
 
 
-DECISIONS = ("Accepted", "Duplicate", "Conflict", "Malformed", "Error")
 
 
 def handle_event(event: Mapping[str, Any], client: Any, table_name: str,
