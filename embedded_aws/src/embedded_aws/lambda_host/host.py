@@ -3,8 +3,8 @@ way the Lambda service does, for whatever functions and mappings the embedded AW
 
 This module holds LambdaHost: the pool of sandboxes, role credentials, invocations and the
 supervisor of the mappings' pollers. The parts it uses are in their own modules:
-local/sandbox.py (one sandbox and what an invocation comes to), local/lambda_logs.py (the log
-writer, which also deletes a mapping's messages) and local/sqs_mapping.py (the pollers).
+lambda_host/sandbox.py (one sandbox and what an invocation comes to), lambda_host/logs.py (the log
+writer, which also deletes a mapping's messages) and lambda_host/event_source_mappings/poller.py (the pollers).
 
 - Code: the zip the emulator stored at deploy time (the CDK asset), unpacked per code hash, run
   with the function's handler, environment, timeout and its own role's credentials. A new code
@@ -17,9 +17,9 @@ writer, which also deletes a mapping's messages) and local/sqs_mapping.py (the p
   a mapping: the batch is throttled and retried until its visibility timeout runs out).
 - Logs: START / output / END / REPORT to the function's log group, one stream per sandbox. An
   Invoke API call returns after its logs are written; a mapping's messages are deleted only
-  after the logs of the invocation that handled them (local/lambda_logs.py).
+  after the logs of the invocation that handled them (lambda_host/logs.py).
 - Mappings: every MAPPING_REFRESH_SECONDS the supervisor starts a poller per enabled SQS mapping
-  (local/sqs_mapping.py), hands running ones the mapping's current settings and stops those of
+  (lambda_host/event_source_mappings/poller.py), hands running ones the mapping's current settings and stops those of
   mappings disabled or deleted.
 """
 
@@ -47,7 +47,7 @@ from embedded_aws.profiling import timer
 from embedded_aws.lambda_host.sandbox import FunctionSpec, InvocationResult, Sandbox, SandboxOutcome, Throttled
 from embedded_aws.lambda_host.event_source_mappings.poller import MAPPING_REFRESH_SECONDS, MappingPoller, function_not_found
 
-# Invocations of one function at once; beyond it an Invoke waits for a sandbox (local/esm_scaling.py).
+# Invocations of one function at once; beyond it an Invoke waits for a sandbox (lambda_host/event_source_mappings/scaling.py).
 MAX_SANDBOXES_PER_FUNCTION = LOCAL_MAX_CONCURRENCY
 MAX_FUNCTION_TIMEOUT_SECONDS = 900
 # Role credentials: refreshed once less than half their life remains; a sandbox serves an
@@ -403,7 +403,7 @@ class LambdaHost:
         return lines
 
     def acknowledge(self, sqs: Any, queue_url: str, receipt_handles: list[str]) -> None:
-        """Delete messages once the logs queued before them are written (see local/lambda_logs.py)."""
+        """Delete messages once the logs queued before them are written (see lambda_host/logs.py)."""
         self._writer.ack(sqs, queue_url, receipt_handles)
 
     # --- event source mappings ----------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The local Lambda host's log writer (local/lambda_host.py): START / output / END / REPORT
+"""The local Lambda host's log writer (lambda_host/host.py): START / output / END / REPORT
 events to the function's log group, one stream per sandbox, written with the function role's
 credentials. An Invoke API call has its events written before it returns; a mapping's
 invocations queue theirs, and the writer thread writes all that is queued in one PutLogEvents

@@ -2,14 +2,14 @@
 function's package and the runtime's boto3 in front of the standard library, import the handler
 once (the init phase), then serve invocations read from stdin, one JSON line each, until stdin
 closes. Standard library only: it runs on whichever interpreter the runtime resolved to
-(local/runtimes.py), started with -I -S, so nothing else is importable.
+(lambda_host/runtimes.py), started with -I -S, so nothing else is importable.
 
 Whatever the handler prints (stdout and stderr share one pipe) is the function's log output. The
 end of the init phase and of each invocation is one FRAME line on the same pipe, so output and
 result can never be reordered; output without a trailing newline puts the frame mid-line, which
 the host splits off. Errors take the shapes and types of Lambda's Python runtime
 (Runtime.ImportModuleError, Runtime.HandlerNotFound, Runtime.MarshalError, ...). Run by
-local/sandbox.py only.
+lambda_host/sandbox.py only.
 """
 
 from __future__ import annotations

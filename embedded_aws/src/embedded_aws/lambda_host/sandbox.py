@@ -1,4 +1,4 @@
-"""One execution environment of the local Lambda host (local/lambda_host.py): a function's code
+"""One execution environment of the local Lambda host (lambda_host/host.py): a function's code
 and configuration (FunctionSpec), the warm process of its runtime that serves its invocations one
 at a time (Sandbox: Lambda's init phase limit, the function timeout and MemorySize enforced),
 and what an invocation comes to (SandboxOutcome inside the sandbox, InvocationResult for the
@@ -79,7 +79,7 @@ class SandboxOutcome:
 class Sandbox:
     """One warm process of a function's runtime serving invocations of one function version.
 
-    It runs the runtime's own interpreter (local/runtimes.py) with the package, the runtime's
+    It runs the runtime's own interpreter (lambda_host/runtimes.py) with the package, the runtime's
     boto3 and the standard library only. Memory: the process's peak RSS (VmHWM in /proc, kept
     by the kernel, so a spike between two reads still counts) is read every
     MEMORY_POLL_SECONDS while it works and once more when a phase ends; above the function's

@@ -12,7 +12,7 @@ log = logging.getLogger("embedded_aws.server")
 
 
 class FunctionRunner(Protocol):
-    """What runs function code for the emulator's Invoke API (local/lambda_host.py)."""
+    """What runs function code for the emulator's Invoke API (lambda_host/host.py)."""
 
     def spec_from_moto(self, fn: Any) -> Any: ...
 

@@ -1,4 +1,4 @@
-"""AWS/DynamoDB throttling metrics for the faults `local/faults.py` injects (DynamoDB itself is
+"""AWS/DynamoDB throttling metrics for the faults `embedded_aws/faults.py` injects (DynamoDB itself is
 never throttled locally): a throttled request counts once in ThrottledRequests (TableName,
 Operation) and once per table in ReadThrottleEvents or WriteThrottleEvents (TableName).
 Other injected faults (5xx) publish nothing, as on AWS (they are SystemErrors, not throttles).

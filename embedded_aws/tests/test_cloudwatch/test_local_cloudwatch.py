@@ -214,7 +214,7 @@ def test_lambda_metrics_and_emf_through_the_host(emulator):
 
 
 def test_injected_dynamodb_throttling_shows_in_its_metrics(emulator):
-    """Two throttled PutItem attempts (faults injected by local/faults.py; the SDK retries past
+    """Two throttled PutItem attempts (faults injected by embedded_aws/faults.py; the SDK retries past
     them) count in AWS/DynamoDB ThrottledRequests (TableName, Operation) and WriteThrottleEvents."""
     table(emulator, "cw-e2e-throttled")
     emulator.inject_fault(action="PutItem", table="cw-e2e-throttled", code="ProvisionedThroughputExceededException",

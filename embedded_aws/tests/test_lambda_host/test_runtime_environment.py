@@ -8,7 +8,7 @@ from importlib.metadata import version
 import pytest
 
 from embedded_aws.lambda_host import runtimes
-from tests.conformance.conftest import PYTHON, create_function, invoke, unique
+from test_lambda_host.functions import PYTHON, create_function, invoke, unique
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,7 @@ import hashlib
 
 import pytest
 
-from tests.conformance.esm_support import make, queue_arn, wait_for_bodies
+from test_event_source_mappings.support import make, queue_arn, wait_for_bodies
 from tests.e2e.conftest import REGION, emulator  # noqa: F401 - the shared embedded AWS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conformance.conftest import create_function, invoke, unique
+from test_lambda_host.functions import create_function, invoke, unique
 
 pytestmark = pytest.mark.e2e
 

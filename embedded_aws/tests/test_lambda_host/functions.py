@@ -1,6 +1,5 @@
-"""AWS rules, one test each, checked against the shared embedded AWS and the local Lambda host
-with small functions of their own, created through the Lambda API and invoked synchronously.
-The Invoke API's log tail (LogType=Tail) carries the invocation's INIT_START/START/END/REPORT
+"""Small functions of a test's own, created through the Lambda API of the shared embedded AWS and
+invoked synchronously, for the Lambda host's tests (one AWS rule each). The Invoke API's log tail (LogType=Tail) carries the invocation's INIT_START/START/END/REPORT
 lines: the host writes them before it answers."""
 
 from __future__ import annotations
@@ -10,10 +9,8 @@ import json
 import uuid
 from dataclasses import dataclass
 
-import pytest
-
 from local.session import LocalSession
-from tests.e2e.conftest import emulator, function_zip, logs_statement, make_role  # noqa: F401 - the fixture
+from tests.e2e.conftest import function_zip, logs_statement, make_role
 
 PYTHON = "python3.14"  # the runtime the stack declares
 
@@ -56,8 +53,3 @@ def invoke(session: LocalSession, name: str, event: object = None) -> Invocation
     raw = response["Payload"].read()
     log = base64.b64decode(response.get("LogResult", "")).decode().split("\n")
     return Invocation(response.get("FunctionError"), json.loads(raw) if raw else None, raw, log)
-
-
-@pytest.fixture
-def session(emulator):  # noqa: F811 - the shared fixture, under a shorter name
-    return emulator

@@ -1,7 +1,7 @@
 """DLQ redrive in the embedded AWS, as an operator does it on AWS: poison messages reach a
 dead-letter queue through failed receives, and StartMessageMoveTask sends them back to the queue
 each came from (or to a DestinationArn), paced, listed, cancellable, authorized on the DLQ's ARN;
-through boto3 (JSON protocol), the query protocol and the AWS CLI. local/sqs_move_tasks.py."""
+through boto3 (JSON protocol), the query protocol and the AWS CLI. embedded_aws/services/sqs/move_tasks.py."""
 
 from __future__ import annotations
 

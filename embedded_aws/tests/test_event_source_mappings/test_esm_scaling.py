@@ -1,4 +1,4 @@
-"""The scaling rule of the local Lambda host's SQS mappings (local/esm_scaling.py), with time
+"""The scaling rule of the local Lambda host's SQS mappings (lambda_host/event_source_mappings/scaling.py), with time
 passed in: five batches at first, one more per 0.2 s (300 a minute) while batches come back
 full, back to the floor when receives come back empty, and never more than the local cap,
 MaximumConcurrency or reserved concurrency."""

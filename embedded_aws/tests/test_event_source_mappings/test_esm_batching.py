@@ -11,7 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from local.session import wait_for
-from tests.conformance.esm_support import drained, invocations, make, queue_arn, wait_for_bodies
+from test_event_source_mappings.support import drained, invocations, make, queue_arn, wait_for_bodies
 from tests.e2e.conftest import emulator  # noqa: F401 - the shared embedded AWS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

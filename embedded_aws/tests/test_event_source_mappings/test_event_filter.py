@@ -1,4 +1,4 @@
-"""FilterCriteria as the Lambda service evaluates them on SQS records (local/event_filter.py):
+"""FilterCriteria as the Lambda service evaluates them on SQS records (lambda_host/event_source_mappings/filters.py):
 the operators invocation-eventfiltering.html lists, the body format rule of
 with-sqs-filtering.html, and what is refused when a mapping is created or updated."""
 

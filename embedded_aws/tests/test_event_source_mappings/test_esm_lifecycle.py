@@ -11,7 +11,7 @@ import os
 import pytest
 
 from local.session import wait_for
-from tests.conformance.esm_support import (
+from test_event_source_mappings.support import (
     counters, drained, invocations, make, new_code, queue_arn, recorder, wait_for_bodies,
     wait_until_stopped_polling,
 )
@@ -62,7 +62,7 @@ def test_a_new_role_is_used_for_the_next_receive(emulator):
 
 
 def _log_tail(emulator, needle: str) -> str:
-    from tests.conformance.esm_support import emulator_log
+    from test_event_source_mappings.support import emulator_log
 
     return "\n".join(line for line in emulator_log(emulator).splitlines() if needle in line)
 

@@ -10,8 +10,8 @@ import threading
 import pytest
 from botocore.exceptions import ReadTimeoutError
 
-from tests.conformance.esm_support import make
-from tests.conformance.test_invoke_api import lambda_client
+from test_event_source_mappings.support import make
+from test_lambda_host.test_invoke_api import lambda_client
 from tests.e2e.conftest import emulator  # noqa: F401 - the shared embedded AWS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(65)]

@@ -14,7 +14,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from local.session import wait_for
-from tests.conformance.esm_support import invocations, make
+from test_event_source_mappings.support import invocations, make
 from tests.e2e.conftest import emulator  # noqa: F401 - the shared embedded AWS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
