@@ -7,8 +7,14 @@ from __future__ import annotations
 import json
 import os
 import threading
-import uuid
 from typing import Any
+
+from embedded_aws.services.cloudformation.lifecycle import (
+    Answer,
+    AnswerTo,
+    CustomResourceFailed,
+    CustomResourceLifecycle,
+)
 
 
 
@@ -27,23 +33,24 @@ def forget_outputs(stack: Any) -> None:
     stack.output_map = OutputMap(stack.resource_map, {}, stack.stack_id)
 
 
-class CustomResourceFailed(Exception):
-    """The custom resource's function answered FAILED (or never answered)."""
-
-
-def patch_custom_resource_requests() -> None:
-    """A custom resource gets `Update` (with `OldResourceProperties`) when its properties change
-    and `Delete` when it is removed, and a FAILED answer fails the stack operation; moto only
-    sent `Create` and ignored FAILED. Update and Delete are sent synchronously: the function
-    answers at the response URL before its invocation returns. Custom resources are deleted
-    before everything else of the stack, as their dependencies on their function and its role
-    make CloudFormation do; moto's delete follows no dependency order."""
+def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = None) -> None:
+    """The adapter between moto and the custom-resource lifecycle (lifecycle.py): a custom
+    resource gets `Update` (with `OldResourceProperties`) when its properties change and `Delete`
+    when it is removed, and a FAILED answer fails the stack operation and rolls back a create or
+    an update; moto only sent `Create` and ignored FAILED. Custom resources are deleted before
+    everything else of the stack, as their dependencies on their function and its role make
+    CloudFormation do; moto's delete follows no dependency order."""
     from moto.awslambda.utils import get_backend as lambda_backend
     from moto.cloudformation import responses
     from moto.cloudformation.custom_model import CustomModel
+    from moto.cloudformation.models import Stack
     from moto.cloudformation.parsing import ResourceMap
 
+    lifecycle = lifecycle or CustomResourceLifecycle()
     create = CustomModel.create_from_cloudformation_json.__func__
+
+    def key(model: Any) -> tuple[str, str]:
+        return model.stack_id, model.logical_id
 
     def create_from_cloudformation_json(cls: Any, resource_name: str, cloudformation_json: dict[str, Any],
                                         account_id: str, region_name: str, **kwargs: Any) -> Any:
@@ -52,35 +59,18 @@ def patch_custom_resource_requests() -> None:
         model.resource_type, model.properties = kwargs["ResourceType"], cloudformation_json["Properties"]
         return model
 
-    # Requests awaiting their answer, by (stack id, logical id): while a stack is deleted moto
-    # keeps it in neither of its stack lists, so the answer cannot find it there.
-    in_flight: dict[tuple[str, str], Any] = {}
-
     def send(model: Any, request_type: str, properties: dict[str, Any], **extra: Any) -> None:
         from moto import settings
 
-        model.failure = None
         token = properties["ServiceToken"]
-        event = {
-            "RequestType": request_type, "ServiceToken": token,
-            "ResponseURL": f"{settings.moto_server_host()}:{settings.moto_server_port()}"
-                           f"/cloudformation_{model.region_name}/cfnresponse?stack={model.stack_id}",
-            "StackId": model.stack_id, "RequestId": str(uuid.uuid4()), "LogicalResourceId": model.logical_id,
-            "ResourceType": model.resource_type,
-            "PhysicalResourceId": getattr(model, "returned_physical_id", None) or model.physical_resource_id,
-            "ResourceProperties": properties, **extra,
-        }
-        answered = model.data, model._finished
-        model._finished = False
-        in_flight[(model.stack_id, model.logical_id)] = model
-        try:
-            lambda_backend(model.account_id, model.region_name).get_function(token).invoke(json.dumps(event), {}, {})
-        finally:
-            in_flight.pop((model.stack_id, model.logical_id), None)
-        if model.failure is not None or not model._finished:
-            model.data, model._finished = answered
-            raise CustomResourceFailed(
-                f"custom resource {model.logical_id}: {request_type} failed: {model.failure or 'no SUCCESS response'}")
+        event = lifecycle.event(
+            key(model), request_type, service_token=token, resource_type=model.resource_type,
+            response_url=f"{settings.moto_server_host()}:{settings.moto_server_port()}"
+                         f"/cloudformation_{model.region_name}/cfnresponse?stack={model.stack_id}",
+            default_physical_id=model.physical_resource_id, properties=properties, **extra)
+        function = lambda_backend(model.account_id, model.region_name).get_function(token)
+        answer = lifecycle.send(key(model), event, lambda event: function.invoke(json.dumps(event), {}, {}))
+        model.set_data(answer.data)
 
     def update_from_cloudformation_json(cls: Any, original_resource: Any, new_resource_name: str,
                                         cloudformation_json: dict[str, Any], account_id: str, region_name: str) -> Any:
@@ -89,9 +79,8 @@ def patch_custom_resource_requests() -> None:
             try:
                 send(original_resource, "Update", properties, OldResourceProperties=original_resource.properties)
             except CustomResourceFailed as error:
-                # Raised after moto's loop (update_failing_on_custom_resources): moto retries a
-                # resource that raises, which would send the same Update again.
-                original_resource.update_failure = error
+                # moto retries a resource that raises, which would send the same Update again.
+                lifecycle.defer_update_failure(original_resource.stack_id, error)
             else:
                 original_resource.properties = properties
         return original_resource
@@ -106,32 +95,23 @@ def patch_custom_resource_requests() -> None:
     process = responses.CloudFormationResponse.process_cfn_response
 
     def process_cfn_response(self: Any) -> Any:
-        """Keeps the PhysicalResourceId the function answered (later requests carry it, as on
-        AWS), and takes the answers to Update and Delete: moto's handler would look the stack up
-        where a deleted one is not, and mark an updated one CREATE_COMPLETE."""
-        key = (self._get_param("StackId"), self._get_param("LogicalResourceId"))
-        resource = in_flight.get(key)
-        if resource is None:
+        """Answers to Update and Delete are taken by the lifecycle (moto's handler would look the
+        stack up where a deleted one is not, and mark an updated one CREATE_COMPLETE); answers to
+        Create go on to moto's handler."""
+        answered = (self._get_param("StackId"), self._get_param("LogicalResourceId"))
+        answer = Answer(self._get_param("Status"), self._get_param("PhysicalResourceId") or None,
+                        self._get_param("Data") or {}, self._get_param("Reason"))
+        whose = lifecycle.answer(answered, answer)
+        if whose is AnswerTo.REQUEST:
+            return 200, {"status": 200}, json.dumps("{}")
+        if whose is AnswerTo.CREATE_THEN_ROLL_BACK:
             try:
-                stack = self.cloudformation_backend.get_stack(key[0])
-                created = stack.custom_resources.get(key[1])
+                stack = self.cloudformation_backend.get_stack(answered[0])
             except Exception:  # noqa: BLE001 - moto's handler reports an unknown stack
-                created = None
-            if created is not None and self._get_param("PhysicalResourceId"):
-                created.returned_physical_id = self._get_param("PhysicalResourceId")
-            if created is not None and self._get_param("Status") == "FAILED":
-                with rollback_lock:
-                    created.failure = self._get_param("Reason") or "FAILED"
-                    ready = getattr(stack, "resources_created", False)
-                if ready:
-                    start_rollback(stack)
-            return process(self)
-        if self._get_param("Status") == "SUCCESS":
-            resource.returned_physical_id = self._get_param("PhysicalResourceId") or getattr(resource, "returned_physical_id", None)
-            resource.set_data(self._get_param("Data") or {})
-        else:
-            resource.failure = self._get_param("Reason") or "FAILED"
-        return 200, {"status": 200}, json.dumps("{}")
+                stack = None
+            if stack is not None:
+                start_rollback(stack)
+        return process(self)
 
     responses.CloudFormationResponse.process_cfn_response = process_cfn_response
 
@@ -151,38 +131,25 @@ def patch_custom_resource_requests() -> None:
 
     def update_failing_on_custom_resources(self: Any, *args: Any, **kwargs: Any) -> None:
         update_all(self, *args, **kwargs)
-        for resource in self._parsed_resources.values():
-            failure = getattr(resource, "update_failure", None)
-            if failure is not None:
-                resource.update_failure = None
-                raise failure
+        lifecycle.raise_update_failure(self.stack_id)
 
     ResourceMap.update = update_failing_on_custom_resources
 
-    # A FAILED answer to Create rolls the stack back, as AWS does; moto ignored it and the stack
-    # stayed CREATE_IN_PROGRESS. The rollback starts once moto has created every resource (the
-    # answer can come while it still creates the others), in a thread, as on AWS after
-    # CreateStack has returned.
-    rollback_lock = threading.Lock()
-
-    def failed_custom_resources(stack: Any) -> list[Any]:
-        return [r for r in stack.custom_resources.values() if getattr(r, "failure", None) and not r.is_created()]
+    def failed_creates(stack: Any) -> list[tuple[str, str]]:
+        return lifecycle.failed_creates([(stack.stack_id, logical_id) for logical_id, resource
+                                         in stack.custom_resources.items() if not resource.is_created()])
 
     def start_rollback(stack: Any) -> None:
-        with rollback_lock:
-            if getattr(stack, "rolling_back", False):
-                return
-            stack.rolling_back = True
-        threading.Thread(target=roll_back, args=(stack,), name=f"rollback-{stack.name}", daemon=True).start()
+        """As on AWS after CreateStack has returned: in a thread."""
+        if lifecycle.claim_rollback(stack.stack_id):
+            threading.Thread(target=roll_back, args=(stack,), name=f"rollback-{stack.name}", daemon=True).start()
 
     def roll_back(stack: Any) -> None:
-        failed = failed_custom_resources(stack)
-        reason = "; ".join(f"custom resource {r.logical_id}: Create failed: {r.failure}" for r in failed)
-        stack._add_stack_event("CREATE_FAILED", resource_status_reason=reason)
+        create_failed, rolling_back = lifecycle.rollback_reasons(failed_creates(stack))
+        stack._add_stack_event("CREATE_FAILED", resource_status_reason=create_failed)
         stack.status = "ROLLBACK_IN_PROGRESS"
         forget_outputs(stack)
-        stack._add_stack_event("ROLLBACK_IN_PROGRESS", resource_status_reason=
-                               f"The following resource(s) failed to create: [{', '.join(r.logical_id for r in failed)}].")
+        stack._add_stack_event("ROLLBACK_IN_PROGRESS", resource_status_reason=rolling_back)
         try:
             stack.resource_map.delete()
         except Exception as error:  # noqa: BLE001 - the stack says so, as on AWS
@@ -192,16 +159,13 @@ def patch_custom_resource_requests() -> None:
         stack.status = "ROLLBACK_COMPLETE"
         stack._add_stack_event("ROLLBACK_COMPLETE")
 
-    from moto.cloudformation.models import Stack
-
     create_resources = Stack.create_resources
 
     def create_resources_then_roll_back_failures(self: Any) -> None:
         create_resources(self)
-        with rollback_lock:
-            self.resources_created = True
-            failed = bool(failed_custom_resources(self))
-        if failed:
+        pending = [(self.stack_id, logical_id) for logical_id, resource in self.custom_resources.items()
+                   if not resource.is_created()]
+        if lifecycle.all_created(self.stack_id, pending):
             start_rollback(self)
 
     Stack.create_resources = create_resources_then_roll_back_failures
