@@ -51,7 +51,7 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
     host = LambdaHost(
         endpoint=aws.endpoint, region=region, workdir=state_dir / "lambda",
         role_credentials=aws.role_credentials, service_credentials=lambda: aws.admin,
-        local_function=aws.lambda_function,
+        stored_function=aws.lambda_function,
     )
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())

@@ -73,6 +73,7 @@ def host(tmp_path, monkeypatch):
 
     host = LambdaHost(endpoint="http://localhost:1", region="us-east-1", workdir=tmp_path,
                       role_credentials=role_credentials, service_credentials=lambda: Credentials("a", "b"),
+                      stored_function=lambda arn: pytest.fail("no function is read from the emulator here"),
                       credentials_lifetime=100, sandbox_margin=5, clock=clock)
     host.clock, host.issued = clock, issued
     return host

@@ -78,14 +78,14 @@ class LambdaHost:
     def __init__(self, *, endpoint: str, region: str, workdir: Path,
                  role_credentials: Callable[[str, str], Credentials],
                  service_credentials: Callable[[], Credentials],
-                 local_function: Callable[[str], Any] | None = None,
+                 stored_function: Callable[[str], Any],
                  credentials_lifetime: float = ROLE_CREDENTIALS_SECONDS,
                  sandbox_margin: float = SANDBOX_CREDENTIALS_MARGIN_SECONDS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.endpoint = endpoint
-        # In the emulator's process: the stored function for an ARN, so a mapping's poller
+        # The emulator's stored function (moto's LambdaFunction) for an ARN: a mapping's poller
         # invokes it as the Lambda service does, without a signed Invoke API call to itself.
-        self.local_function = local_function
+        self.stored_function = stored_function
         self.region = region
         self.workdir = workdir
         self._role_credentials = role_credentials
@@ -281,14 +281,12 @@ class LambdaHost:
         """Close idle sandboxes nobody will use again: of a function that was deleted or changed
         since (seen in the emulator's store), or whose credentials would not last another
         invocation. Called by the mapping supervisor, so they go even if no invocation comes."""
-        if self.local_function is None:
-            return
         with self._lock:
             specs = {idle[0].spec.arn: idle[0].spec for idle in self._idle.values() if idle}
         live: dict[str, tuple | None] = {}
         for arn, spec in specs.items():
             try:
-                live[arn] = self.spec_from_moto(self.local_function(arn)).identity
+                live[arn] = self.spec_from_moto(self.stored_function(arn)).identity
             except Exception as error:  # noqa: BLE001 - only "not found" retires; anything else keeps
                 live[arn] = None if function_not_found(error) else spec.identity
         with self._lock:
@@ -442,15 +440,16 @@ class LambdaHost:
             self._stop.wait(MAPPING_REFRESH_SECONDS)
 
     def _function_exists(self, function_arn: str) -> bool:
-        """A mapping whose function was deleted is not polled (its messages stay in the queue).
-        Known only in the emulator's process; elsewhere the poller finds out when it invokes."""
-        if self.local_function is None:
-            return True
+        """A mapping whose function was deleted is not polled (its messages stay in the queue)."""
         try:
-            self.local_function(function_arn)
+            self.stored_function(function_arn)
         except Exception as error:  # noqa: BLE001 - only "not found" counts
             return not function_not_found(error)
         return True
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
 
     def stop(self) -> None:
         self._stop.set()

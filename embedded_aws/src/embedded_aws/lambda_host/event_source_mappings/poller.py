@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from embedded_aws.credentials import Credentials
 from embedded_aws.lambda_host.event_source_mappings import filters as event_filter
@@ -69,9 +69,11 @@ class PollerHost(Protocol):
     """What a poller uses of the LambdaHost that runs it (lambda_host/host.py)."""
 
     endpoint: str
-    local_function: Callable[[str], Any] | None
-    _stop: threading.Event
-    _service_credentials: Callable[[], Credentials]
+
+    @property
+    def stopping(self) -> bool: ...
+
+    def stored_function(self, function_arn: str) -> Any: ...
 
     def client(self, service: str, credentials: Credentials) -> Any: ...
 
@@ -108,7 +110,6 @@ class MappingPoller:
         self._live = 0  # poller threads running
         self._filters: tuple[str, list[dict]] | None = None  # (FilterCriteria as JSON, patterns)
         self._visibility: tuple[float, float] | None = None  # (read at, queue visibility timeout)
-        self._api_function: tuple[str, float, MappedFunction] | None = None  # outside the emulator
 
     @property
     def alive(self) -> bool:
@@ -129,7 +130,7 @@ class MappingPoller:
         self._stop.set()
 
     def _stopped(self) -> bool:
-        return self._stop.is_set() or self.host._stop.is_set()
+        return self._stop.is_set() or self.host.stopping
 
     def _limit(self, function: MappedFunction | None) -> int:
         maximum = (self.mapping.get("ScalingConfig") or {}).get("MaximumConcurrency")
@@ -174,28 +175,13 @@ class MappingPoller:
 
     def _function(self) -> MappedFunction | None:
         """The mapping's function as it is now; None if it was deleted."""
-        host, arn = self.host, self.mapping["FunctionArn"]
-        if host.local_function is not None:
-            try:
-                fn = host.local_function(arn)
-            except Exception as error:
-                if function_not_found(error):
-                    return None
-                raise
-            return MappedFunction(fn.role, reserved_concurrency_of(fn), int(fn.timeout))
-        cached, now = self._api_function, time.monotonic()
-        if cached and cached[0] == arn and now - cached[1] < MAPPING_REFRESH_SECONDS:
-            return cached[2]
         try:
-            response = host.client("lambda", host._service_credentials()).get_function(FunctionName=arn)
+            fn = self.host.stored_function(self.mapping["FunctionArn"])
         except Exception as error:
             if function_not_found(error):
                 return None
             raise
-        reserved = (response.get("Concurrency") or {}).get("ReservedConcurrentExecutions")
-        function = MappedFunction(response["Configuration"]["Role"], reserved, int(response["Configuration"]["Timeout"]))
-        self._api_function = (arn, now, function)
-        return function
+        return MappedFunction(fn.role, reserved_concurrency_of(fn), int(fn.timeout))
 
     def _patterns(self, mapping: dict) -> list[dict]:
         """The mapping's filter patterns, compiled again whenever FilterCriteria changes."""
@@ -336,27 +322,15 @@ class MappingPoller:
         return seconds
 
     def _invoke(self, function_arn: str, event: dict) -> tuple[str | None, bytes]:
-        """(FunctionError, payload) of a synchronous invocation; raises Throttled. In the
-        emulator's process the stored function runs directly, as the Lambda service invokes a
-        mapping's function (no caller to authorize), with the code and configuration it has
-        now; otherwise through the Invoke API."""
+        """(FunctionError, payload) of a synchronous invocation; raises Throttled. The stored
+        function runs directly, as the Lambda service invokes a mapping's function (no caller
+        to authorize), with the code and configuration it has now."""
         host = self.host
-        if host.local_function is not None:
-            fn = host.local_function(function_arn)
-            result = host.invoke(host.spec_from_moto(fn), event, defer_logs=True,
-                                 reserved_concurrency=reserved_concurrency_of(fn))
-            if len(result.payload) > MAX_RESPONSE_BYTES:
-                return "Unhandled", json.dumps({
-                    "errorMessage": f"Response payload size exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).",
-                    "errorType": "Function.ResponseSizeTooLarge"}).encode()
-            return result.function_error, result.payload
-        from botocore.exceptions import ClientError
-
-        lambda_api = host.client("lambda", host._service_credentials())
-        try:
-            response = lambda_api.invoke(FunctionName=function_arn, Payload=json.dumps(event).encode())
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") == "TooManyRequestsException":
-                raise Throttled(str(error)) from None
-            raise
-        return response.get("FunctionError"), response["Payload"].read()
+        fn = host.stored_function(function_arn)
+        result = host.invoke(host.spec_from_moto(fn), event, defer_logs=True,
+                             reserved_concurrency=reserved_concurrency_of(fn))
+        if len(result.payload) > MAX_RESPONSE_BYTES:
+            return "Unhandled", json.dumps({
+                "errorMessage": f"Response payload size exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).",
+                "errorType": "Function.ResponseSizeTooLarge"}).encode()
+        return result.function_error, result.payload
