@@ -179,7 +179,7 @@ def decide(job: Job, existing: Mapping[str, Any] | None) -> Outcome:
         return Outcome("duplicate", job)
     raise ConflictingOrder(
         f"order {job.id!r} already stored with different details: "
-        f"stored {json.dumps(_plain(existing), sort_keys=True, default=str)}, "
+        f"stored {json.dumps(_with_int_numbers(existing), sort_keys=True, default=str)}, "
         f"requested {json.dumps(job.item(), sort_keys=True)}"
     )
 
@@ -199,7 +199,7 @@ def has_time_for_attempt(remaining: float) -> bool:
     return remaining >= ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS
 
 
-def _plain(item: Mapping[str, Any]) -> dict[str, Any]:
+def _with_int_numbers(item: Mapping[str, Any]) -> dict[str, Any]:
     """DynamoDB numbers come back as Decimal; make whole numbers ints so items compare and log."""
     def plain(value: Any) -> Any:
         if isinstance(value, Decimal):
@@ -235,7 +235,7 @@ def _to_attributes(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def item_from_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
     """A stored item as the worker compares it (whole numbers as int)."""
-    return _plain({key: _DESERIALIZER.deserialize(value) for key, value in attributes.items()})
+    return _with_int_numbers({key: _DESERIALIZER.deserialize(value) for key, value in attributes.items()})
 
 
 def _log(tag: str, payload: Mapping[str, Any]) -> None:
@@ -253,7 +253,7 @@ def _retryable(error: Exception) -> tuple[str, bool]:
 
 
 @dataclass(frozen=True)
-class Put:
+class PutOutcome:
     """How the conditional PutItem ended: `previous` is None when the item went in, the stored
     item when the condition failed; `retried_after` names the failures of earlier attempts."""
 
@@ -262,17 +262,17 @@ class Put:
 
 
 def put_order(client: Any, request: Mapping[str, Any], remaining: Callable[[], float],
-              sleep: Callable[[float], None] = time.sleep) -> Put:
+              sleep: Callable[[float], None] = time.sleep) -> PutOutcome:
     """The conditional PutItem, retried while it is worth it and time allows; raises
     WriteFailed when it gives up."""
     failures: list[str] = []
     while True:
         try:
             client.put_item(**request)
-            return Put(None, tuple(failures))
+            return PutOutcome(None, tuple(failures))
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return Put(item_from_attributes(error.response.get("Item") or {}), tuple(failures))
+                return PutOutcome(item_from_attributes(error.response.get("Item") or {}), tuple(failures))
             failure: Exception = error
         except (BotoConnectionError, HTTPClientError) as error:
             failure = error

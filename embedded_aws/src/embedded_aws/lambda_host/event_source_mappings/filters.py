@@ -99,14 +99,14 @@ def _check_object(pattern: dict, where: str) -> None:
             for rule in value:
                 _check_rule(rule, here)
         else:
-            raise FilterError(f"{here} must be a list of rules or an object, not {json.dumps(_plain(value))}")
+            raise FilterError(f"{here} must be a list of rules or an object, not {json.dumps(_as_json(value))}")
 
 
 def _check_rule(rule: Any, where: str) -> None:
     if rule is None or isinstance(rule, (str, bool, Number)):
         return
     if not isinstance(rule, dict) or len(rule) != 1:
-        raise FilterError(f"{where}: rule {json.dumps(_plain(rule))} is not a value or a one-key operator object")
+        raise FilterError(f"{where}: rule {json.dumps(_as_json(rule))} is not a value or a one-key operator object")
     (operator, operand), = rule.items()
     if operator not in _LEAF_OPERATORS:
         raise FilterError(f"{where}: operator {operator!r} is not supported by the local Lambda host")
@@ -134,19 +134,19 @@ def _check_numeric(operand: Any, where: str) -> None:
     for index in range(0, len(operand), 2):
         operator, number = operand[index], operand[index + 1]
         if operator not in _NUMERIC_OPERATORS or not isinstance(number, Number):
-            raise FilterError(f"{where}: numeric {json.dumps(_plain(operand))} is not op/number pairs")
+            raise FilterError(f"{where}: numeric {json.dumps(_as_json(operand))} is not op/number pairs")
     if len(operand) == 4 and ("=" in (operand[0], operand[2])):
         raise FilterError(f"{where}: numeric '=' cannot be part of a range")
 
 
-def _plain(value: Any) -> Any:
+def _as_json(value: Any) -> Any:
     """A parsed pattern back to plain JSON types, for messages."""
     if isinstance(value, Number):
         return value.value
     if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
+        return {key: _as_json(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_plain(item) for item in value]
+        return [_as_json(item) for item in value]
     return value
 
 

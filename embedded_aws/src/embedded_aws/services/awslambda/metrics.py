@@ -73,6 +73,6 @@ class LambdaMetrics:
                     {"FunctionName": function_name}, (start + end) / 2)])
 
 
-RECORDER = LambdaMetrics()
-record_invocation = RECORDER.record_invocation
-record_throttle = RECORDER.record_throttle
+LAMBDA_METRICS = LambdaMetrics()
+record_invocation = LAMBDA_METRICS.record_invocation
+record_throttle = LAMBDA_METRICS.record_throttle

@@ -24,7 +24,7 @@ from embedded_aws.services.cloudwatch.alarm_state import AlarmStates
 from embedded_aws.services.cloudwatch.clock import Clock, bucket_end
 from embedded_aws.services.cloudwatch.evaluator import AlarmEvaluator
 from embedded_aws.services.cloudwatch.history import AlarmHistory
-from embedded_aws.services.awslambda.metrics import RECORDER
+from embedded_aws.services.awslambda.metrics import LAMBDA_METRICS
 from embedded_aws.services.sqs.metrics import SqsMetrics
 
 log = logging.getLogger("embedded_aws.cloudwatch")
@@ -65,7 +65,7 @@ class LocalCloudWatch:
                 if now >= next_sample:
                     self.sqs.sample(now)
                     closed = bucket_end(now, minute)
-                    RECORDER.flush(closed - minute, closed)
+                    LAMBDA_METRICS.flush(closed - minute, closed)
                     next_sample = closed + minute + minute / 2
                 if now >= next_prune:
                     for backend in self.evaluator.backends():
