@@ -118,9 +118,8 @@ def _sqs_message_calls(context: Context) -> None:
 
 
 PATCHES = [
-    Patch("profiling", "LOCAL_PROFILE: count and time every request and the host's phases",
-          (T("moto.moto_server.werkzeug_app:DomainDispatcherApplication.__call__", "self", "environ", "start_response"),
-           T("werkzeug.serving:WSGIRequestHandler.handle_one_request", "self")),
+    Patch("profiling", "LOCAL_PROFILE: the CPU of each whole request on its connection thread",
+          (T("werkzeug.serving:WSGIRequestHandler.handle_one_request", "self"),),
           _profiling, when=lambda context: context.state_dir is not None and _profiling_enabled()),
     Patch("server.global-cors-off", "moto's server approves every origin's CORS preflight (docs/security.md)",
           (T("moto.moto_server.werkzeug_app:DISABLE_GLOBAL_CORS"),), _global_cors_off),

@@ -68,7 +68,10 @@ class EmbeddedAWS:
                                faults_file=self.faults_file, state_dir=self.state_dir))
         self.admin = self._create_admin()
         self.enforce_iam()
-        app = LoopbackOnly(werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app), self.port)
+        from embedded_aws import profiling
+
+        moto_app = werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app)
+        app = LoopbackOnly(profiling.CountedRequests(moto_app) if profiling.ENABLED else moto_app, self.port)
         self._server = make_server("127.0.0.1", self.port, app, threaded=True,
                                    request_handler=werkzeug_app.MotoRequestHandler)
         threading.Thread(target=self._server.serve_forever, name="embedded-aws", daemon=True).start()
