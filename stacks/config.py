@@ -7,16 +7,17 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from stacks.lambda_code import contract
+
 DEFAULT_PREFIX = "labex-q05"
 
-# Environment variables the worker reads for its table and for the namespace of its decision
-# metrics; lambda/worker/app.py reads the same names (tests/infra pin that both sides agree).
-WORKER_TABLE_ENV = "TABLE_NAME"
-WORKER_METRICS_NAMESPACE_ENV = "METRICS_NAMESPACE"
-# One namespace for every deployment: the worker's function name is the metrics' one dimension.
-METRICS_NAMESPACE = "IdempotentOrderConsumer"
-# The decision metrics the worker emits (embedded metric format), one per kind of outcome.
-DECISION_METRICS = ("Accepted", "Duplicate", "Conflict", "Malformed", "Error")
+# What the worker reads and emits, from the contract it ships with (lambda/worker/order_contract.py):
+# its environment variables, the namespace of its decision metrics, the decisions.
+_CONTRACT = contract()
+WORKER_TABLE_ENV = _CONTRACT.TABLE_NAME_ENV
+WORKER_METRICS_NAMESPACE_ENV = _CONTRACT.METRICS_NAMESPACE_ENV
+METRICS_NAMESPACE = _CONTRACT.METRICS_NAMESPACE
+DECISION_METRICS = _CONTRACT.DECISIONS
 
 # The item the stack seeds into the reference table. Nothing of the worker may touch it; the
 # lab checks it still reads "keep unchanged" after the run.

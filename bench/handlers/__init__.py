@@ -1,6 +1,6 @@
 """Alternative handlers the benchmark compares with lambda/worker/app.py, and that worker itself
-(`load_worker`, shared with the operator tools)."""
+(`load_worker`, the one loader of lambda/ code, stacks/lambda_code.py)."""
 
-from ops.worker_code import load_worker
+from stacks.lambda_code import load_worker
 
 __all__ = ["load_worker"]

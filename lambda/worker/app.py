@@ -6,7 +6,8 @@ the key). The write is a single atomic `PutItem ... attribute_not_exists(id)`; a
 write would race with a concurrent delivery of the same order.
 
 Pure core (`parse_job`, `decide`) first, then the thin shell that talks to DynamoDB and logs.
-Standard library and boto3 only: the Lambda Python runtime provides both.
+Standard library and boto3 only: the Lambda Python runtime provides both. The names the stack
+and `ops` share with it are in order_contract.py, beside it.
 """
 
 from __future__ import annotations
@@ -26,9 +27,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
-TABLE_NAME_ENV = "TABLE_NAME"
-METRICS_NAMESPACE_ENV = "METRICS_NAMESPACE"
-DEFAULT_METRICS_NAMESPACE = "IdempotentOrderConsumer"
+from order_contract import DECISIONS, METRICS_NAMESPACE_ENV, TABLE_NAME_ENV
+from order_contract import METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
 CONDITION = "attribute_not_exists(id)"
 UNIT_PRICE_CENTS = 250
 HANDLING_CENTS = 100
@@ -179,7 +179,7 @@ def decide(job: Job, existing: Mapping[str, Any] | None) -> Outcome:
         return Outcome("duplicate", job)
     raise ConflictingOrder(
         f"order {job.id!r} already stored with different details: "
-        f"stored {json.dumps(_plain(existing), sort_keys=True, default=str)}, "
+        f"stored {json.dumps(_with_int_numbers(existing), sort_keys=True, default=str)}, "
         f"requested {json.dumps(job.item(), sort_keys=True)}"
     )
 
@@ -199,7 +199,7 @@ def has_time_for_attempt(remaining: float) -> bool:
     return remaining >= ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS
 
 
-def _plain(item: Mapping[str, Any]) -> dict[str, Any]:
+def _with_int_numbers(item: Mapping[str, Any]) -> dict[str, Any]:
     """DynamoDB numbers come back as Decimal; make whole numbers ints so items compare and log."""
     def plain(value: Any) -> Any:
         if isinstance(value, Decimal):
@@ -235,7 +235,7 @@ def _to_attributes(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def item_from_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
     """A stored item as the worker compares it (whole numbers as int)."""
-    return _plain({key: _DESERIALIZER.deserialize(value) for key, value in attributes.items()})
+    return _with_int_numbers({key: _DESERIALIZER.deserialize(value) for key, value in attributes.items()})
 
 
 def _log(tag: str, payload: Mapping[str, Any]) -> None:
@@ -253,7 +253,7 @@ def _retryable(error: Exception) -> tuple[str, bool]:
 
 
 @dataclass(frozen=True)
-class Put:
+class PutOutcome:
     """How the conditional PutItem ended: `previous` is None when the item went in, the stored
     item when the condition failed; `retried_after` names the failures of earlier attempts."""
 
@@ -262,17 +262,17 @@ class Put:
 
 
 def put_order(client: Any, request: Mapping[str, Any], remaining: Callable[[], float],
-              sleep: Callable[[float], None] = time.sleep) -> Put:
+              sleep: Callable[[float], None] = time.sleep) -> PutOutcome:
     """The conditional PutItem, retried while it is worth it and time allows; raises
     WriteFailed when it gives up."""
     failures: list[str] = []
     while True:
         try:
             client.put_item(**request)
-            return Put(None, tuple(failures))
+            return PutOutcome(None, tuple(failures))
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return Put(item_from_attributes(error.response.get("Item") or {}), tuple(failures))
+                return PutOutcome(item_from_attributes(error.response.get("Item") or {}), tuple(failures))
             failure: Exception = error
         except (BotoConnectionError, HTTPClientError) as error:
             failure = error
@@ -359,7 +359,6 @@ def metrics_line(counts: Mapping[str, int], function_name: str, namespace: str, 
     }
 
 
-DECISIONS = ("Accepted", "Duplicate", "Conflict", "Malformed", "Error")
 
 
 def handle_event(event: Mapping[str, Any], client: Any, table_name: str,

@@ -17,6 +17,7 @@ from local import aws_cli
 from local.processes import alive
 from local.scenario import run_lab_scenario
 from local.session import ROOT, LocalSession, free_port, port_in_use
+from stacks.lambda_code import package_files
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(75)]
 
@@ -84,6 +85,9 @@ def test_the_worker_uploaded_by_hand_runs_at_the_next_delivery(stack, tmp_path):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("app.py", source)
+        for name, text in package_files("worker").items():
+            if name != "app.py":
+                archive.writestr(name, text)
     package.write_bytes(buffer.getvalue())
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **session.aws_env()}
     upload = subprocess.run(

@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from local.session import ROOT, wait_for
+from local.session import wait_for
 from ops import observe
+from stacks.lambda_code import package_files
 from tests.e2e.conftest import (
     ACCOUNT, REGION, WORKER_TIMEOUT, batches, dead_letters, drained, pipeline, put_item_on, table,
 )
@@ -83,7 +84,7 @@ def test_disabled_mapping_is_not_polled_until_enabled(emulator):
     assert [b["bodies"] for b in batches(emulator, "disabled")] == [["waiting"]]
 
 
-WORKER_SOURCE = (ROOT / "lambda" / "worker" / "app.py").read_text()
+WORKER_SOURCE = package_files("worker")
 
 
 def test_iam_denial_fails_the_message_instead_of_acknowledging_it(emulator):

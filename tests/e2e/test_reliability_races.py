@@ -12,9 +12,9 @@ from collections import Counter
 import boto3
 import pytest
 
-from local.session import ROOT, wait_for
+from local.session import wait_for
 from ops import observe
-from tests.conftest import load_lambda
+from stacks.lambda_code import load_lambda, package_files
 from tests.e2e.conftest import WORKER_TIMEOUT, drained, pipeline, put_item_on, table
 from tests.e2e.reliability import deployed, now_ms
 
@@ -96,8 +96,7 @@ def test_crash_between_write_and_acknowledgement(stack, figure, tmp_path):
     redelivery is acknowledged as a duplicate and the stored item is unchanged."""
     session = stack.session
     table_arn = table(session, "crash-orders")
-    worker_source = (ROOT / "lambda" / "worker" / "app.py").read_text()
-    p = pipeline(session, "crash-worker", source={"app.py": worker_source, "crash.py": CRASH_AFTER_WRITE},
+    p = pipeline(session, "crash-worker", source={**package_files("worker"), "crash.py": CRASH_AFTER_WRITE},
                  handler="crash.handler", extra_statements=(put_item_on(table_arn),),
                  environment={"TABLE_NAME": "crash-orders", "CRASH_MARKER": str(tmp_path / f"crashed-{uuid.uuid4().hex}")},
                  timeout=WORKER_TIMEOUT, visibility=WORKER_TIMEOUT + 1)

@@ -1,5 +1,5 @@
 """Service faults: throttling and 5xx from DynamoDB, injected into the embedded AWS
-(local/faults.py), are retried by the worker inside an invocation; once its attempts are spent
+(embedded_aws/faults.py), are retried by the worker inside an invocation; once its attempts are spent
 the record is reported failed and not acknowledged, SQS delivers it again after the visibility
 timeout, and when the fault clears the order is written exactly once."""
 

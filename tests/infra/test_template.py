@@ -224,7 +224,8 @@ def test_target_local_drops_only_the_bootstrap_version_rule(template):
 
 
 def test_worker_asset_is_the_handler_source_without_caches(synthesized):
-    """The worker's code asset is lambda/worker as-is (no Docker bundling): app.py, no caches."""
+    """The worker's code asset is lambda/worker as-is (no Docker bundling): app.py and the contract
+    it imports, no caches."""
     app, stack = synthesized
     assembly = app.synth()
     template = assembly.get_stack_by_name(stack.stack_name).template
@@ -233,4 +234,4 @@ def test_worker_asset_is_the_handler_source_without_caches(synthesized):
     asset_hash = function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
     asset_dir = Path(assembly.directory) / f"asset.{asset_hash}"
     files = sorted(p.name for p in asset_dir.rglob("*") if p.is_file())
-    assert files == ["app.py"]
+    assert files == ["app.py", "order_contract.py"]

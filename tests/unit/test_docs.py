@@ -11,15 +11,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# `test_x.py`, `tests/e2e/test_x.py`, `test_x.py::test_name` or an abbreviated `test_x.py::test_na...`
-REFERENCE = re.compile(r"`((?:tests/[\w/]+/)?test_\w+\.py)(?:::(test_\w+)(\.\.\.)?)?")
+# `test_x.py`, `tests/e2e/test_x.py`, `embedded_aws/tests/test_sqs/test_x.py`, `test_x.py::test_name`
+# or an abbreviated `test_x.py::test_na...`
+REFERENCE = re.compile(r"`((?:(?:embedded_aws/)?tests/[\w/]+/)?test_\w+\.py)(?:::(test_\w+)(\.\.\.)?)?")
+# The product's tests and the embedded AWS's.
+TEST_TREES = (ROOT / "tests", ROOT / "embedded_aws" / "tests")
 # A bare `test_name...` after a file was named in the same cell: `file.py::test_a`, `test_b`
 BARE = re.compile(r"`(test_\w+)(\.\.\.)?(?:\[[^\]]*\])?`")
 
 
 def existing_test_files() -> dict[str, list[Path]]:
     found: dict[str, list[Path]] = {}
-    for path in (ROOT / "tests").rglob("test_*.py"):
+    for path in (path for tree in TEST_TREES for path in tree.rglob("test_*.py")):
         found.setdefault(path.name, []).append(path)
     return found
 
@@ -60,9 +63,11 @@ def test_every_bare_test_name_in_the_fidelity_tables_exists():
 def test_the_reference_pattern_reads_what_the_tables_write():
     """The pattern itself, so a format it misses cannot make the tests above pass vacuously."""
     assert references("local-fidelity.md")
-    cell = "`tests/e2e/test_lab_scenario.py::test_lab_scenario_figures`, `test_x.py::test_y...`"
+    cell = ("`tests/e2e/test_lab_scenario.py::test_lab_scenario_figures`, `test_x.py::test_y...`, "
+            "`embedded_aws/tests/test_sqs/test_z.py`")
     assert [(m[1], m[2], bool(m[3])) for m in REFERENCE.finditer(cell)] == [
-        ("tests/e2e/test_lab_scenario.py", "test_lab_scenario_figures", False), ("test_x.py", "test_y", True)]
+        ("tests/e2e/test_lab_scenario.py", "test_lab_scenario_figures", False), ("test_x.py", "test_y", True),
+        ("embedded_aws/tests/test_sqs/test_z.py", None, False)]
 
 
 def test_every_shell_block_says_which_test_runs_it():

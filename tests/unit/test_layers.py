@@ -1,19 +1,38 @@
-"""The layers of the tree (STYLE.md): arrows point down and there are no import circles.
-`stacks` and `lambda` use nothing of ours beyond themselves; `ops` uses only `stacks.config`;
-`local` may use `ops` and `stacks`; nothing imports `bench` or `tests`."""
+"""The layers of the tree (docs/architecture.md): each package imports only what the page's table
+allows it, and there are no import circles. The rules are read from the page, so the picture
+and the code cannot drift apart; nothing imports `bench` or `tests`."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("stacks", "ops", "local", "bench")
-OURS = (*PACKAGES, "app", "tests")
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+# Where each package's top level lives (the embedded AWS is a distribution of its own).
+SOURCES = {"stacks": ROOT, "ops": ROOT, "local": ROOT, "bench": ROOT, "embedded_aws": ROOT / "embedded_aws" / "src"}
+OURS = (*SOURCES, "app", "tests")
+
+
+def allowed_imports() -> dict[str, tuple[str, ...]]:
+    """{package: module prefixes it may import}, from the rows of the page's table whose first
+    cell names packages (`app.py`, `stacks/`) and whose last names modules (`ops`, `stacks.config`)."""
+    rules = {}
+    for line in ARCHITECTURE.read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`"):
+            continue
+        rooms = [name.removesuffix(".py").rstrip("/") for name in re.findall(r"`([\w./]+)`", cells[0])]
+        targets = tuple(re.findall(r"`([\w.]+)`", cells[2]))
+        for room in rooms:
+            rules[room] = targets
+    return rules
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
+    base = next((base for package, base in SOURCES.items() if path.is_relative_to(base / package)), ROOT)
+    parts = path.relative_to(base).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -32,7 +51,7 @@ def imports_of(path: Path) -> set[str]:
 
 
 def graph() -> dict[str, set[str]]:
-    files = [ROOT / "app.py", *(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))]
+    files = [ROOT / "app.py", *(p for package, base in SOURCES.items() for p in (base / package).rglob("*.py"))]
     modules = {module_name(path): path for path in files}
     edges = {}
     for name, path in modules.items():
@@ -42,14 +61,13 @@ def graph() -> dict[str, set[str]]:
     return edges
 
 
-def test_each_layer_imports_only_what_is_below_it():
-    allowed = {
-        "stacks": ("stacks",),
-        "ops": ("ops", "stacks.config"),
-        "local": ("local", "ops", "stacks"),
-        "bench": ("bench", "local", "ops", "stacks"),
-        "app": ("stacks",),
-    }
+def test_the_architecture_page_gives_a_rule_for_every_package():
+    assert set(allowed_imports()) >= {*SOURCES, "app", "lambda"}
+    assert allowed_imports()["embedded_aws"] == ("embedded_aws",)
+
+
+def test_each_layer_imports_only_what_the_architecture_page_allows():
+    allowed = allowed_imports()
     wrong = sorted(
         (name, target) for name, targets in graph().items() for target in targets
         if not any(target == prefix or target.startswith(prefix + ".") for prefix in allowed[name.split(".")[0]])

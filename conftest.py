@@ -1,0 +1,89 @@
+"""Fixtures and hooks of the whole run, the product's tests (tests/) and the embedded AWS's
+(embedded_aws/tests/) alike: the one embedded AWS every xdist worker shares, the measured
+figures printed at the end, and the order test files are handed out in."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+os.environ.setdefault("NODE_NO_WARNINGS", "1")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Modules that wait longest first (`long_wait(seconds)`, about how long the module takes):
+    `make test` hands files to its workers in collection order (--dist loadfile
+    --no-loadscope-reorder), so the long ones start at once instead of behind dozens of quick
+    files, and the quick ones fill the gaps. Scheduling only: nothing asserts the figure."""
+    def waits(item) -> float:
+        marker = item.get_closest_marker("long_wait")
+        return marker.args[0] if marker else 0
+
+    items.sort(key=lambda item: -waits(item))
+
+
+_ANNOUNCED: list[bool] = []
+
+
+def pytest_xdist_node_collection_finished(node, ids):
+    """Before the first result: the long end-to-end modules go first and each deploys a stack, so
+    the first dots take a while (the controller prints this once, right after `N workers`)."""
+    waits = sum(1 for test_id in ids if test_id.startswith(("tests/e2e/", "tests/conformance/", "embedded_aws/tests/")))
+    if _ANNOUNCED or not waits:
+        return
+    _ANNOUNCED.append(True)
+    node.config.pluginmanager.get_plugin("terminalreporter").write_line(
+        f"{waits} of {len(ids)} tests run against one shared embedded AWS; its slowest modules start first, "
+        f"each deploying a stack, so the first results take a minute or two")
+
+
+_FIGURES: list[tuple[str, str]] = []
+
+
+@pytest.fixture
+def figure():
+    """Record a measured figure; all of them are printed at the end of the run."""
+    def record(name: str, text: str) -> None:
+        _FIGURES.append((name, text))
+    return record
+
+
+def pytest_sessionfinish(session):
+    """Under pytest-xdist, a worker hands its figures to the controller, which prints them all."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["figures"] = json.dumps(_FIGURES)
+
+
+def pytest_testnodedown(node, error):
+    _FIGURES.extend(tuple(figure) for figure in json.loads(getattr(node, "workeroutput", {}).get("figures", "[]")))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _FIGURES:
+        terminalreporter.section("figures")
+        for name, text in _FIGURES:
+            terminalreporter.write_line(f"{name}: {text}")
+
+
+@pytest.fixture(scope="session")
+def shared_aws(tmp_path_factory):
+    """The run's one embedded AWS (bootstrapped), shared with the other xdist workers."""
+    from tests.shared_aws import SharedAWS
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's directory, above each worker's own
+    shared = SharedAWS(root / "shared-aws")
+    shared.join()
+    try:
+        yield shared
+    finally:
+        shared.leave()

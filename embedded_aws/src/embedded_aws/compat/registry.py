@@ -1,0 +1,156 @@
+"""The registry of changes to moto (and werkzeug) internals: each `Patch` declares what it
+replaces, why, and what it expects to find there; `Registry.apply` checks moto's version and
+every expectation first and refuses, in one line, before anything is changed.
+
+A target is `module:Attribute.path`, resolved by importing the module and walking the path. An
+expectation is the parameter names of a callable (compared with `inspect.signature`), or only
+that the attribute exists. Each target belongs to exactly one patch: every wrapper of one moto
+method lives in one function, composed there in an order one can read.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+
+class IncompatibleMoto(RuntimeError):
+    """moto (or werkzeug) is not what the patches were written against; one line says what."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """An attribute a patch replaces (or reads to wrap), and the parameters it must still take."""
+
+    path: str  # "moto.sqs.models:SQSBackend.receive_message"
+    parameters: tuple[str, ...] | None = None  # None: only that it exists
+    adds: bool = False  # the patch adds what moto lacks: the attribute must not exist yet
+    replaced: bool = True  # False: the patch relies on it (e.g. clears a cache) without replacing it
+
+    def owner_and_name(self) -> tuple[Any, str]:
+        module, _, attributes = self.path.partition(":")
+        owner: Any = importlib.import_module(module)
+        *parents, name = attributes.split(".")
+        for parent in parents:
+            owner = getattr(owner, parent)
+        return owner, name
+
+    def problem(self, original: Any = None) -> str | None:
+        """Why this target no longer fits (None when it does). `original`: what was there before
+        the patch was applied (checked instead of the patched value)."""
+        try:
+            owner, name = self.owner_and_name()
+        except (ImportError, AttributeError) as error:
+            return f"{self.path} is gone ({error})"
+        value = original if original is not None else inspect.getattr_static(owner, name, _MISSING)
+        if self.adds:
+            return None if value is _MISSING else f"moto now has {self.path}: the patch adding it may be obsolete"
+        if value is _MISSING:
+            return f"{self.path} is gone"
+        if self.parameters is None:
+            return None
+        function = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
+        try:
+            found = tuple(inspect.signature(function).parameters)
+        except (TypeError, ValueError):
+            return f"{self.path} is no longer a function"
+        if found != self.parameters:
+            return f"{self.path} takes ({', '.join(found)}), expected ({', '.join(self.parameters)})"
+        return None
+
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Patch:
+    """One change to moto. `apply(context)` makes it; `when(context)` says whether this run wants
+    it (profiling, fault injection). `fixes_moto` is set when the change works around a bug or a
+    gap in moto itself, in words fit for an upstream report; the others are speed or our own."""
+
+    name: str
+    reason: str
+    targets: tuple[Target, ...]
+    apply: Callable[[Any], None]
+    fixes_moto: str = ""
+    when: Callable[[Any], bool] = field(default=lambda context: True)
+
+
+class Registry:
+    """Patches in the order they are applied, and the moto releases they were checked against."""
+
+    def __init__(self, patches: list[Patch], supported_moto: str) -> None:
+        self.patches = patches
+        self.supported_moto = SpecifierSet(supported_moto)
+        self._originals: dict[str, tuple[Any, str, Any]] = {}  # target path -> (owner, name, value)
+        self.applied: list[str] = []
+
+    def problems(self) -> list[str]:
+        """Every way the installed moto differs from what the patches expect (empty: all fit)."""
+        found = []
+        installed = importlib.metadata.version("moto")
+        if Version(installed) not in self.supported_moto:
+            found.append(f"moto {installed} is installed; embedded-aws supports moto{self.supported_moto}")
+        for patch in self.patches:
+            for target in patch.targets:
+                original = self._originals.get(target.path)
+                problem = target.problem(original[2] if original else None)
+                if problem:
+                    found.append(f"patch {patch.name}: {problem}")
+        return found
+
+    def duplicate_targets(self) -> dict[str, list[str]]:
+        """Targets declared by more than one patch (there should be none)."""
+        owners: dict[str, list[str]] = {}
+        for patch in self.patches:
+            for target in patch.targets:
+                owners.setdefault(target.path, []).append(patch.name)
+        return {path: names for path, names in owners.items() if len(names) > 1}
+
+    def apply(self, context: Any) -> None:
+        """Check, then apply every wanted patch once, in order. Refuses with one line, before any
+        change, when moto is not what the patches expect."""
+        if self.applied:
+            return
+        problems = self.problems()
+        if problems:
+            more = f" (and {len(problems) - 1} more: python -m embedded_aws.compat)" if len(problems) > 1 else ""
+            raise IncompatibleMoto(f"embedded-aws cannot patch this moto: {problems[0]}{more}")
+        for patch in self.patches:
+            if not patch.when(context):
+                continue
+            for target in patch.targets:
+                owner, name = target.owner_and_name()
+                self._originals.setdefault(target.path, (owner, name, owner.__dict__.get(name, _MISSING)
+                                                         if target.adds else inspect.getattr_static(owner, name)))
+            patch.apply(context)
+            self.applied.append(patch.name)
+
+    def unchanged_targets(self) -> list[str]:
+        """Declared targets that, after `apply`, are still what they were before: a patch that no
+        longer does what it declares."""
+        found = []
+        for patch in self.patches:
+            if patch.name not in self.applied:
+                continue
+            for target in patch.targets:
+                owner, name, before = self._originals[target.path]
+                if target.replaced and inspect.getattr_static(owner, name, _MISSING) is before:
+                    found.append(f"{patch.name}: {target.path}")
+        return found
+
+    def undo(self) -> None:
+        """Put every declared target back as it was before `apply` (for in-process tests)."""
+        for owner, name, value in reversed(list(self._originals.values())):
+            if value is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+        self._originals.clear()
+        self.applied.clear()

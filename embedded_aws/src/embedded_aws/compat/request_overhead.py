@@ -1,0 +1,86 @@
+"""Speed with the same answers: work moto's server repeats per request, cached (HTTP keep-alive
+is the server's: embedded_aws/server/keep_alive.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def patch_request_overhead() -> None:
+    """Work moto's server repeats on every request although its answer never changes; each is
+    cached here, with the same result as before.
+
+    - `list_of_moto_modules` lists moto's package folder and stats every entry (about 150),
+      twice per request, under the dispatcher's global lock.
+    - `method_names_from_class` runs `inspect.getmembers` over the whole response class to find
+      out whether the action has a handler method.
+    - IAM policy documents are parsed from JSON for every request and every policy: parsed
+      documents are kept per document text (a changed policy is a new text).
+    """
+    import functools
+    import inspect
+
+    from moto import backends
+    from moto.core import responses
+    from moto.iam import access_control
+
+    modules = frozenset(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules
+
+    @functools.lru_cache(maxsize=None)
+    def method_names(clazz: type) -> frozenset[str]:
+        return frozenset(name for name, _ in inspect.getmembers(clazz, predicate=inspect.isfunction))
+
+    responses.method_names_from_class = method_names
+
+    # IAMPolicy only reads its parsed document (access_control.py, policy_conditions.py).
+    parse = functools.lru_cache(maxsize=1024)(json.loads)
+    policy_init = access_control.IAMPolicy.__init__
+
+    def iam_policy_init(self: Any, policy: Any) -> None:
+        if isinstance(policy, str):
+            self._policy_json = parse(policy)
+        elif isinstance(policy, dict) and isinstance(policy.get("policy_document"), str):
+            self._policy_json = parse(policy["policy_document"])
+        else:
+            policy_init(self, policy)
+
+    access_control.IAMPolicy.__init__ = iam_policy_init
+
+    # A pure string function moto calls for every action name and every queue attribute, one
+    # character at a time; every module that imported it gets the cached one.
+    import sys
+
+    from moto.core import utils
+
+    original = utils.camelcase_to_underscores
+    cached = functools.lru_cache(maxsize=4096)(original)
+    for module in list(sys.modules.values()):
+        if (getattr(module, "__name__", "") or "").startswith("moto") and \
+                getattr(module, "camelcase_to_underscores", None) is original:
+            module.camelcase_to_underscores = cached
+
+    # Request ids (52 characters) and SQS receipt handles (185) are drawn one random.choice
+    # per character; one random.choices call draws the same strings from moto's (seedable)
+    # random source.
+    import string
+
+    from moto.moto_api._internal import mock_random
+    from moto.moto_api._internal.moto_random import MotoRandom
+    from moto.sqs import models as sqs_models, utils as sqs_utils
+
+    def get_random_string(self: Any, length: int = 20, include_digits: bool = True,
+                          lower_case: bool = False) -> str:
+        pool = string.ascii_letters + (string.digits if include_digits else "")
+        text = "".join(self.choices(pool, k=length))
+        return text.lower() if lower_case else text
+
+    MotoRandom.get_random_string = get_random_string
+
+    def generate_receipt_handle() -> str:
+        return "".join(mock_random.choices(string.ascii_lowercase, k=185))
+
+    sqs_utils.generate_receipt_handle = generate_receipt_handle
+    if getattr(sqs_models, "generate_receipt_handle", None) is not None:
+        sqs_models.generate_receipt_handle = generate_receipt_handle

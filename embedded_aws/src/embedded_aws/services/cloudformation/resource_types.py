@@ -1,0 +1,25 @@
+"""The CloudFormation resource types moto skips, made known to moto's template parser. moto finds
+resource types among the direct subclasses of CloudFormationModel, in caches filled on first use,
+so `register` must run before the first stack is parsed."""
+
+from __future__ import annotations
+
+
+def added_types() -> list[type]:
+    """The models of cloudwatch/, logs/ and sns/ (importing them defines the subclasses)."""
+    from embedded_aws.services.cloudwatch.resource_types import CloudWatchAlarm
+    from embedded_aws.services.logs.resource_types import LogsMetricFilter, LogsQueryDefinition
+    from embedded_aws.services.sns.resource_types import SnsSubscription, SnsTopicPolicy
+
+    return [CloudWatchAlarm, LogsQueryDefinition, LogsMetricFilter, SnsSubscription, SnsTopicPolicy]
+
+
+def register() -> None:
+    """Make moto's CloudFormation see the added types (its lookups are cached on first use)."""
+    from moto.cloudformation import parsing
+
+    types = added_types()
+    for cache in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
+        cache.cache_clear()
+    missing = {cls.cloudformation_type() for cls in types} - set(parsing.get_model_map())
+    assert not missing, f"not registered with moto's CloudFormation: {missing}"

@@ -1,0 +1,120 @@
+"""Alarm state changes as CloudWatch makes them, on moto's alarms.
+
+A change updates StateValue/StateReason/StateReasonData/StateUpdatedTimestamp, writes a
+StateUpdate history item and, when ActionsEnabled, publishes the alarm notification to every
+SNS topic among the new state's actions (an Action history item each). moto is corrected where
+it differs from AWS: a new alarm starts in INSUFFICIENT_DATA (moto: OK), putting an existing
+alarm again keeps its state (moto: resets it), and SetAlarmState runs the actions of the state
+it sets. Configuration changes are history items too.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from embedded_aws.services.cloudwatch.evaluation import ALARM, INSUFFICIENT_DATA, OK
+from embedded_aws.services.cloudwatch.history import AlarmHistory
+from embedded_aws.services.cloudwatch.messages import action_item, configuration_item, notification, state_update_item
+
+log = logging.getLogger("embedded_aws.cloudwatch")
+
+INITIAL_REASON = "Unchecked: Initial alarm creation"
+
+
+def actions_for(alarm: Any, state: str) -> list[str]:
+    return list({ALARM: alarm.alarm_actions, OK: alarm.ok_actions,
+                 INSUFFICIENT_DATA: alarm.insufficient_data_actions}[state] or [])
+
+
+def publish_to_sns(action_arn: str, subject: str, message: str) -> str | None:
+    """Publish through moto's SNS backend (which delivers to SQS subscribers); the error, if any."""
+    from moto.sns.models import sns_backends
+
+    parts = action_arn.split(":")
+    if len(parts) < 6 or parts[2] != "sns":
+        return "only SNS topic actions are carried out locally"
+    try:
+        sns_backends[parts[4]][parts[3]].publish(message, arn=action_arn, subject=subject)
+    except Exception as error:  # noqa: BLE001 - a failed action is recorded, as CloudWatch does
+        return getattr(error, "message", None) or str(error) or type(error).__name__
+    return None
+
+
+class AlarmStates:
+    """Every state change of every alarm goes through here (one lock: the evaluator thread and
+    API requests change alarms concurrently)."""
+
+    def __init__(self, history: AlarmHistory) -> None:
+        self.history = history
+        self.lock = threading.RLock()
+
+    def change(self, backend: Any, alarm: Any, state: str, reason: str, reason_data: str) -> bool:
+        """Move `alarm` to `state` unless it was replaced, deleted or is there already."""
+        with self.lock:
+            if backend.alarms.get(alarm.name) is not alarm or alarm.state_value == state:
+                return False
+            old = (alarm.state_value, alarm.state_reason, alarm.state_reason_data)
+            alarm.update_state(reason, reason_data, state)
+            self._changed(backend, alarm, old)
+            return True
+
+    def _changed(self, backend: Any, alarm: Any, old: tuple[str, str, str | None]) -> None:
+        account, region = backend.account_id, backend.region_name
+        self.history.add(account, region, state_update_item(alarm, old, time.time()))
+        if not alarm.actions_enabled:
+            return
+        for action_arn in actions_for(alarm, alarm.state_value):
+            subject, message = notification(alarm, old[0], account, region)
+            error = publish_to_sns(action_arn, subject, message)
+            if error:
+                log.warning("alarm %s: action %s failed: %s", alarm.name, action_arn, error)
+            self.history.add(account, region, action_item(alarm, action_arn, time.time(),
+                                                          published=message, error=error))
+
+    def install(self) -> None:
+        """Route moto's PutMetricAlarm, SetAlarmState and DeleteAlarms through here."""
+        from moto.cloudwatch.models import CloudWatchBackend
+
+        put_metric_alarm = CloudWatchBackend.put_metric_alarm
+        set_alarm_state = CloudWatchBackend.set_alarm_state
+        delete_alarms = CloudWatchBackend.delete_alarms
+        states = self
+
+        def put(backend: Any, *args: Any, **kwargs: Any) -> Any:
+            name = kwargs["name"] if "name" in kwargs else args[0]
+            with states.lock:
+                previous = backend.alarms.get(name)
+                alarm = put_metric_alarm(backend, *args, **kwargs)
+                if previous is None:
+                    alarm.state_value, alarm.state_reason, alarm.state_reason_data = INSUFFICIENT_DATA, INITIAL_REASON, None
+                else:
+                    alarm.state_value, alarm.state_reason = previous.state_value, previous.state_reason
+                    alarm.state_reason_data = previous.state_reason_data
+                    alarm.state_updated_timestamp = previous.state_updated_timestamp
+                states.history.add(backend.account_id, backend.region_name,
+                                   configuration_item(alarm, "Update" if previous else "Create", time.time()))
+                return alarm
+
+        def set_state(backend: Any, alarm_name: str, reason: str, reason_data: str, state_value: str) -> None:
+            with states.lock:
+                alarm = backend.alarms.get(alarm_name)
+                old = (alarm.state_value, alarm.state_reason, alarm.state_reason_data) if alarm else None
+                set_alarm_state(backend, alarm_name, reason, reason_data, state_value)
+                if old and old[0] != state_value:
+                    states._changed(backend, alarm, old)
+
+        def delete(backend: Any, alarm_names: list[str]) -> None:
+            with states.lock:
+                for name in alarm_names:
+                    alarm = backend.alarms.get(name)
+                    if alarm is not None:
+                        states.history.add(backend.account_id, backend.region_name,
+                                           configuration_item(alarm, "Delete", time.time()))
+                delete_alarms(backend, alarm_names)
+
+        CloudWatchBackend.put_metric_alarm = put
+        CloudWatchBackend.set_alarm_state = set_state
+        CloudWatchBackend.delete_alarms = delete

@@ -1,0 +1,114 @@
+"""The alarm evaluator: every metric alarm moto holds, evaluated once per (scaled) period.
+
+For each alarm it buckets the metric's datapoints into the evaluation range (periods aligned to
+the epoch, ending at the last closed one), computes the alarm's statistic per bucket, and lets
+`evaluation.evaluate` decide; a different state goes through `AlarmStates.change`. A new or
+re-put alarm is evaluated at once. Supported: single-metric alarms with Statistic or a
+percentile ExtendedStatistic and the four threshold comparisons; metric-math, anomaly-detection
+and composite alarms are left alone (they keep the state they have).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import Any
+
+from embedded_aws.services.cloudwatch.alarm_state import AlarmStates
+from embedded_aws.services.cloudwatch.clock import Clock, bucket_end
+from embedded_aws.services.cloudwatch.evaluation import (
+    COMPARISONS,
+    TREAT_MISSING,
+    Rule,
+    evaluate,
+    evaluation_range,
+    statistic,
+    supported_statistic,
+)
+from embedded_aws.services.cloudwatch.messages import state_reason, state_reason_data
+from embedded_aws.services.cloudwatch.metrics import MetricIndex, metric_key
+
+log = logging.getLogger("embedded_aws.cloudwatch")
+
+MAX_GRACE_SECONDS = 1.0  # how long after a period closes late datapoints may still arrive for it
+
+
+def supported(alarm: Any) -> bool:
+    return (alarm.rule is None and not alarm.metric_data_queries and alarm.metric_name is not None
+            and alarm.comparison_operator in COMPARISONS
+            and supported_statistic(alarm.extended_statistic or alarm.statistic))
+
+
+def rule_of(alarm: Any) -> Rule:
+    periods = int(alarm.evaluation_periods)
+    treat_missing = alarm.treat_missing_data if alarm.treat_missing_data in TREAT_MISSING else "missing"
+    if alarm.namespace == "AWS/DynamoDB":
+        treat_missing = "ignore"  # AWS: alarms on DynamoDB metrics always ignore missing data
+    return Rule(alarm.comparison_operator, float(alarm.threshold), periods,
+                int(alarm.datapoints_to_alarm or periods), treat_missing)
+
+
+class AlarmEvaluator:
+    def __init__(self, clock: Clock, states: AlarmStates) -> None:
+        self.clock = clock
+        self.states = states
+        self._indexes: dict[int, MetricIndex] = {}
+        self._indexes_lock = threading.Lock()
+        self._evaluated: dict[str, tuple[Any, float]] = {}  # alarm ARN -> (alarm object, range end)
+
+    def index(self, backend: Any) -> MetricIndex:
+        """The one index of a backend (its offsets into moto's list must not diverge)."""
+        with self._indexes_lock:
+            index = self._indexes.get(id(backend))
+            if index is None or index.backend is not backend:
+                index = self._indexes[id(backend)] = MetricIndex(backend)
+            return index
+
+    def backends(self) -> list[Any]:
+        from moto.cloudwatch.models import cloudwatch_backends
+
+        return [backend for _, _, backend in list(cloudwatch_backends.iter_backends())]
+
+    def tick(self, now: float) -> None:
+        """Evaluate every alarm whose period closed since it was last evaluated."""
+        present = set()
+        for backend in self.backends():
+            index = self.index(backend)
+            index.sync()
+            for alarm in list(backend.alarms.values()):
+                present.add(alarm.alarm_arn)
+                if not supported(alarm):
+                    continue
+                width = self.clock.wall(int(alarm.period))
+                end = bucket_end(now - min(width / 5, MAX_GRACE_SECONDS), width)
+                last = self._evaluated.get(alarm.alarm_arn)
+                if last is not None and last[0] is alarm and last[1] >= end:
+                    continue
+                self._evaluated[alarm.alarm_arn] = (alarm, end)
+                try:
+                    self.evaluate(backend, index, alarm, end, width, now)
+                except Exception:  # one bad alarm must not stop the others
+                    log.exception("evaluating alarm %s failed", alarm.name)
+        for arn in set(self._evaluated) - present:
+            del self._evaluated[arn]
+
+    def evaluate(self, backend: Any, index: MetricIndex, alarm: Any, end: float, width: float, now: float) -> None:
+        rule = rule_of(alarm)
+        periods = evaluation_range(rule.evaluation_periods)
+        starts = [end - (periods - i) * width for i in range(periods)]
+        key = metric_key(alarm.namespace, alarm.metric_name, ((d.name, d.value) for d in alarm.dimensions))
+        name = alarm.extended_statistic or alarm.statistic
+        points, samples = [], []
+        for start in starts:
+            found = index.points(key, start, start + width, alarm.unit)
+            values = [p.value for p in found if p.value is not None]
+            aggregates = [p.aggregate for p in found if p.aggregate is not None]
+            points.append(statistic(name, values, aggregates))
+            samples.append(float(len(values) + sum(a[3] for a in aggregates)))
+        verdict = evaluate(rule, points)
+        if verdict.state is None or verdict.state == alarm.state_value:
+            return
+        reason = state_reason(rule, verdict, points, starts, alarm.state_value)
+        data = state_reason_data(alarm, verdict, points, starts, samples, now)
+        self.states.change(backend, alarm, verdict.state, reason, json.dumps(data, separators=(",", ":")))

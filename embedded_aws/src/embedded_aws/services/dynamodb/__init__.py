@@ -1,0 +1,1 @@
+"""DynamoDB: atomic conditional writes, ItemCount without a scan, throttling metrics for injected faults."""

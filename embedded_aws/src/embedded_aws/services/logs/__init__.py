@@ -1,0 +1,1 @@
+"""CloudWatch Logs: query definitions, metric filters and embedded-metric-format extraction."""

@@ -1,0 +1,1 @@
+"""SNS: the CloudFormation types moto skips (subscriptions, topic policies)."""

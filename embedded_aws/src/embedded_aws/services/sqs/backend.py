@@ -1,0 +1,211 @@
+"""SQS's backend: one consumer per received message (moto's receive is not thread-safe), no queue
+scans per send, one per DeleteMessageBatch and per GetQueueAttributes, and moto's own SQS ->
+Lambda trigger off. Every wrapper of a backend message call is composed in `patch_message_calls`.
+(The message move tasks moto lacks: move_tasks.py.)"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+
+def delete_message_batch(self: Any, queue_name: str, receipts: list[dict[str, Any]]) -> Any:
+    """moto deletes a batch one receipt handle at a time, scanning the whole queue twice for
+    each (and rebuilding it), so with many messages in flight a batch of ten costs twenty
+    scans. Here a batch is one scan, with the same outcome per entry: a handle of a message
+    in the queue deletes it, a handle already deleted succeeds again, any other handle fails
+    with ReceiptHandleIsInvalid."""
+    queue = self.get_queue(queue_name)
+    wanted = {receipt["ReceiptHandle"] for receipt in receipts} - queue.deleted_messages
+    if wanted:
+        kept = []
+        for message in queue._messages:
+            handles = message.all_receipt_handles
+            if wanted.isdisjoint(handles):
+                kept.append(message)
+            else:
+                queue.pending_messages.discard(message)
+                queue.deleted_messages.update(handles)
+        queue._messages = kept
+    success, errors = [], []
+    for receipt in receipts:
+        if receipt["ReceiptHandle"] in queue.deleted_messages:
+            success.append(receipt["Id"])
+        else:
+            errors.append({
+                "Id": receipt["Id"], "SenderFault": True, "Code": "ReceiptHandleIsInvalid",
+                "Message": f'The input receipt handle "{receipt["ReceiptHandle"]}" is not a valid receipt handle.',
+            })
+    return success, errors
+
+
+# What a send, a receive and a delete count towards (services/sqs/metrics.py), by method.
+_COUNTED = {"send_message": "NumberOfMessagesSent", "receive_message": "NumberOfMessagesReceived",
+            "delete_message": "NumberOfMessagesDeleted"}
+_LOCKED = ("send_message", "send_message_batch", "delete_message", "delete_message_batch",
+           "change_message_visibility", "change_message_visibility_batch", "purge_queue")
+# True while a send runs on this thread: `Queue.attributes` then skips its counters.
+_sending = threading.local()
+
+
+def patch_message_calls(metrics: Any) -> None:
+    """Every wrapper of moto's SQSBackend message calls, composed here in one place, innermost
+    first:
+
+    1. counted: sends, receives and deletes count towards AWS/SQS (`metrics.count`).
+    2. one scan per DeleteMessageBatch (`delete_message_batch` above replaces moto's).
+    3. locked: SQS hands a received message to one consumer until its visibility timeout
+       ends. moto's receive walks the queue and marks messages in separate steps without a
+       lock, so concurrent pollers could receive the same message twice or fail with 500s;
+       every call that changes a queue's messages runs under one lock, and a long poll waits
+       outside it.
+    4. sending: while a send runs, `Queue.attributes` holds only what the send path reads
+       (`patch_send_attributes`)."""
+    from moto.core.utils import unix_time
+    from moto.sqs.models import SQSBackend
+
+    lock = threading.RLock()
+    original = {name: getattr(SQSBackend, name) for name in (*_LOCKED, "receive_message")}
+    original["delete_message_batch"] = delete_message_batch
+
+    def counted(name: str, method: Any) -> Any:
+        metric = _COUNTED[name]
+
+        def call(self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+            result = method(self, queue_name, *args, **kwargs)
+            metrics.count(self, queue_name, metric, len(result) if name == "receive_message" else 1)
+            return result
+        return call
+
+    def locked(method: Any) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return method(self, *args, **kwargs)
+        return call
+
+    def sending(method: Any) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            before, _sending.active = getattr(_sending, "active", False), True
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                _sending.active = before
+        return call
+
+    calls = {name: counted(name, method) if name in _COUNTED else method for name, method in original.items()}
+    receive = calls.pop("receive_message")
+    calls = {name: locked(method) for name, method in calls.items()}
+    for name in ("send_message", "send_message_batch"):
+        calls[name] = sending(calls[name])
+
+    def receive_message(self: Any, queue_name: str, count: int, wait_seconds_timeout: int,
+                        visibility_timeout: int, message_attribute_names: list[str] | None = None) -> Any:
+        deadline = unix_time() + (wait_seconds_timeout or 0)
+        while True:
+            with lock:
+                result = receive(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
+            remaining = deadline - unix_time()
+            if result or remaining <= 0:
+                return result
+            self.get_queue(queue_name).wait_for_messages(min(remaining, 1))
+
+    calls["receive_message"] = receive_message
+    for name, method in calls.items():
+        setattr(SQSBackend, name, method)
+
+
+def patch_retention_check() -> None:
+    """moto computes every queue attribute (a scan of the queue) for each message it hands out,
+    which makes a receive quadratic in queue depth; only the retention is needed."""
+    from moto.core.utils import unix_time
+    from moto.sqs.models import SQSBackend
+
+    def is_message_valid_based_on_retention_period(self: Any, queue_name: str, message: Any) -> bool:
+        retention = int(self.get_queue(queue_name).message_retention_period)
+        return retention + message.sent_timestamp / 1000 > unix_time()
+
+    SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period
+
+
+def patch_send_attributes() -> None:
+    """moto's SendMessage reads `queue.attributes` for ContentBasedDeduplication, and building
+    that dict counts visible, delayed and in-flight messages (three scans of the queue) and
+    renames every attribute, per message sent. While a send runs (`patch_message_calls` marks
+    it), `attributes` holds just what that path reads; GetQueueAttributes and everything else
+    still get the full dict."""
+    from moto.sqs.models import Queue
+
+    attributes = Queue.attributes.fget
+
+    def queue_attributes(self: Any) -> dict[str, Any]:
+        if getattr(_sending, "active", False):
+            # All the send path reads (send_message, _validate_message, add_message); moto
+            # lists FIFO attributes for FIFO queues only and lower-cases booleans.
+            if not self.fifo_queue:
+                return {}
+            value = self.content_based_deduplication
+            return {"ContentBasedDeduplication": str(value).lower() if isinstance(value, bool) else value}
+        return attributes(self)
+
+    Queue.attributes = property(queue_attributes)
+
+
+_QUEUE_COUNTERS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+                   "ApproximateNumberOfMessagesDelayed")
+
+
+def queue_counters(messages: Any, now_ms: float) -> dict[str, int]:
+    """The three approximate counters of a queue in one pass, by moto's own rules: visible is
+    past its visibility timeout and not delayed; not visible and delayed are counted apart."""
+    visible = not_visible = delayed = 0
+    for message in messages:
+        is_delayed = now_ms < message.delayed_until
+        if now_ms > message.visible_at:
+            visible += not is_delayed
+        else:
+            not_visible += 1
+        delayed += is_delayed
+    return {"ApproximateNumberOfMessages": visible, "ApproximateNumberOfMessagesNotVisible": not_visible,
+            "ApproximateNumberOfMessagesDelayed": delayed}
+
+
+def patch_queue_attributes() -> None:
+    """GetQueueAttributes for named attributes: moto built the whole attribute dict (three scans
+    of the queue) twice per name asked for, so a poll of three counters scanned a deep queue
+    eighteen times. Here the counters asked for take one pass; other names are read directly.
+    `All`, and names moto rejects, still go through moto."""
+    from moto.core.utils import camelcase_to_underscores, unix_time_millis
+    from moto.sqs.models import SQSBackend
+
+    original = SQSBackend.get_queue_attributes
+
+    def get_queue_attributes(self: Any, queue_name: str, attribute_names: list[str]) -> dict[str, Any]:
+        queue = self.get_queue(queue_name)
+        known = set(queue.BASE_ATTRIBUTES) | (set(queue.FIFO_ATTRIBUTES) if queue.fifo_queue else set())
+        if not attribute_names or "All" in attribute_names or not set(attribute_names) <= known:
+            return original(self, queue_name, attribute_names)
+        result: dict[str, Any] = {}
+        if any(name in _QUEUE_COUNTERS for name in attribute_names):
+            counters = queue_counters(queue._messages, unix_time_millis())
+            result.update({name: counters[name] for name in attribute_names if name in counters})
+        for name in attribute_names:
+            if name not in _QUEUE_COUNTERS:
+                value = getattr(queue, camelcase_to_underscores(name))
+                if value is not None:
+                    result[name] = value
+        return result
+
+    SQSBackend.get_queue_attributes = get_queue_attributes
+
+
+
+def patch_lambda_trigger() -> None:
+    """moto's own SQS -> Lambda wiring receives up to a batch inside the producer's SendMessage
+    and tries to run the function through Docker: without Docker every send bumps the oldest
+    message's receive count until the redrive policy moves it unprocessed. The local Lambda host
+    polls mappings instead, as the Lambda service does."""
+    from moto.sqs.models import Queue
+
+    # A data descriptor on the class wins over the attribute moto sets per queue: every read
+    # sees no mapping, so SendMessage never receives on the mapping's behalf.
+    Queue.lambda_event_source_mappings = property(lambda self: {}, lambda self, value: None)

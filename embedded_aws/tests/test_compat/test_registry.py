@@ -1,0 +1,106 @@
+"""The patch registry (embedded_aws/compat/): the installed moto fits every declared patch, each
+target has one owner, and a moto that moved refuses to start with one line naming what changed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+from embedded_aws.compat.patches import REGISTRY, SUPPORTED_MOTO
+from embedded_aws.compat.registry import IncompatibleMoto, Patch, Registry, Target
+
+DISTRIBUTION = Path(__file__).resolve().parents[2]
+
+
+def test_the_installed_moto_fits_every_patch():
+    """What `EmbeddedAWS.start` checks before it changes anything: run first on an upgrade."""
+    assert REGISTRY.problems() == []
+
+
+def test_every_target_belongs_to_one_patch():
+    """All wrappers of one moto attribute are composed in one place, so their order is written
+    down instead of depending on which module was applied first."""
+    assert REGISTRY.duplicate_targets() == {}
+
+
+def test_the_package_declares_the_moto_range_the_registry_checks():
+    project = tomllib.loads((DISTRIBUTION / "pyproject.toml").read_text())["project"]
+    (moto,) = [Requirement(line) for line in project["dependencies"] if Requirement(line).name == "moto"]
+    assert moto.specifier == Requirement(f"moto{SUPPORTED_MOTO}").specifier
+
+
+def test_every_patch_says_why_and_what_it_touches():
+    assert [p.name for p in REGISTRY.patches if not p.reason or not p.targets] == []
+    assert len({p.name for p in REGISTRY.patches}) == len(REGISTRY.patches)
+
+
+def test_every_patch_changes_exactly_what_it_declares():
+    """Applied in a fresh interpreter (moto patched for good there), every declared target is
+    replaced, and undo puts each back."""
+    script = (
+        "from embedded_aws.compat.patches import REGISTRY, Context\n"
+        "from embedded_aws.services.cloudwatch.service import LocalCloudWatch\n"
+        "REGISTRY.apply(Context(port=1, host=None, cloudwatch=LocalCloudWatch()))\n"
+        "print(REGISTRY.unchanged_targets())\n"
+        "REGISTRY.undo()\n"
+        "print(REGISTRY.problems())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "[]"]
+
+
+class Subject:
+    def method(self, a, b):
+        return "original"
+
+
+def _registry(*targets: Target, supported: str = ">=0", applied: list | None = None) -> Registry:
+    def apply(context):
+        (applied if applied is not None else []).append(context)
+        Subject.method = lambda self, a, b: "patched"
+        Subject.added = lambda self: "added"
+    return Registry([Patch("subject", "a test", targets, apply)], supported)
+
+
+MODULE = __name__
+
+
+def test_a_changed_signature_refuses_at_start_with_one_line_and_changes_nothing():
+    applied: list = []
+    registry = _registry(Target(f"{MODULE}:Subject.method", ("self", "a", "c")), applied=applied)
+    with pytest.raises(IncompatibleMoto) as refused:
+        registry.apply("context")
+    message = str(refused.value)
+    assert "\n" not in message
+    assert f"patch subject: {MODULE}:Subject.method takes (self, a, b), expected (self, a, c)" in message
+    assert applied == [] and Subject.method(Subject(), 1, 2) == "original"
+
+
+def test_a_missing_target_and_a_moto_outside_the_range_are_named():
+    registry = _registry(Target(f"{MODULE}:Subject.gone"), Target(f"{MODULE}:Subject.method", adds=True),
+                         supported="<1")
+    problems = registry.problems()
+    assert problems[0].startswith("moto ") and "embedded-aws supports moto<1" in problems[0]
+    assert problems[1:] == [f"patch subject: {MODULE}:Subject.gone is gone",
+                            f"patch subject: moto now has {MODULE}:Subject.method: the patch adding it may be obsolete"]
+    with pytest.raises(IncompatibleMoto, match=r"\(and 2 more: python -m embedded_aws.compat\)$"):
+        registry.apply("context")
+
+
+def test_apply_once_in_order_then_undo():
+    applied: list = []
+    registry = _registry(Target(f"{MODULE}:Subject.method", ("self", "a", "b")),
+                         Target(f"{MODULE}:Subject.added", adds=True), applied=applied)
+    registry.apply("context")
+    registry.apply("again")
+    assert applied == ["context"] and registry.applied == ["subject"]
+    assert Subject.method(Subject(), 1, 2) == "patched" and registry.problems() == []
+    assert registry.unchanged_targets() == []
+    registry.undo()
+    assert Subject.method(Subject(), 1, 2) == "original" and not hasattr(Subject, "added")

@@ -1,0 +1,58 @@
+"""The one way this project loads its Lambda code into a Python process: `lambda` is a keyword,
+so lambda/<source>/ is not a package. Each file is loaded once per process, under one name: a
+handler module as `<source>_app`, every other file under its own name, as the Lambda runtime
+imports it beside the handler (`import order_contract`). Two loaders would make two copies of
+the worker, and two of each of its exception types."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+LAMBDA_SOURCE = Path(__file__).resolve().parent.parent / "lambda"
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up there
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
+
+
+def load_module(source: str, name: str) -> ModuleType:
+    """lambda/<source>/<name>.py, a module the handler imports by its own name."""
+    return _load(LAMBDA_SOURCE / source / f"{name}.py", name)
+
+
+def load_lambda(source: str) -> ModuleType:
+    """lambda/<source>/app.py, after the modules beside it (which it may import)."""
+    for path in sorted((LAMBDA_SOURCE / source).glob("*.py")):
+        if path.name != "app.py":
+            load_module(source, path.stem)
+    return _load(LAMBDA_SOURCE / source / "app.py", f"{source}_app")
+
+
+def load_worker() -> ModuleType:
+    """The deployed worker (lambda/worker/app.py): its parser and duplicate rule, for the tools
+    that must judge messages exactly as it does."""
+    return load_lambda("worker")
+
+
+def contract() -> ModuleType:
+    """lambda/worker/order_contract.py: the names the worker, the stack and `ops` share."""
+    return load_module("worker", "order_contract")
+
+
+def package_files(source: str) -> dict[str, str]:
+    """Every source file of lambda/<source>/ by name: the function's package, for tests that
+    deploy it by hand."""
+    return {path.name: path.read_text() for path in sorted((LAMBDA_SOURCE / source).glob("*.py"))}
