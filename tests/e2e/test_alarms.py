@@ -128,6 +128,29 @@ def test_a_dead_letter_raises_the_dlq_alarm_and_an_empty_dlq_clears_it(stack, in
     assert time.monotonic() - started < DEADLINE
 
 
+def test_a_second_dead_letter_notifies_while_the_first_still_waits(stack, inbox):
+    """One dead letter waits (dead-letters stays in ALARM, so it notifies nothing more); a
+    second one still notifies: new-dead-letters (DIFF of the DLQ depth) goes to ALARM for each
+    arrival and back to OK in between."""
+    session, env, _ = stack
+    sqs, name = session.client("sqs"), f"{PREFIX}-new-dead-letters"
+    sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "first-dead", "quantity": "x"}')
+    wait_state(session, f"{PREFIX}-dead-letters", "ALARM")
+    notification(session, inbox, name, "ALARM")
+    notification(session, inbox, name, "OK")  # the depth stopped rising
+    sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "second-dead", "quantity": "y"}')
+    message = notification(session, inbox, name, "ALARM")
+    assert [m["Expression"] for m in message["Trigger"]["Metrics"] if "Expression" in m] == ["DIFF(depth)"]
+    assert state(session, f"{PREFIX}-dead-letters") == "ALARM"
+    drained = 0
+    while drained < 2:  # PurgeQueue runs once a minute per queue, and the previous test used it
+        for message in sqs.receive_message(QueueUrl=env["DLQ_URL"], MaxNumberOfMessages=10,
+                                           WaitTimeSeconds=1).get("Messages", []):
+            sqs.delete_message(QueueUrl=env["DLQ_URL"], ReceiptHandle=message["ReceiptHandle"])
+            drained += 1
+    wait_state(session, f"{PREFIX}-dead-letters", "OK")
+
+
 def test_a_denied_write_alarms_failed_records_at_its_first_attempt(stack, inbox):
     """An explicit Deny of dynamodb:PutItem added to the worker's role: the record fails with
     AccessDenied inside a successful invocation (batchItemFailures, Lambda's Errors stays 0), and
@@ -183,3 +206,40 @@ def test_prove_alarms_refuses_without_yes(stack):
     done = subprocess.run([sys.executable, "-m", "ops", "prove-alarms", "--prefix", PREFIX], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "pass --yes" in done.stderr and done.stdout == ""
+
+
+def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(stack, inbox):
+    """The topic policy CDK writes for enforce_ssl alone (its TLS deny, nothing allowing
+    CloudWatch): every alarm action fails with AWS's message in the alarm history, nothing is
+    delivered, and prove-alarms reports each failure and exits 1. The stack's own policy (with
+    the Allow) delivers again."""
+    import os
+    import subprocess
+    import sys
+
+    from local.session import ROOT
+
+    session, _, outputs = stack
+    sns, topic = session.client("sns"), outputs["AlarmTopicArn"]
+    own = sns.get_topic_attributes(TopicArn=topic)["Attributes"]["Policy"]
+    tls_only = {"Version": "2012-10-17", "Statement": [s for s in json.loads(own)["Statement"] if s["Effect"] == "Deny"]}
+    assert len(tls_only["Statement"]) == 1
+    sqs = session.client("sqs")
+    while sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10).get("Messages"):
+        pass  # what earlier tests left; received messages stay invisible past this test
+    sns.set_topic_attributes(TopicArn=topic, AttributeName="Policy", AttributeValue=json.dumps(tls_only))
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
+    try:
+        done = subprocess.run([sys.executable, "-m", "ops", "prove-alarms", "--prefix", PREFIX, "--yes"],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    finally:
+        sns.set_topic_attributes(TopicArn=topic, AttributeName="Policy", AttributeValue=own)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 10 and all(line.startswith("failed ") for line in lines), lines
+    alarm_arn = f"arn:aws:cloudwatch:{session.state['region']}:123456789012:alarm:{PREFIX}-oldest-job-age"
+    assert (f'Failed to execute action {topic}. Received error: "Resource: {alarm_arn} is not authorized to '
+            f'perform: SNS:Publish on resource: {topic}"') in done.stdout
+    arrived = sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
+    assert [json.loads(json.loads(m["Body"])["Message"])["AlarmName"] for m in arrived
+            if "prove-alarms" in m["Body"]] == []

@@ -18,6 +18,7 @@ from typing import Any
 from embedded_aws.services.cloudwatch.evaluation import ALARM, INSUFFICIENT_DATA, OK
 from embedded_aws.services.cloudwatch.history import AlarmHistory
 from embedded_aws.services.cloudwatch.messages import action_item, configuration_item, notification, state_update_item
+from embedded_aws.services.iam.resource_policies import ALLOW, Principal, Request, decide
 
 log = logging.getLogger("embedded_aws.cloudwatch")
 
@@ -29,18 +30,35 @@ def actions_for(alarm: Any, state: str) -> list[str]:
                  INSUFFICIENT_DATA: alarm.insufficient_data_actions}[state] or [])
 
 
-def publish_to_sns(action_arn: str, subject: str, message: str) -> str | None:
-    """Publish through moto's SNS backend (which delivers to SQS subscribers); the error, if any."""
+def publish_to_sns(action_arn: str, subject: str, message: str, alarm_arn: str) -> str | None:
+    """Publish through moto's SNS backend (which delivers to SQS subscribers) as CloudWatch does:
+    as the service principal cloudwatch.amazonaws.com, which only the topic's policy can allow
+    (with the alarm as aws:SourceArn); the error, if any, in AWS's words."""
     from moto.sns.models import sns_backends
 
     parts = action_arn.split(":")
     if len(parts) < 6 or parts[2] != "sns":
         return "only SNS topic actions are carried out locally"
+    backend = sns_backends[parts[4]][parts[3]]
+    topic = backend.topics.get(action_arn)
+    if topic is not None and not topic_allows_alarm(topic.policy, action_arn, alarm_arn):
+        return f"Resource: {alarm_arn} is not authorized to perform: SNS:Publish on resource: {action_arn}"
     try:
-        sns_backends[parts[4]][parts[3]].publish(message, arn=action_arn, subject=subject)
+        backend.publish(message, arn=action_arn, subject=subject)
     except Exception as error:  # noqa: BLE001 - a failed action is recorded, as CloudWatch does
         return getattr(error, "message", None) or str(error) or type(error).__name__
     return None
+
+
+def topic_allows_alarm(policy: str | None, topic_arn: str, alarm_arn: str) -> bool:
+    """The topic policy lets CloudWatch publish for this alarm. Loopback HTTP counts as secure
+    transport (aws:SecureTransport "true"): TLS between two processes of one machine protects
+    nothing, and a TLS-only Deny then never refuses a local caller (docs/local-fidelity.md)."""
+    account = alarm_arn.split(":")[4]
+    request = Request(Principal("Service", "cloudwatch.amazonaws.com"), "sns:Publish", topic_arn,
+                      {"aws:SourceArn": alarm_arn, "aws:SourceAccount": account, "aws:SourceOwner": account,
+                       "aws:SecureTransport": "true"})
+    return decide(policy, request) == ALLOW
 
 
 class AlarmStates:
@@ -68,7 +86,7 @@ class AlarmStates:
             return
         for action_arn in actions_for(alarm, alarm.state_value):
             subject, message = notification(alarm, old[0], account, region)
-            error = publish_to_sns(action_arn, subject, message)
+            error = publish_to_sns(action_arn, subject, message, alarm.alarm_arn)
             if error:
                 log.warning("alarm %s: action %s failed: %s", alarm.name, action_arn, error)
             self.history.add(account, region, action_item(alarm, action_arn, time.time(),

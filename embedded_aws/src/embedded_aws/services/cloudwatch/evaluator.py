@@ -4,8 +4,9 @@ For each alarm it buckets the metric's datapoints into the evaluation range (per
 the epoch, ending at the last closed one), computes the alarm's statistic per bucket, and lets
 `evaluation.evaluate` decide; a different state goes through `AlarmStates.change`. A new or
 re-put alarm is evaluated at once. Supported: single-metric alarms with Statistic or a
-percentile ExtendedStatistic and the four threshold comparisons; metric-math, anomaly-detection
-and composite alarms are left alone (they keep the state they have).
+percentile ExtendedStatistic, alarms on the metric math `metric_math.py` evaluates (one metric,
+itself, its DIFF or its RATE), and the four threshold comparisons; other metric math,
+anomaly-detection and composite alarms are left alone (they keep the state they have).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from embedded_aws.services.cloudwatch.evaluation import (
     statistic,
     supported_statistic,
 )
-from embedded_aws.services.cloudwatch.messages import state_reason, state_reason_data
+from embedded_aws.services.cloudwatch.messages import alarm_period, returns_data, state_reason, state_reason_data
+from embedded_aws.services.cloudwatch.metric_math import Expression, apply, parse
 from embedded_aws.services.cloudwatch.metrics import MetricIndex, metric_key
 
 log = logging.getLogger("embedded_aws.cloudwatch")
@@ -34,10 +36,26 @@ log = logging.getLogger("embedded_aws.cloudwatch")
 MAX_GRACE_SECONDS = 1.0  # how long after a period closes late datapoints may still arrive for it
 
 
+def math_of(alarm: Any) -> tuple[Expression, Any] | None:
+    """(the expression, the metric query it reads) of an alarm on metric math this evaluator
+    supports; None otherwise."""
+    returned = [q for q in alarm.metric_data_queries if returns_data(q)]
+    if len(returned) != 1 or returned[0].metric_stat is not None:
+        return None
+    expression = parse(returned[0].expression)
+    metric = next((q for q in alarm.metric_data_queries
+                   if expression and q.id == expression.metric_id and q.metric_stat is not None), None)
+    if expression is None or metric is None or not supported_statistic(metric.metric_stat.stat):
+        return None
+    return expression, metric
+
+
 def supported(alarm: Any) -> bool:
-    return (alarm.rule is None and not alarm.metric_data_queries and alarm.metric_name is not None
-            and alarm.comparison_operator in COMPARISONS
-            and supported_statistic(alarm.extended_statistic or alarm.statistic))
+    if alarm.rule is not None or alarm.comparison_operator not in COMPARISONS:
+        return False
+    if alarm.metric_data_queries:
+        return math_of(alarm) is not None
+    return alarm.metric_name is not None and supported_statistic(alarm.extended_statistic or alarm.statistic)
 
 
 def rule_of(alarm: Any) -> Rule:
@@ -80,7 +98,7 @@ class AlarmEvaluator:
                 present.add(alarm.alarm_arn)
                 if not supported(alarm):
                     continue
-                width = self.clock.wall(int(alarm.period))
+                width = self.clock.wall(alarm_period(alarm))
                 end = bucket_end(now - min(width / 5, MAX_GRACE_SECONDS), width)
                 last = self._evaluated.get(alarm.alarm_arn)
                 if last is not None and last[0] is alarm and last[1] >= end:
@@ -96,19 +114,37 @@ class AlarmEvaluator:
     def evaluate(self, backend: Any, index: MetricIndex, alarm: Any, end: float, width: float, now: float) -> None:
         rule = rule_of(alarm)
         periods = evaluation_range(rule.evaluation_periods)
-        starts = [end - (periods - i) * width for i in range(periods)]
-        key = metric_key(alarm.namespace, alarm.metric_name, ((d.name, d.value) for d in alarm.dimensions))
-        name = alarm.extended_statistic or alarm.statistic
-        points, samples = [], []
-        for start in starts:
-            found = index.points(key, start, start + width, alarm.unit)
-            values = [p.value for p in found if p.value is not None]
-            aggregates = [p.aggregate for p in found if p.aggregate is not None]
-            points.append(statistic(name, values, aggregates))
-            samples.append(float(len(values) + sum(a[3] for a in aggregates)))
+        math = math_of(alarm) if alarm.metric_data_queries else None
+        extra = math[0].extra_periods() if math else 0
+        starts = [end - (periods + extra - i) * width for i in range(periods + extra)]
+        if math:
+            expression, query = math
+            metric = query.metric_stat.metric
+            key = metric_key(metric.namespace, metric.metric_name, ((d.name, d.value) for d in metric.dimensions))
+            points, samples = self._series(index, key, query.metric_stat.stat, query.metric_stat.unit, starts, width)
+            points = apply(expression, points, alarm_period(alarm))
+            starts, points, samples = starts[extra:], points[extra:], samples[extra:]
+        else:
+            key = metric_key(alarm.namespace, alarm.metric_name, ((d.name, d.value) for d in alarm.dimensions))
+            points, samples = self._series(index, key, alarm.extended_statistic or alarm.statistic, alarm.unit,
+                                           starts, width)
         verdict = evaluate(rule, points)
         if verdict.state is None or verdict.state == alarm.state_value:
             return
         reason = state_reason(rule, verdict, points, starts, alarm.state_value)
         data = state_reason_data(alarm, verdict, points, starts, samples, now)
         self.states.change(backend, alarm, verdict.state, reason, json.dumps(data, separators=(",", ":")))
+
+    @staticmethod
+    def _series(index: MetricIndex, key: Any, name: str, unit: str | None, starts: list[float],
+                width: float) -> tuple[list[float | None], list[float]]:
+        """The statistic `name` of the metric `key` per period starting at `starts`, and the
+        sample count of each."""
+        points, samples = [], []
+        for start in starts:
+            found = index.points(key, start, start + width, unit)
+            values = [p.value for p in found if p.value is not None]
+            aggregates = [p.aggregate for p in found if p.aggregate is not None]
+            points.append(statistic(name, values, aggregates))
+            samples.append(float(len(values) + sum(a[3] for a in aggregates)))
+        return points, samples

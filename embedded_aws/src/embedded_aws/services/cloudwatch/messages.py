@@ -67,6 +67,13 @@ def state_reason(rule: Rule, verdict: Verdict, points: Sequence[float | None], s
     return text + f" (minimum {_plural(needed, 'datapoint')} for {old_state} -> {verdict.state} transition)."
 
 
+def alarm_period(alarm: Any) -> int:
+    """The alarm's Period, or for an alarm on metric math the period of its metric queries."""
+    if alarm.period:
+        return int(alarm.period)
+    return next(int(q.metric_stat.period) for q in alarm.metric_data_queries if q.metric_stat is not None)
+
+
 def state_reason_data(alarm: Any, verdict: Verdict, points: Sequence[float | None], starts: Sequence[float],
                       samples: Sequence[float], now: float) -> dict[str, Any]:
     data: dict[str, Any] = {"version": "1.0", "queryDate": iso(now), "startDate": iso(starts[0])}
@@ -74,10 +81,10 @@ def state_reason_data(alarm: Any, verdict: Verdict, points: Sequence[float | Non
         data["unit"] = alarm.unit
     if alarm.extended_statistic:
         data["extendedStatistic"] = alarm.extended_statistic
-    else:
+    elif alarm.statistic:
         data["statistic"] = alarm.statistic
     data.update({
-        "period": int(alarm.period),
+        "period": alarm_period(alarm),
         "recentDatapoints": [points[i] for i in sorted(verdict.evaluated)],
         "threshold": float(alarm.threshold),
         "evaluatedDatapoints": [{"timestamp": iso(starts[i]), "sampleCount": samples[i], "value": points[i]}
@@ -153,17 +160,43 @@ def region_description(region: str) -> str:
     return region
 
 
+def _query(query: Any) -> dict[str, Any]:
+    """One metric-math query of an alarm as its notification's Trigger lists it."""
+    shown: dict[str, Any] = {"Id": query.id}
+    if query.label:
+        shown["Label"] = query.label
+    if query.expression:
+        shown["Expression"] = query.expression
+    if query.metric_stat is not None:
+        metric = query.metric_stat.metric
+        shown["MetricStat"] = {
+            "Metric": {"Dimensions": [{"value": d.value, "name": d.name} for d in metric.dimensions],
+                       "MetricName": metric.metric_name, "Namespace": metric.namespace},
+            "Period": int(query.metric_stat.period), "Stat": query.metric_stat.stat}
+    shown["ReturnData"] = returns_data(query)
+    return shown
+
+
+def returns_data(query: Any) -> bool:
+    """ReturnData as given (CloudFormation: a boolean; the query API: "true"/"false"); default true."""
+    value = query.return_data
+    return value is None or value is True or str(value).lower() == "true"
+
+
 def notification(alarm: Any, old_state: str, account_id: str, region: str) -> tuple[str, str]:
     """(Subject, Message) of the SNS notification CloudWatch publishes for a state change."""
-    trigger: dict[str, Any] = {"MetricName": alarm.metric_name, "Namespace": alarm.namespace}
-    if alarm.extended_statistic:
-        trigger.update(StatisticType="ExtendedStatistic", ExtendedStatistic=alarm.extended_statistic)
+    trigger: dict[str, Any]
+    if alarm.metric_data_queries:
+        trigger = {"Metrics": [_query(q) for q in alarm.metric_data_queries]}
     else:
-        trigger.update(StatisticType="Statistic", Statistic=(alarm.statistic or "").upper())
+        trigger = {"MetricName": alarm.metric_name, "Namespace": alarm.namespace}
+        if alarm.extended_statistic:
+            trigger.update(StatisticType="ExtendedStatistic", ExtendedStatistic=alarm.extended_statistic)
+        else:
+            trigger.update(StatisticType="Statistic", Statistic=(alarm.statistic or "").upper())
+        trigger.update({"Unit": alarm.unit, "Dimensions": [{"value": d.value, "name": d.name} for d in alarm.dimensions]})
     trigger.update({
-        "Unit": alarm.unit,
-        "Dimensions": [{"value": d.value, "name": d.name} for d in alarm.dimensions],
-        "Period": int(alarm.period),
+        "Period": alarm_period(alarm),
         "EvaluationPeriods": int(alarm.evaluation_periods),
         "DatapointsToAlarm": int(alarm.datapoints_to_alarm or alarm.evaluation_periods),
         "ComparisonOperator": alarm.comparison_operator,
