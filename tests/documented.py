@@ -1,8 +1,9 @@
 """The shell blocks of the README and docs/, and a clean shell to run them in as a new user would.
 
 Every ```sh block is preceded by a marker saying which test runs it as written
-(`<!-- run by tests/e2e/test_x.py ... -->`) or why none can (`<!-- not run by the tests: ... -->`);
-tests/unit/test_docs.py fails on a block without one.
+(`<!-- run by tests/e2e/test_x.py ... -->`, or `<!-- run by .ci/run ... -->` for the README's
+first two commands, which CI runs on a fresh clone) or why none can (`<!-- not run by the
+tests: ... -->`); tests/unit/test_docs.py fails on a block without one.
 """
 
 from __future__ import annotations
@@ -32,9 +33,14 @@ class Block:
 
     @property
     def runner(self) -> str | None:
-        """The test file that runs this block, from its marker."""
-        found = re.match(r"run by (tests/\S+\.py)", self.marker or "")
+        """The file that runs this block (a test module, or .ci/run), from its marker."""
+        found = re.match(r"run by (tests/\S+\.py|\.ci/run)", self.marker or "")
         return found[1] if found else None
+
+    @property
+    def bare_commands(self) -> list[str]:
+        """The commands without their trailing comments."""
+        return [re.sub(r"\s+#.*$", "", command) for command in self.commands]
 
 
 def blocks(document: str) -> list[Block]:

@@ -82,3 +82,7 @@ def test_every_shell_block_says_which_test_runs_it():
     assert unaccounted == []
     missing = [(b.document, b.line, b.runner) for b in found if b.runner and not (ROOT / b.runner).is_file()]
     assert missing == []
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    not_in_ci = [c for b in found if b.runner == ".ci/run" for c in b.bare_commands if c not in ci]
+    assert not_in_ci == []
+    assert [b.document for b in found if b.runner == ".ci/run"] == ["README.md"]

@@ -143,7 +143,7 @@ def test_notification_has_the_cloudwatch_alarm_message_shape():
         extended_statistic=None, statistic="Maximum", unit=None, period=60, evaluation_periods=1,
         datapoints_to_alarm=None, comparison_operator="GreaterThanOrEqualToThreshold", threshold=1.0,
         treat_missing_data=None, evaluate_low_sample_count_percentile=None,
-        dimensions=[SimpleNamespace(name="QueueName", value="jobs")])
+        dimensions=[SimpleNamespace(name="QueueName", value="jobs")], metric_data_queries=[])
     subject, text = notification(alarm, OK, "123456789012", "us-east-1")
     message = json.loads(text)
     assert subject == 'ALARM: "depth" in US East (N. Virginia)'
