@@ -228,8 +228,8 @@ class LocalSession:
         return Names(self.prefix).stack
 
     def delete_stack(self, timeout: float = 60) -> None:
-        """What `cdk destroy` does, through CloudFormation directly (no CLI start-up): for tests
-        that do not test the destroy itself."""
+        """What `cdk destroy` does, through CloudFormation directly (no CLI or synth start-up):
+        `make down` and the tests that do not test the CLI's destroy itself."""
         from botocore.exceptions import ClientError
 
         cloudformation = self.client("cloudformation")
@@ -240,6 +240,9 @@ class LocalSession:
                 stacks = cloudformation.describe_stacks(StackName=self.stack_name)["Stacks"]
             except ClientError:
                 return True
+            failed = [stack for stack in stacks if stack["StackStatus"] == "DELETE_FAILED"]
+            if failed:
+                raise LocalError(f"deleting stack {self.stack_name} failed: {failed[0].get('StackStatusReason', '?')}")
             return all(stack["StackStatus"] == "DELETE_COMPLETE" for stack in stacks)
 
         wait_for(gone, timeout=timeout, what=f"stack {self.stack_name} to be deleted")
@@ -300,24 +303,31 @@ class LocalSession:
                 f"`make down` stops it")
 
     def down(self) -> None:
-        """Destroy the stack and stop everything, even when the destroy fails: the emulator keeps
-        its state in memory, so once it stops nothing of the stack remains either way. A failed
-        destroy is reported (with what it had not removed) after everything stopped."""
+        """Delete the stack, say whether anything of it is left, and stop everything, even when
+        the delete fails: the emulator keeps its state in memory, so once it stops nothing of the
+        stack remains either way. The stack is deleted through CloudFormation, as `cdk destroy`
+        does, without the CLI's synth (make demo runs the CLI's destroy)."""
         if not self.state:
             progress("no local stack is running: nothing to stop")
             return
-        failure = None
+        failure, left = None, ""
         deployed = self.outputs_path.exists()
         if deployed:
+            progress("deleting the stack ...")
             try:
-                self.destroy()
+                self.delete_stack()
             except LocalError as error:
-                failure = f"{error}; still there when the emulator stopped: {self._remaining() or 'nothing'}"
+                failure = str(error)
+            left = self._remaining()
         self.stop_emulator()
-        progress("local stack down: stack destroyed, embedded AWS stopped" if deployed
-                 else "local stack down: embedded AWS stopped (no stack was deployed)")
-        if failure:
-            raise LocalError(f"destroy failed, everything stopped anyway: {failure}")
+        if not deployed:
+            progress("local stack down: embedded AWS stopped (no stack was deployed)")
+        elif failure:
+            raise LocalError(f"{failure}; still there when the emulator stopped: {left or 'nothing'}; "
+                             f"everything stopped anyway")
+        else:
+            progress(f"local stack down: stack deleted ({f'left: {left}' if left else 'nothing of it left'}), "
+                     f"embedded AWS stopped")
 
     def _remaining(self) -> str:
         try:

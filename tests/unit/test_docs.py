@@ -63,10 +63,10 @@ def test_every_bare_test_name_in_the_fidelity_tables_exists():
 def test_the_reference_pattern_reads_what_the_tables_write():
     """The pattern itself, so a format it misses cannot make the tests above pass vacuously."""
     assert references("local-fidelity.md")
-    cell = ("`tests/e2e/test_lab_scenario.py::test_lab_scenario_figures`, `test_x.py::test_y...`, "
+    cell = ("`tests/e2e/test_documented_commands.py::test_lab_scenario_figures`, `test_x.py::test_y...`, "
             "`embedded_aws/tests/test_sqs/test_z.py`")
     assert [(m[1], m[2], bool(m[3])) for m in REFERENCE.finditer(cell)] == [
-        ("tests/e2e/test_lab_scenario.py", "test_lab_scenario_figures", False), ("test_x.py", "test_y", True),
+        ("tests/e2e/test_documented_commands.py", "test_lab_scenario_figures", False), ("test_x.py", "test_y", True),
         ("embedded_aws/tests/test_sqs/test_z.py", None, False)]
 
 

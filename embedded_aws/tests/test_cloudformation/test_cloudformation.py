@@ -3,7 +3,7 @@ resources in place (no new queue, table or function; data kept; the custom resou
 for unchanged properties), a delete with removal=retain keeps exactly the retained resources,
 with their data and the orders table's deletion protection, and removes the rest. Create, the
 custom resource at create, delete with removal=destroy and resources deleted out of band are in
-tests/e2e/test_lab_scenario.py."""
+tests/e2e/test_documented_commands.py."""
 
 from __future__ import annotations
 
