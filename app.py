@@ -11,15 +11,22 @@ from stacks.consumer_stack import ConsumerStack
 
 
 def build(app: cdk.App) -> ConsumerStack:
-    config = StackConfig.from_context(app.node.try_get_context)
+    add_checks(app)
+    return consumer_stack(app, StackConfig.from_context(app.node.try_get_context))
+
+
+def add_checks(app: cdk.App) -> None:
+    """Every synth runs both rule packs; an unacknowledged finding is a synth error."""
+    cdk.Aspects.of(app).add(AwsSolutionsChecks())
+    cdk.Aspects.of(app).add(ServerlessChecks())
+
+
+def consumer_stack(app: cdk.App, config: StackConfig) -> ConsumerStack:
     # The emulator cannot reuse the BootstrapVersion parameter on update deploys, so the
     # bootstrap-version rule is dropped only for target=local; real accounts keep it.
     synthesizer = cdk.DefaultStackSynthesizer(
         generate_bootstrap_version_rule=config.target != "local"
     )
-    # Every synth runs both rule packs; an unacknowledged finding is a synth error.
-    cdk.Aspects.of(app).add(AwsSolutionsChecks())
-    cdk.Aspects.of(app).add(ServerlessChecks())
     return ConsumerStack(
         app,
         config.names.stack,
