@@ -28,7 +28,7 @@ class UsageError(RuntimeError):
     pass
 
 
-def answers(url: str) -> bool:
+def view_is_up(url: str) -> bool:
     """The view at `url` (a page URL with its token) is up."""
     try:
         with urllib.request.urlopen(urlsplit(url)._replace(path="/healthz").geturl(), timeout=2) as response:
