@@ -85,6 +85,7 @@ class Ran:
     command: str
     rc: int
     output: str  # stdout and stderr, in order
+    ended: float  # epoch seconds
 
 
 def run_in_one_shell(commands: list[str], env: dict[str, str], timeout: float = 600,
@@ -94,16 +95,16 @@ def run_in_one_shell(commands: list[str], env: dict[str, str], timeout: float = 
     at the end is written there (NUL-separated) for a later shell."""
     lines = ["exec 2>&1"]
     for number, command in enumerate(commands):
-        lines += [f"echo '{MARK} {number}'", command, f"echo \"{MARK} {number} rc=$?\""]
+        lines += [f"echo '{MARK} {number}'", command, f"echo \"{MARK} {number} rc=$? at=$(date +%s.%N)\""]
     if env_dump is not None:
         lines.append(f"env -0 > '{env_dump}'")
     done = subprocess.run(["bash", "-c", "\n".join(lines)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, text=True, timeout=timeout)
     found = []
     for number, command in enumerate(commands):
-        section = re.search(rf"^{MARK} {number}\n(.*?)^{MARK} {number} rc=(\d+)$", done.stdout, re.S | re.M)
+        section = re.search(rf"^{MARK} {number}\n(.*?)^{MARK} {number} rc=(\d+) at=([\d.]+)$", done.stdout, re.S | re.M)
         assert section, f"command {number} ({command!r}) did not run to its end:\n{done.stdout[-3000:]}"
-        found.append(Ran(command, int(section[2]), section[1]))
+        found.append(Ran(command, int(section[2]), section[1], float(section[3])))
     return found
 
 

@@ -78,10 +78,14 @@ def shell(tmp_path_factory):
             session.down()
 
 
-def test_every_command_exits_zero(shell):
+def test_every_command_exits_zero(shell, figure):
     """Each command of the README block and of the docs blocks succeeds as written."""
     failed = {r.command: r.output[-800:] for r in shell["ran"].values() if r.rc != 0}
     assert failed == {}
+    ran = sorted(shell["ran"].values(), key=lambda r: r.ended)
+    took = [(later.ended - earlier.ended, later.command.split("  #")[0][:40]) for earlier, later in zip(ran, ran[1:])]
+    figure("documented commands", f"{len(ran)} run as written; slowest after make up: "
+           + ", ".join(f"{name} {seconds:.1f} s" for seconds, name in sorted(took, reverse=True)[:4]))
 
 
 def test_lab_scenario_figures(shell):
