@@ -17,7 +17,7 @@ from ops import observe
 from stacks.config import METRICS_NAMESPACE
 from tests.shared_aws import FAST_TIMEOUTS
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(100)]
 
 PREFIX = "alarms"
 DEADLINE = 60  # a few scaled periods, on a loaded machine
@@ -48,17 +48,43 @@ def wait_state(session, name: str, wanted: str) -> None:
     wait_for(lambda: state(session, name) == wanted, timeout=DEADLINE, interval=0.25, what=f"{name} in {wanted}")
 
 
-def notification(session, inbox: str, alarm: str, new_state: str) -> dict:
-    """The CloudWatch alarm message for `alarm` entering `new_state`, as delivered to the inbox."""
+def notification(session, inbox: str, alarm: str, new_state: str, since: datetime | None = None) -> dict:
+    """The CloudWatch alarm message for `alarm` entering `new_state` (at `since` or later), as
+    delivered to the inbox."""
     sqs, seen = session.client("sqs"), []
+
+    def changed_at(message: dict) -> datetime:
+        return datetime.strptime(message["StateChangeTime"], "%Y-%m-%dT%H:%M:%S.%f%z")
 
     def arrived() -> dict | None:
         for message in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
             seen.append(json.loads(json.loads(message["Body"])["Message"]))
             sqs.delete_message(QueueUrl=inbox, ReceiptHandle=message["ReceiptHandle"])
-        return next((m for m in seen if m["AlarmName"] == alarm and m["NewStateValue"] == new_state), None)
+        return next((m for m in seen if m["AlarmName"] == alarm and m["NewStateValue"] == new_state
+                     and (since is None or changed_at(m) >= since)), None)
 
     return wait_for(arrived, timeout=DEADLINE, what=f"a {new_state} notification for {alarm}")
+
+
+def notifications(session, inbox: str, alarms: set[str], new_state: str, since: datetime) -> set[str]:
+    """Wait until each of `alarms` was notified entering `new_state` at `since` or later (one
+    reader for all: a message read while waiting for one alarm is not lost for another)."""
+    sqs, found = session.client("sqs"), set()
+
+    def all_arrived() -> bool:
+        for message in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
+            body = json.loads(json.loads(message["Body"])["Message"])
+            sqs.delete_message(QueueUrl=inbox, ReceiptHandle=message["ReceiptHandle"])
+            changed = datetime.strptime(body["StateChangeTime"], "%Y-%m-%dT%H:%M:%S.%f%z")
+            if body["AlarmName"] in alarms and body["NewStateValue"] == new_state and changed >= since:
+                found.add(body["AlarmName"])
+        return found == alarms
+
+    try:
+        wait_for(all_arrived, timeout=DEADLINE, what=f"{new_state} notifications for {sorted(alarms)}")
+    except Exception as error:
+        raise AssertionError(f"{error}; arrived: {sorted(found)}") from None
+    return found
 
 
 def send(session, env, order: dict) -> None:
@@ -243,3 +269,39 @@ def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(
     arrived = sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
     assert [json.loads(json.loads(m["Body"])["Message"])["AlarmName"] for m in arrived
             if "prove-alarms" in m["Body"]] == []
+
+
+def test_every_other_failure_of_the_operations_table_reaches_the_topic(stack, inbox):
+    """docs/operations.md's failures, each to its first alarm within a minute: a malformed body
+    -> malformed-jobs; DynamoDB throttling past the worker's retries -> orders-throttled and
+    failed-records; Lambda throttling (reserved concurrency 0) -> worker-throttles; an invocation
+    that fails as a whole (a configuration without the table's name) -> worker-errors. (A denied
+    write, a conflict and dead letters: the tests above.)"""
+    session, env, outputs = stack
+    for what in ("malformed-jobs", "orders-throttled", "failed-records", "worker-throttles", "worker-errors"):
+        wait_for(lambda: state(session, f"{PREFIX}-{what}") != "ALARM", timeout=DEADLINE, interval=0.25,
+                 what=f"{PREFIX}-{what} out of ALARM (earlier tests set states)")
+    since = datetime.now(timezone.utc) - timedelta(seconds=1)
+    send(session, env, {"id": "no-quantity"})
+    session.inject_fault(action="PutItem", table=env["ORDERS_TABLE"], code="ProvisionedThroughputExceededException",
+                         status=400, count=4)  # one invocation's attempts
+    send(session, env, {"id": "throttled-order", "quantity": 3})
+    wanted = {f"{PREFIX}-{what}" for what in ("malformed-jobs", "orders-throttled", "failed-records")}
+    assert notifications(session, inbox, wanted, "ALARM", since) == wanted
+
+    lambda_api, function = session.client("lambda"), env["FUNCTION_NAME"]
+    lambda_api.put_function_concurrency(FunctionName=function, ReservedConcurrentExecutions=0)
+    try:
+        send(session, env, {"id": "throttled-invocation", "quantity": 1})
+        assert notification(session, inbox, f"{PREFIX}-worker-throttles", "ALARM", since)["Trigger"]["MetricName"] == "Throttles"
+    finally:
+        lambda_api.delete_function_concurrency(FunctionName=function)
+
+    configuration = lambda_api.get_function_configuration(FunctionName=function)["Environment"]["Variables"]
+    broken = {key: value for key, value in configuration.items() if key != "TABLE_NAME"}
+    lambda_api.update_function_configuration(FunctionName=function, Environment={"Variables": broken})
+    try:
+        send(session, env, {"id": "broken-config", "quantity": 1})
+        assert notification(session, inbox, f"{PREFIX}-worker-errors", "ALARM", since)["Trigger"]["MetricName"] == "Errors"
+    finally:
+        lambda_api.update_function_configuration(FunctionName=function, Environment={"Variables": configuration})
