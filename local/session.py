@@ -297,7 +297,7 @@ class LocalSession:
             return f"interrupted: {command} stopped the embedded AWS it had started; nothing is left running"
         state = self.state
         if not state:
-            return f"interrupted: nothing is left running"
+            return "interrupted: nothing is left running"
         deployed = "deployed" if self.outputs_path.exists() else "possibly half-deployed"
         return (f"interrupted: the embedded AWS on {state['endpoint']} is still running (stack {deployed}); "
                 f"`make down` stops it")
