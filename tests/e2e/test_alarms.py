@@ -7,12 +7,15 @@ evaluates a 60 s period in 5 s: docs/local-fidelity.md.)"""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from local.session import wait_for
+from local.session import ROOT, wait_for
 from ops import observe
 from stacks.config import METRICS_NAMESPACE
 from tests.shared_aws import FAST_TIMEOUTS
@@ -48,20 +51,29 @@ def wait_state(session, name: str, wanted: str) -> None:
     wait_for(lambda: state(session, name) == wanted, timeout=DEADLINE, interval=0.25, what=f"{name} in {wanted}")
 
 
+def take_notifications(sqs, inbox: str) -> list[dict]:
+    """The alarm messages waiting in the inbox (at most ten), parsed, and deleted from it."""
+    found = []
+    for message in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
+        found.append(json.loads(json.loads(message["Body"])["Message"]))
+        sqs.delete_message(QueueUrl=inbox, ReceiptHandle=message["ReceiptHandle"])
+    return found
+
+
+def entered(message: dict, new_state: str, since: datetime | None) -> bool:
+    """`message` reports a change into `new_state` at `since` or later."""
+    changed = datetime.strptime(message["StateChangeTime"], "%Y-%m-%dT%H:%M:%S.%f%z")
+    return message["NewStateValue"] == new_state and (since is None or changed >= since)
+
+
 def notification(session, inbox: str, alarm: str, new_state: str, since: datetime | None = None) -> dict:
     """The CloudWatch alarm message for `alarm` entering `new_state` (at `since` or later), as
     delivered to the inbox."""
     sqs, seen = session.client("sqs"), []
 
-    def changed_at(message: dict) -> datetime:
-        return datetime.strptime(message["StateChangeTime"], "%Y-%m-%dT%H:%M:%S.%f%z")
-
     def arrived() -> dict | None:
-        for message in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
-            seen.append(json.loads(json.loads(message["Body"])["Message"]))
-            sqs.delete_message(QueueUrl=inbox, ReceiptHandle=message["ReceiptHandle"])
-        return next((m for m in seen if m["AlarmName"] == alarm and m["NewStateValue"] == new_state
-                     and (since is None or changed_at(m) >= since)), None)
+        seen.extend(take_notifications(sqs, inbox))
+        return next((m for m in seen if m["AlarmName"] == alarm and entered(m, new_state, since)), None)
 
     return wait_for(arrived, timeout=DEADLINE, what=f"a {new_state} notification for {alarm}")
 
@@ -72,12 +84,8 @@ def notifications(session, inbox: str, alarms: set[str], new_state: str, since: 
     sqs, found = session.client("sqs"), set()
 
     def all_arrived() -> bool:
-        for message in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
-            body = json.loads(json.loads(message["Body"])["Message"])
-            sqs.delete_message(QueueUrl=inbox, ReceiptHandle=message["ReceiptHandle"])
-            changed = datetime.strptime(body["StateChangeTime"], "%Y-%m-%dT%H:%M:%S.%f%z")
-            if body["AlarmName"] in alarms and body["NewStateValue"] == new_state and changed >= since:
-                found.add(body["AlarmName"])
+        found.update(m["AlarmName"] for m in take_notifications(sqs, inbox)
+                     if m["AlarmName"] in alarms and entered(m, new_state, since))
         return found == alarms
 
     try:
@@ -85,6 +93,13 @@ def notifications(session, inbox: str, alarms: set[str], new_state: str, since: 
     except Exception as error:
         raise AssertionError(f"{error}; arrived: {sorted(found)}") from None
     return found
+
+
+def prove_alarms(session, *args: str) -> subprocess.CompletedProcess:
+    """`python -m ops prove-alarms --prefix <PREFIX> ...` with the stack's endpoint and keys."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
+    return subprocess.run([sys.executable, "-m", "ops", "prove-alarms", "--prefix", PREFIX, *args], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=180)
 
 
 def send(session, env, order: dict) -> None:
@@ -201,16 +216,8 @@ def test_a_denied_write_alarms_failed_records_at_its_first_attempt(stack, inbox)
 def test_prove_alarms_reports_every_alarm_delivered_to_the_topic(stack, inbox):
     """`ops prove-alarms --yes --json` on the stack: every alarm's action is recorded as executed,
     exit 0, and the test notifications reach the topic's subscriber."""
-    import os
-    import subprocess
-    import sys
-
-    from local.session import ROOT
-
     session, _, outputs = stack
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
-    done = subprocess.run([sys.executable, "-m", "ops", "prove-alarms", "--prefix", PREFIX, "--yes", "--json"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    done = prove_alarms(session, "--yes", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     proofs = json.loads(done.stdout)
     assert len(proofs) == 10
@@ -221,16 +228,8 @@ def test_prove_alarms_reports_every_alarm_delivered_to_the_topic(stack, inbox):
 
 def test_prove_alarms_refuses_without_yes(stack):
     """Without --yes it sends nothing and says why (exit 2)."""
-    import os
-    import subprocess
-    import sys
-
-    from local.session import ROOT
-
     session, _, _ = stack
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
-    done = subprocess.run([sys.executable, "-m", "ops", "prove-alarms", "--prefix", PREFIX], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = prove_alarms(session)
     assert done.returncode == 2 and "pass --yes" in done.stderr and done.stdout == ""
 
 
@@ -239,12 +238,6 @@ def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(
     CloudWatch): every alarm action fails with AWS's message in the alarm history, nothing is
     delivered, and prove-alarms reports each failure and exits 1. The stack's own policy (with
     the Allow) delivers again."""
-    import os
-    import subprocess
-    import sys
-
-    from local.session import ROOT
-
     session, _, outputs = stack
     sns, topic = session.client("sns"), outputs["AlarmTopicArn"]
     own = sns.get_topic_attributes(TopicArn=topic)["Attributes"]["Policy"]
@@ -254,10 +247,8 @@ def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(
     while sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10).get("Messages"):
         pass  # what earlier tests left; received messages stay invisible past this test
     sns.set_topic_attributes(TopicArn=topic, AttributeName="Policy", AttributeValue=json.dumps(tls_only))
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
     try:
-        done = subprocess.run([sys.executable, "-m", "ops", "prove-alarms", "--prefix", PREFIX, "--yes"],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+        done = prove_alarms(session, "--yes")
     finally:
         sns.set_topic_attributes(TopicArn=topic, AttributeName="Policy", AttributeValue=own)
     assert done.returncode == 1, done.stdout + done.stderr
