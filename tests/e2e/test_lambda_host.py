@@ -91,12 +91,16 @@ def test_iam_denial_fails_the_message_instead_of_acknowledging_it(emulator):
     """The real worker code with a role whose PutItem is granted on another table: the write
     is denied, the record is reported failed, nothing is written and the order ends in the DLQ.
     The same code with PutItem on the right table ARN writes the order."""
+    # One second more than the worker's minimum: on a loaded machine a new sandbox's first client
+    # can take the 0.6 s of slack a 2 s timeout leaves, and the record fails OutOfTime instead
+    # of reaching the denied write this test is about (seen once under a full suite).
+    timeout = WORKER_TIMEOUT + 1
     denied_arn = table(emulator, "denied-orders")
     other_arn = table(emulator, "other-orders")
     denied = pipeline(emulator, "worker-denied", source=WORKER_SOURCE, extra_statements=(put_item_on(other_arn),),
-                      environment={"TABLE_NAME": "denied-orders"}, timeout=WORKER_TIMEOUT, visibility=WORKER_TIMEOUT + 1)
+                      environment={"TABLE_NAME": "denied-orders"}, timeout=timeout, visibility=timeout + 1)
     allowed = pipeline(emulator, "worker-allowed", source=WORKER_SOURCE, extra_statements=(put_item_on(other_arn),),
-                       environment={"TABLE_NAME": "other-orders"}, timeout=WORKER_TIMEOUT, visibility=WORKER_TIMEOUT + 1)
+                       environment={"TABLE_NAME": "other-orders"}, timeout=timeout, visibility=timeout + 1)
     sqs, dynamodb, logs = emulator.client("sqs"), emulator.client("dynamodb"), emulator.client("logs")
     order = '{"id": "iam-order", "quantity": 2}'
     sqs.send_message(QueueUrl=denied.queue_url, MessageBody=order)
