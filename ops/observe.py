@@ -172,6 +172,9 @@ def metric_series(cloudwatch: Any, metrics: dict[str, tuple[str, str, dict[str, 
                                   "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()]},
                        "Period": period, "Stat": statistic},
     } for index, (key, (namespace, name, dimensions, statistic)) in enumerate(metrics.items())]
+    # CloudWatch rounds StartTime down to the minute anyway; starting on a period boundary keeps
+    # each point on its own minute in every answer (and is what the API reference advises).
+    start_ms = start_ms // (period * 1000) * period * 1000
     series: dict[str, list[list[float]]] = {key: [] for key in metrics}
     keys = {f"m{index}": key for index, key in enumerate(metrics)}
     for page in cloudwatch.get_paginator("get_metric_data").paginate(

@@ -47,3 +47,29 @@ def test_indexed_answers_match_motos(scan_by):
             "Dimensions": [{"Name": "FunctionName", "Value": "a"}]}])
         again = metric_queries.metric_data(MetricIndex(backend), queries[:1], start, end, scan_by)
         assert 999 not in again[0]["values"] and len(again[0]["values"]) == 10
+
+
+def test_start_time_is_rounded_as_cloudwatch_rounds_it():
+    """A StartTime of 12:32:34 buckets from 12:32:00 (moto's own periods start at 12:32:34, so a
+    chart's points moved half a minute between two calls a second apart)."""
+    from moto.cloudwatch.models import cloudwatch_backends
+
+    with mocked_aws():
+        cloudwatch = boto3.client("cloudwatch")
+        minute = (datetime.utcnow() - timedelta(minutes=10)).replace(second=0, microsecond=0)
+        cloudwatch.put_metric_data(Namespace="Test", MetricData=[{
+            "MetricName": "Accepted", "Value": 1, "Timestamp": minute + timedelta(seconds=50),
+            "Dimensions": [{"Name": "FunctionName", "Value": "a"}]}])
+        backend = cloudwatch_backends["123456789012"]["us-east-1"]
+        answer = metric_queries.metric_data(MetricIndex(backend), [query("sum", "Accepted", "Sum", {"FunctionName": "a"})],
+                                            minute + timedelta(seconds=34), minute + timedelta(minutes=5))
+        assert answer[0]["timestamps"] == [minute] and answer[0]["values"] == [1]
+
+
+@pytest.mark.parametrize(("age_days", "period", "step"), [
+    (0, 60, 60), (14.9, 300, 60), (15, 60, 300), (62.9, 3600, 300), (63, 3600, 3600), (0, 10, 10), (0, 1, 1)])
+def test_rounding_steps_follow_the_start_times_age_and_the_period(age_days, period, step):
+    now = 1_800_000_000.0
+    start = now - age_days * 86_400 - 1234.5
+    rounded = metric_queries.rounded_start(start, period, now)
+    assert rounded <= start < rounded + step and rounded % step == 0

@@ -9,6 +9,7 @@ Insights) still go to moto.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from datetime import datetime
 from typing import Any, Callable
@@ -17,16 +18,31 @@ from embedded_aws.services.cloudwatch.evaluation import statistic
 from embedded_aws.services.cloudwatch.metrics import MetricIndex, epoch, metric_key, naive_utc
 
 
+def rounded_start(start: float, period: int, now: float) -> float:
+    """GetMetricData's StartTime as CloudWatch rounds it (API reference, GetMetricData, StartTime):
+    down to the whole minute when less than 15 days ago, to 5 minutes up to 63 days, to the hour
+    beyond; a period of 5, 10, 20 or 30 s rounds down to that division of a minute. moto starts
+    its periods at the time as given, so a query at 12:32:34 bucketed 12:31:34-12:32:34."""
+    if period < 60:
+        step = period if period in (5, 10, 20, 30) else 1
+    else:
+        age = now - start
+        step = 60 if age < 15 * 86_400 else 300 if age < 63 * 86_400 else 3600
+    return start // step * step
+
+
 def metric_data(index: MetricIndex, queries: list[dict[str, Any]], start: datetime, end: datetime,
-                scan_by: str = "TimestampAscending") -> list[dict[str, Any]]:
+                scan_by: str = "TimestampAscending", now: float | None = None) -> list[dict[str, Any]]:
     """moto's result shape: per returned query, id, label, values, timestamps, status_code.
-    Periods start at `start` and step by the query's Period, as moto's do."""
+    Periods start at CloudWatch's rounding of `start` and step by the query's Period."""
     index.sync()
-    begin, finish = epoch(start.replace(microsecond=0)), epoch(end.replace(microsecond=0))
+    requested, finish = epoch(start.replace(microsecond=0)), epoch(end.replace(microsecond=0))
+    now = time.time() if now is None else now
     results = []
     for query in queries:
         stat = query["MetricStat"]
         metric, period, name = stat["Metric"], int(stat["Period"]), stat["Stat"]
+        begin = rounded_start(requested, period, now)
         key = metric_key(metric["Namespace"], metric["MetricName"],
                          ((d["Name"], d["Value"]) for d in metric.get("Dimensions", [])))
         buckets: dict[float, tuple[list[float], list[tuple[float, float, float, float]]]] = defaultdict(lambda: ([], []))
