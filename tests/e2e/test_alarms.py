@@ -296,3 +296,48 @@ def test_every_other_failure_of_the_operations_table_reaches_the_topic(stack, in
         assert notification(session, inbox, f"{PREFIX}-worker-errors", "ALARM", since)["Trigger"]["MetricName"] == "Errors"
     finally:
         lambda_api.update_function_configuration(FunctionName=function, Environment={"Variables": configuration})
+
+
+def test_a_deleted_table_and_too_little_time_for_a_write_are_failed_records(stack, inbox):
+    """Two failures inside a record, each counted in the worker's Error decision (the metric
+    failed-records watches) and notified: the orders table deleted (ResourceNotFoundException) and
+    a function timeout lowered below what one write may take (OutOfTime, never a half-done write).
+    (A timeout of the whole invocation counts in Lambda's Errors: tests/e2e/test_lambda_host.py::
+    test_invoke_api_runs_the_deployed_code; Errors reaching worker-errors: the test above. A poison
+    record in a batch counts alone and the rest is acknowledged: tests/unit/test_worker_dynamodb.py::
+    test_each_batch_counts_its_decisions_in_one_metrics_line.)"""
+    session, env, _ = stack
+    alarm = f"{PREFIX}-failed-records"
+    wait_for(lambda: state(session, alarm) != "ALARM", timeout=DEADLINE, interval=0.25,
+             what=f"{alarm} out of ALARM (earlier tests set it)")
+    since = datetime.now(timezone.utc) - timedelta(seconds=1)
+    dynamodb, logs = session.client("dynamodb"), session.client("logs")
+    lambda_api, function, table = session.client("lambda"), env["FUNCTION_NAME"], env["ORDERS_TABLE"]
+
+    def sent(order: dict) -> str:
+        return session.client("sqs").send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))["MessageId"]
+
+    def errors_of(message_id: str) -> list[str]:
+        return [r.data["error"] for r in observe.log_records(logs, f"/aws/lambda/{function}")
+                if r.tag == "ERROR" and r.data.get("message_id") == message_id]
+
+    shape = dynamodb.describe_table(TableName=table)["Table"]
+    dynamodb.delete_table(TableName=table)
+    try:
+        message_id = sent({"id": "no-table", "quantity": 2})
+        assert wait_for(lambda: errors_of(message_id), timeout=DEADLINE, what="the missing table's ERROR line")[0] \
+            == "ResourceNotFoundException"
+    finally:
+        dynamodb.create_table(TableName=table, KeySchema=shape["KeySchema"], AttributeDefinitions=shape["AttributeDefinitions"],
+                              BillingMode="PAY_PER_REQUEST")
+
+    timeout = lambda_api.get_function_configuration(FunctionName=function)["Timeout"]
+    lambda_api.update_function_configuration(FunctionName=function, Timeout=1)
+    try:
+        message_id = sent({"id": "no-time", "quantity": 2})
+        assert wait_for(lambda: errors_of(message_id), timeout=DEADLINE, what="the short timeout's ERROR line")[0] \
+            == "OutOfTime"
+    finally:
+        lambda_api.update_function_configuration(FunctionName=function, Timeout=timeout)
+    assert notification(session, inbox, alarm, "ALARM", since)["Trigger"]["MetricName"] == "Error"
+    assert decision_sums(session, function, since)["Error"] >= 2

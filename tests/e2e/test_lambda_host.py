@@ -5,6 +5,7 @@ disabled mappings left alone, IAM enforced with the function's own role, real co
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -143,3 +144,15 @@ def test_invoke_api_runs_the_deployed_code(emulator):
     error = json.loads(timed_out["Payload"].read())
     assert timed_out["FunctionError"] == "Unhandled"
     assert "Task timed out after 1.00 seconds" in error["errorMessage"]
+
+    # The exception and the timeout each count in Lambda's Errors, the worker-errors alarm's metric
+    # (the handled batch failure does not).
+    cloudwatch, now = emulator.client("cloudwatch"), datetime.now(timezone.utc)
+
+    def errors() -> float:
+        points = cloudwatch.get_metric_statistics(
+            Namespace="AWS/Lambda", MetricName="Errors", Dimensions=[{"Name": "FunctionName", "Value": "direct"}],
+            StartTime=now - timedelta(minutes=10), EndTime=now + timedelta(minutes=1), Period=60, Statistics=["Sum"])
+        return sum(point["Sum"] for point in points["Datapoints"])
+
+    wait_for(lambda: errors() == 2, timeout=10, what="two Errors for direct")
