@@ -179,6 +179,15 @@ PATCHES = [
           _call("embedded_aws.services.iam.access_control", "patch_access_control", "faults_file"),
           fixes_moto="IAM matches policy resources only for SQS, S3, IAM and STS: DynamoDB and Logs requests "
           "are checked against '*'; denials are XML for JSON-protocol services"),
+    Patch("iam.topic-access", "SNS requests authorized against their topic by identity and topic policy together",
+          (T(f"moto.sns.responses:SNSResponse.{AUTHORIZE}", "self", "resource"),
+           Target("moto.core.authorization:ActionAuthenticatorMixin._authenticate_and_authorize_action",
+                  ("self", "iam_request_cls", "resource"), replaced=False),
+           Target("moto.iam.access_control:IAMPolicy.is_action_permitted",
+                  ("self", "action", "resource", "principal", "incoming_condition_values"), replaced=False)),
+          _call("embedded_aws.services.iam.topic_access", "patch_topic_access"),
+          fixes_moto="SNS requests are checked against '*' and identity policies only: a policy scoped to a topic "
+          "ARN allows nothing, and a topic policy neither allows nor denies"),
     Patch("iam.bodyless-signature", "a request without a body is signed over an empty payload",
           (T(f"{IAM_REQUEST}._create_aws_request", "self"),),
           _call("embedded_aws.services.iam.access_control", "patch_signature_of_bodyless_requests"),
