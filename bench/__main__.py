@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", choices=["unit", "unit+infra", "all", "none"], default="unit",
                         help="which tests to time (all includes the slow end-to-end tests)")
     parser.add_argument("--test-runs", type=int, default=2)
-    parser.add_argument("--skip", action="append", default=[], choices=["handlers", "pipeline", "dev-loop"])
+    parser.add_argument("--skip", action="append", default=[], choices=["handlers", "pipeline", "dlq", "dev-loop"])
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite the tables in docs/benchmarks.md")
     args = parser.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
@@ -65,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
                                                    budget_seconds=args.pipeline_budget, progress=progress)
             finally:
                 shutil.rmtree(state_dir, ignore_errors=True)
+        if "dlq" not in args.skip:
+            from bench import dlq_redrive
+
+            results["dlq_redrive"] = dlq_redrive.run(progress)
         if "dev-loop" not in args.skip:
             from bench import devloop
 
@@ -82,6 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     progress(f"results in {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
     if not args.no_docs and report.update_page(markdown):
         progress("docs/benchmarks.md tables updated")
+    if "dlq_redrive" in results:
+        from bench import dlq_redrive
+
+        print(dlq_redrive.render(results["dlq_redrive"]))
+        if not args.no_docs:
+            dlq_redrive.update_page(dlq_redrive.render(results["dlq_redrive"]))
     return 0
 
 

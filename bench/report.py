@@ -147,12 +147,13 @@ def render(results: dict[str, Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def update_page(markdown: str, page: Path = ROOT / "docs" / "benchmarks.md") -> bool:
+def update_page(markdown: str, page: Path = ROOT / "docs" / "benchmarks.md", begin: str = BLOCK_BEGIN,
+                end: str = BLOCK_END) -> bool:
     """Replace the block between the markers, if the page has them; nothing else is touched."""
     text = page.read_text()
-    if BLOCK_BEGIN not in text or BLOCK_END not in text:
+    if begin not in text or end not in text:
         return False
-    head, rest = text.split(BLOCK_BEGIN, 1)
-    _, tail = rest.split(BLOCK_END, 1)
-    page.write_text(f"{head}{BLOCK_BEGIN}\n{markdown}{BLOCK_END}{tail}")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    page.write_text(f"{head}{begin}\n{markdown}{end}{tail}")
     return True

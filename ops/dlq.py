@@ -8,14 +8,24 @@ worker's own parser and duplicate rule (stacks/lambda_code.py), and what an oper
 - `conflict`: a valid job whose id is stored with other details. Never sent back automatically.
 - `malformed`: the worker's parser rejects it. Never sent back.
 
-Listing reads every message, however many: each is received and kept invisible until the listing
-ends (so the next receive returns new ones), then released in batches. Each listing adds one to
-the receive count of every message, which moves nothing: the DLQ has no redrive policy of its own.
+The queue is read a page (ten messages) at a time, and nothing holds the whole of it:
 
-A redrive sends a message's body and message attributes to the jobs queue, then deletes it from
-the DLQ: a failure between the two leaves a copy in both queues, which the worker turns into a
-duplicate, never a lost order. A discard writes an audit record (who, when, why, the body) to the
-stack's audit log group before it deletes the message.
+- A redrive moves each page's safe messages (send, then delete) before it reads on, and keeps
+  only the unsafe ones it steps past invisible, extending their visibility while it works
+  (`DeadLetterReader`). A failure between send and delete leaves a copy in both queues, which
+  the worker turns into a duplicate, never a lost order.
+- A listing reads at most `limit` messages, holds them while it classifies them, then releases
+  them; its counts are exact when it reached the end of the queue (`complete`), and otherwise
+  those of the messages it read, beside the queue's own approximate totals.
+- The end of the queue is an empty long poll while SQS counts no visible message, not one empty
+  receive: SQS's in-flight cap answers a long poll with nothing (SQS quotas, "Messages per queue
+  (in flight)"). Messages another reader holds are invisible to this one; each report says how
+  many there were (`in_flight_elsewhere`) instead of calling the queue empty.
+
+Each read adds one to a message's receive count, which moves nothing: the DLQ has no redrive
+policy of its own. A discard writes one audit record (who, when, why, the body) to the stack's
+audit log group before it deletes the message; a delete that fails is reported and recorded
+beside it, so the audit never shows a discard that did not happen.
 """
 
 from __future__ import annotations
@@ -31,11 +41,18 @@ from stacks.lambda_code import load_worker
 
 CLASSES = ("pending", "stored", "conflict", "malformed")
 SAFE_CLASSES = ("pending", "stored")
-HOLD_SECONDS = 300  # a listing keeps the messages it has seen invisible this long at most
+# How long a message read stays invisible before it is extended; also how long it stays hidden
+# from everyone if the reading command dies.
+HOLD_SECONDS = 60
 # A long poll asks every SQS server, where a short poll samples a few: only an empty long poll
-# means the queue has no visible message left.
+# means the queue has no visible message left; SQS's counters lag, so they are asked again.
 END_OF_QUEUE_WAIT_SECONDS = 1
+END_OF_QUEUE_CHECKS = 3
+LIST_LIMIT = 1000  # messages a listing reads and holds at most
+MAX_HELD = 100_000  # unsafe messages a redrive steps past at most (SQS's in-flight cap is ~120,000)
+BATCH_BYTES = 1_048_576  # SendMessageBatch: all the batch's messages together (SQS API reference)
 AUDIT_TAG = "DISCARD"
+AUDIT_FAILED_TAG = "DISCARD_FAILED"
 AUDIT_STREAM = "discards"
 MAX_REASON = 1000
 
@@ -82,46 +99,101 @@ def _batches(items: list, size: int = 10) -> Iterator[list]:
         yield items[start:start + size]
 
 
-# --- holding every message ------------------------------------------------------------------
+# --- reading a page at a time ----------------------------------------------------------------
 
-class HeldDeadLetters:
-    """Every message in the DLQ, received and kept invisible while the caller works on them;
-    whatever was not deleted is released (made visible again) on exit, ten at a time."""
+def _letter(message: dict[str, Any]) -> DeadLetter:
+    attributes = message.get("Attributes", {})
+    return DeadLetter(
+        message_id=message["MessageId"], body=message.get("Body", ""),
+        receive_count=int(attributes.get("ApproximateReceiveCount", 0)),
+        sent_ms=int(attributes["SentTimestamp"]) if "SentTimestamp" in attributes else None,
+        message_attributes=message.get("MessageAttributes", {}), receipt_handle=message["ReceiptHandle"])
 
-    def __init__(self, sqs: Any, queue_url: str, hold_seconds: int = HOLD_SECONDS) -> None:
-        self.sqs, self.queue_url, self.hold_seconds = sqs, queue_url, hold_seconds
-        self.letters: list[DeadLetter] = []
-        self._deleted: set[str] = set()
 
-    def __enter__(self) -> "HeldDeadLetters":
-        seen: dict[str, DeadLetter] = {}
-        while True:
-            received = self.sqs.receive_message(
-                QueueUrl=self.queue_url, MaxNumberOfMessages=10, VisibilityTimeout=self.hold_seconds,
-                WaitTimeSeconds=END_OF_QUEUE_WAIT_SECONDS, MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"],
-            ).get("Messages", [])
-            if not received:
-                break
-            for message in received:
-                attributes = message.get("Attributes", {})
-                seen[message["MessageId"]] = DeadLetter(
-                    message_id=message["MessageId"], body=message.get("Body", ""),
-                    receive_count=int(attributes.get("ApproximateReceiveCount", 0)),
-                    sent_ms=int(attributes["SentTimestamp"]) if "SentTimestamp" in attributes else None,
-                    message_attributes=message.get("MessageAttributes", {}),
-                    receipt_handle=message["ReceiptHandle"])
-        self.letters = sorted(seen.values(), key=lambda letter: (letter.sent_ms or 0, letter.message_id))
+class DeadLetterReader:
+    """Pages of the DLQ, each message once. What the caller holds stays invisible (its visibility
+    extended before it runs out) until it is forgotten (deleted) or released; on exit everything
+    still held is released, ten at a time."""
+
+    def __init__(self, sqs: Any, queue_url: str, hold_seconds: int = HOLD_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.sqs, self.queue_url, self.hold_seconds, self.clock = sqs, queue_url, hold_seconds, clock
+        self.held: dict[str, tuple[DeadLetter, float]] = {}  # message id -> (letter, invisible until)
+        self.seen: set[str] = set()
+        self.reached_end = False
+        self.unread_visible = 0  # what SQS still counted as visible when reading stopped
+
+    def __enter__(self) -> "DeadLetterReader":
         return self
 
-    def deleted(self, letters: Iterable[DeadLetter]) -> None:
-        self._deleted.update(letter.message_id for letter in letters)
-
     def __exit__(self, *exc: Any) -> None:
-        kept = [letter for letter in self.letters if letter.message_id not in self._deleted]
-        for batch in _batches(kept):
+        self.release(letter for letter, _ in list(self.held.values()))
+
+    def counters(self) -> tuple[int, int]:
+        """(visible, not visible), as SQS approximates them."""
+        attributes = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=[
+            "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+        return int(attributes["ApproximateNumberOfMessages"]), int(attributes["ApproximateNumberOfMessagesNotVisible"])
+
+    def pages(self) -> Iterator[list[DeadLetter]]:
+        """Pages of messages not seen before, until the end of the queue. A page's messages are
+        held; the caller forgets, releases or keeps holding each."""
+        empty = 0
+        while True:
+            self._extend_due()
+            received = self.sqs.receive_message(
+                QueueUrl=self.queue_url, MaxNumberOfMessages=10, VisibilityTimeout=self.hold_seconds,
+                WaitTimeSeconds=END_OF_QUEUE_WAIT_SECONDS, MessageSystemAttributeNames=["All"],
+                MessageAttributeNames=["All"]).get("Messages", [])
+            until = self.clock() + self.hold_seconds
+            page = []
+            for message in received:
+                letter = _letter(message)
+                if letter.message_id in self.held:  # its hold ran out and it came round again
+                    self.held[letter.message_id] = (letter, until)
+                elif letter.message_id not in self.seen:
+                    self.seen.add(letter.message_id)
+                    self.held[letter.message_id] = (letter, until)
+                    page.append(letter)
+            if page:
+                empty = 0
+                yield page
+                continue
+            if received:
+                continue
+            visible, _ = self.counters()
+            empty += 1
+            if visible == 0 or empty > END_OF_QUEUE_CHECKS:
+                self.reached_end, self.unread_visible = visible == 0, visible
+                return
+
+    def _extend_due(self) -> None:
+        """Extend every hold that would end within half a hold from now."""
+        now = self.clock()
+        due = [letter for letter, until in self.held.values() if until - now < self.hold_seconds / 2]
+        for batch in _batches(due):
+            self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=[
+                {"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": self.hold_seconds}
+                for i, letter in enumerate(batch)])
+            for letter in batch:
+                self.held[letter.message_id] = (letter, now + self.hold_seconds)
+
+    def forget(self, letters: Iterable[DeadLetter]) -> None:
+        """These were deleted."""
+        for letter in letters:
+            self.held.pop(letter.message_id, None)
+
+    def release(self, letters: Iterable[DeadLetter]) -> None:
+        """Make these visible again."""
+        letters = [self.held.pop(letter.message_id)[0] for letter in letters if letter.message_id in self.held]
+        for batch in _batches(letters):
             self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=[
                 {"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": 0}
                 for i, letter in enumerate(batch)])
+
+    def in_flight_elsewhere(self) -> int:
+        """Messages invisible to this reader that it does not hold: another reader's."""
+        return max(0, self.counters()[1] - len(self.held))
 
 
 # --- classification -------------------------------------------------------------------------
@@ -184,12 +256,30 @@ class Queues:
     audit_log_group: str
 
 
-def listing(clients: Any, queues: Queues) -> dict[str, Any]:
-    """Every DLQ message, classified: {"messages": [...], "counts": {class: n}}."""
-    with HeldDeadLetters(clients.client("sqs"), queues.dlq_url) as held:
-        classify(held.letters, lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids))
+def _lookup(clients: Any, queues: Queues) -> Callable[[Iterable[str]], dict[str, dict[str, Any]]]:
+    return lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids)
+
+
+def listing(clients: Any, queues: Queues, limit: int = LIST_LIMIT, hold_seconds: int = HOLD_SECONDS) -> dict[str, Any]:
+    """At most `limit` DLQ messages, classified: {"messages", "counts", "complete", "queue"}.
+    `counts` are exact for the whole queue when `complete`; otherwise they are those of the
+    messages read, and `queue` has SQS's approximate totals."""
+    if limit < 1:
+        raise DlqError(f"--limit must be at least 1, got {limit}")
+    letters: list[DeadLetter] = []
+    with DeadLetterReader(clients.client("sqs"), queues.dlq_url, hold_seconds) as reader:
+        for page in reader.pages():
+            letters += page
+            if len(letters) >= limit:
+                break
+        classify(letters, _lookup(clients, queues))
+        visible, not_visible = reader.counters()
+        elsewhere = max(0, not_visible - len(reader.held))
+        complete = (reader.reached_end or visible == 0) and elsewhere == 0
     now_ms = int(time.time() * 1000)
-    return {"messages": [letter.as_json(now_ms) for letter in held.letters], "counts": counts(held.letters)}
+    letters.sort(key=lambda letter: (letter.sent_ms or 0, letter.message_id))
+    return {"messages": [letter.as_json(now_ms) for letter in letters], "counts": counts(letters), "complete": complete,
+            "queue": {"read": len(letters), "visible_after": visible, "in_flight_elsewhere": elsewhere}}
 
 
 def _send_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -199,6 +289,30 @@ def _send_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
         key = "BinaryValue" if "BinaryValue" in value else "StringValue"
         kept[name] = {"DataType": value["DataType"], key: value.get(key, "")}
     return kept
+
+
+def message_bytes(letter: DeadLetter) -> int:
+    """A message's size as SQS counts it: the body and each attribute's name, type and value."""
+    size = len(letter.body.encode())
+    for name, value in letter.message_attributes.items():
+        data = value.get("BinaryValue", b"") if "BinaryValue" in value else value.get("StringValue", "").encode()
+        size += len(name.encode()) + len(value["DataType"].encode()) + len(data)
+    return size
+
+
+def send_batches(letters: list[DeadLetter], limit_bytes: int = BATCH_BYTES) -> Iterator[list[DeadLetter]]:
+    """Batches of at most ten messages and `limit_bytes` together, in order."""
+    batch: list[DeadLetter] = []
+    size = 0
+    for letter in letters:
+        length = message_bytes(letter)
+        if batch and (len(batch) == 10 or size + length > limit_bytes):
+            yield batch
+            batch, size = [], 0
+        batch.append(letter)
+        size += length
+    if batch:
+        yield batch
 
 
 def parse_classes(text: str | None) -> tuple[str, ...]:
@@ -211,97 +325,164 @@ def parse_classes(text: str | None) -> tuple[str, ...]:
     return chosen
 
 
-def redrive(clients: Any, queues: Queues, classes: Iterable[str] = SAFE_CLASSES, dry_run: bool = False) -> dict[str, Any]:
-    """Send the messages of `classes` back to the jobs queue (send, then delete); leave the rest.
-    Returns per class: found, moved, failed, and the failures with their reasons."""
-    classes = parse_classes(",".join(classes))
+@dataclass
+class RedriveReport:
+    classes: tuple[str, ...]
+    dry_run: bool
+    counts: dict[str, dict[str, int]] = field(default_factory=lambda: {
+        kind: {"found": 0, "moved": 0, "failed": 0} for kind in CLASSES})
+    moved: list[dict[str, str]] = field(default_factory=list)
+    failures: list[dict[str, str]] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+
+    def progress(self, held: int) -> dict[str, Any]:
+        seen = sum(c["found"] for c in self.counts.values())
+        moved = sum(c["moved"] for c in self.counts.values())
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        return {"seen": seen, "moved": moved, "held": held, "per_second": round(seen / elapsed, 1)}
+
+    def failed(self, letter: DeadLetter, reason: str) -> None:
+        self.counts[letter.kind]["failed"] += 1
+        self.failures.append({"message_id": letter.message_id, "reason": reason})
+
+
+def _move(sqs: Any, queues: Queues, reader: DeadLetterReader, letters: list[DeadLetter], report: RedriveReport) -> None:
+    """Send these to the jobs queue, then delete them from the DLQ; a failed send is released."""
+    for batch in send_batches(letters):
+        entries = []
+        for i, letter in enumerate(batch):
+            entry = {"Id": str(i), "MessageBody": letter.body}
+            if letter.message_attributes:
+                entry["MessageAttributes"] = _send_attributes(letter.message_attributes)
+            entries.append(entry)
+        sent = sqs.send_message_batch(QueueUrl=queues.jobs_url, Entries=entries)
+        unsent = [batch[int(failure["Id"])] for failure in sent.get("Failed", [])]
+        for failure, letter in zip(sent.get("Failed", []), unsent):
+            report.failed(letter, f"send: {failure.get('Message', failure['Code'])}")
+        reader.release(unsent)
+        copies = {batch[int(ok["Id"])].message_id: ok["MessageId"] for ok in sent.get("Successful", [])}
+        copied = [letter for letter in batch if letter.message_id in copies]
+        if not copied:
+            continue
+        removed = sqs.delete_message_batch(QueueUrl=queues.dlq_url, Entries=[
+            {"Id": str(i), "ReceiptHandle": letter.receipt_handle} for i, letter in enumerate(copied)])
+        gone = [copied[int(ok["Id"])] for ok in removed.get("Successful", [])]
+        reader.forget(gone)
+        for letter in gone:
+            report.counts[letter.kind]["moved"] += 1
+            report.moved.append({"message_id": letter.message_id, "new_message_id": copies[letter.message_id],
+                                 "class": letter.kind})
+        for failure in removed.get("Failed", []):
+            report.failed(copied[int(failure["Id"])], "sent, but not deleted from the DLQ (the copy will be a "
+                                                      f"duplicate): {failure.get('Message', failure['Code'])}")
+
+
+def redrive(clients: Any, queues: Queues, classes: Iterable[str] = SAFE_CLASSES, dry_run: bool = False,
+            hold_seconds: int = HOLD_SECONDS, max_held: int = MAX_HELD,
+            progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Send the messages of `classes` back to the jobs queue, a page at a time (send, then
+    delete), stepping past the rest; a dry run moves nothing and holds what it read. Returns per
+    class found, moved and failed; each move's old and new message id; the failures; whether
+    the whole queue was seen, and how many messages another reader held."""
+    report = RedriveReport(parse_classes(",".join(classes)), dry_run)
     sqs = clients.client("sqs")
-    report = {kind: {"found": 0, "moved": 0, "failed": 0} for kind in CLASSES}
-    failures: list[dict[str, str]] = []
-    with HeldDeadLetters(sqs, queues.dlq_url) as held:
-        classify(held.letters, lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids))
-        for letter in held.letters:
-            report[letter.kind]["found"] += 1
-        chosen = [letter for letter in held.letters if letter.kind in classes]
-        for batch in ([] if dry_run else _batches(chosen)):
-            entries = []
-            for i, letter in enumerate(batch):
-                entry = {"Id": str(i), "MessageBody": letter.body}
-                if letter.message_attributes:
-                    entry["MessageAttributes"] = _send_attributes(letter.message_attributes)
-                entries.append(entry)
-            sent = sqs.send_message_batch(QueueUrl=queues.jobs_url, Entries=entries)
-            for failure in sent.get("Failed", []):
-                letter = batch[int(failure["Id"])]
-                report[letter.kind]["failed"] += 1
-                failures.append({"message_id": letter.message_id, "reason": f"send: {failure.get('Message', failure['Code'])}"})
-            copied = [batch[int(ok["Id"])] for ok in sent.get("Successful", [])]
-            if not copied:
-                continue
-            removed = sqs.delete_message_batch(QueueUrl=queues.dlq_url, Entries=[
-                {"Id": str(i), "ReceiptHandle": letter.receipt_handle} for i, letter in enumerate(copied)])
-            gone = [copied[int(ok["Id"])] for ok in removed.get("Successful", [])]
-            held.deleted(gone)
-            for letter in gone:
-                report[letter.kind]["moved"] += 1
-            for failure in removed.get("Failed", []):
-                letter = copied[int(failure["Id"])]
-                report[letter.kind]["failed"] += 1
-                failures.append({"message_id": letter.message_id,
-                                 "reason": f"sent, but not deleted from the DLQ (the copy will be a duplicate): "
-                                           f"{failure.get('Message', failure['Code'])}"})
-    return {"classes": list(classes), "dry_run": dry_run, "counts": report, "failures": failures}
+    stopped = ""
+    with DeadLetterReader(sqs, queues.dlq_url, hold_seconds) as reader:
+        for page in reader.pages():
+            classify(page, _lookup(clients, queues))
+            for letter in page:
+                report.counts[letter.kind]["found"] += 1
+            chosen = [letter for letter in page if letter.kind in report.classes]
+            if chosen and not dry_run:
+                _move(sqs, queues, reader, chosen, report)
+            if progress is not None:
+                progress(report.progress(len(reader.held)))
+            if len(reader.held) >= max_held:
+                stopped = (f"stopped after stepping past {len(reader.held)} messages it may not move "
+                           f"(at most {max_held} are held at once): discard or decide on them, then run again")
+                break
+        elsewhere = reader.in_flight_elsewhere()
+        complete = reader.reached_end and not stopped and elsewhere == 0
+        if not stopped and not reader.reached_end:
+            stopped = (f"SQS returned no messages although it counts {reader.unread_visible} visible (its "
+                       "in-flight cap, or its counters lagging): run again")
+    return {"classes": list(report.classes), "dry_run": dry_run, "counts": report.counts, "moved": report.moved,
+            "failures": report.failures, "complete": complete, "in_flight_elsewhere": elsewhere, "stopped": stopped}
 
 
-def discard(clients: Any, queues: Queues, message_id: str, reason: str) -> dict[str, Any]:
-    """Remove one conflict or malformed message after a human decided, with an audit record
-    written first (who, when, why, the body and its class)."""
+def discard(clients: Any, queues: Queues, message_id: str, reason: str, hold_seconds: int = HOLD_SECONDS) -> dict[str, Any]:
+    """Remove one conflict or malformed message after a human decided, with one audit record
+    written first (who, when, why, the body and its class). A delete that fails is recorded
+    beside it (`DISCARD_FAILED`, same `audit_id`) and raised."""
+    import uuid
+
     reason = " ".join((reason or "").split())
     if not reason:
         raise DlqError("a discard needs --reason: why this message may go")
     if len(reason) > MAX_REASON:
         raise DlqError(f"the reason is {len(reason)} characters; keep it under {MAX_REASON}")
     sqs = clients.client("sqs")
-    with HeldDeadLetters(sqs, queues.dlq_url) as held:
-        letter = next((letter for letter in held.letters if letter.message_id == message_id), None)
+    with DeadLetterReader(sqs, queues.dlq_url, hold_seconds) as reader:
+        letter = next((letter for page in reader.pages() for letter in page if letter.message_id == message_id), None)
         if letter is None:
-            raise DlqError(f"message {message_id} is not in the dead-letter queue (or another reader holds it)")
-        classify([letter], lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids))
+            elsewhere = reader.in_flight_elsewhere()
+            held = f"; {elsewhere} message(s) are held by another reader, run again later" if elsewhere else ""
+            raise DlqError(f"message {message_id} is not in the dead-letter queue{held}")
+        classify([letter], _lookup(clients, queues))
         if letter.kind in SAFE_CLASSES:
             raise DlqError(f"message {message_id} is {letter.kind} ({letter.reason}): redrive it with "
                            "`ops dlq redrive`; only conflict and malformed messages are discarded")
         record = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "who": clients.client("sts").get_caller_identity()["Arn"],
+            "audit_id": str(uuid.uuid4()), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "who": clients.client("sts").get_caller_identity()["Arn"],
             "reason": reason, "message_id": letter.message_id, "class": letter.kind, "why_not_redriven": letter.reason,
             "body": letter.body, "order_id": letter.order_id, "requested": letter.requested, "stored": letter.stored,
             "message_attributes": {name: _attribute_json(value) for name, value in letter.message_attributes.items()},
             "receive_count": letter.receive_count, "sent_ms": letter.sent_ms,
         }
-        write_audit(clients.client("logs"), queues.audit_log_group, record)
-        sqs.delete_message(QueueUrl=queues.dlq_url, ReceiptHandle=letter.receipt_handle)
-        held.deleted([letter])
-    return record
+        logs = clients.client("logs")
+        write_audit(logs, queues.audit_log_group, record)
+        try:
+            sqs.delete_message(QueueUrl=queues.dlq_url, ReceiptHandle=letter.receipt_handle)
+        except Exception as error:
+            from ops.aws import error_line
+
+            write_audit(logs, queues.audit_log_group, {"audit_id": record["audit_id"], "message_id": message_id,
+                                                         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                                         "error": error_line(error)}, tag=AUDIT_FAILED_TAG)
+            raise DlqError(f"message {message_id} was not discarded: the delete failed ({error_line(error)}); "
+                           "the audit records the attempt as failed") from None
+        reader.forget([letter])
+    return {**record, "outcome": "discarded"}
 
 
-def write_audit(logs: Any, log_group: str, record: dict[str, Any]) -> None:
+def write_audit(logs: Any, log_group: str, record: dict[str, Any], tag: str = AUDIT_TAG) -> None:
     try:
         logs.create_log_stream(logGroupName=log_group, logStreamName=AUDIT_STREAM)
     except logs.exceptions.ResourceAlreadyExistsException:
         pass
     logs.put_log_events(logGroupName=log_group, logStreamName=AUDIT_STREAM, logEvents=[{
         "timestamp": int(time.time() * 1000),
-        "message": f"{AUDIT_TAG} {json.dumps(record, sort_keys=True, default=str)}"}])
+        "message": f"{tag} {json.dumps(record, sort_keys=True, default=str)}"}])
 
 
 def audit(clients: Any, queues: Queues) -> list[dict[str, Any]]:
-    """Every discard recorded in the audit log group, oldest first."""
-    records = []
+    """Every discard recorded in the audit log group, oldest first, each with its `outcome`:
+    `discarded`, or `delete failed: ...` when a failure record matches it."""
+    records, failures = [], {}
     for event in log_events(clients.client("logs"), queues.audit_log_group):
         tag, _, rest = event["message"].partition(" ")
-        if tag == AUDIT_TAG:
-            try:
-                records.append(json.loads(rest))
-            except ValueError:
-                continue
+        if tag not in (AUDIT_TAG, AUDIT_FAILED_TAG):
+            continue
+        try:
+            record = json.loads(rest)
+        except ValueError:
+            continue
+        if tag == AUDIT_FAILED_TAG:
+            failures[record.get("audit_id")] = record.get("error", "")
+        else:
+            records.append(record)
+    for record in records:
+        failed = failures.get(record.get("audit_id")) if record.get("audit_id") else None
+        record["outcome"] = f"delete failed: {failed}" if failed is not None else "discarded"
     return records
-

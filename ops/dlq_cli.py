@@ -17,13 +17,17 @@ from ops.terminal import safe, safe_lines
 def add_commands(commands: Any, common: Any) -> None:
     parser = commands.add_parser("dlq", help="list, redrive, discard and audit dead-letter messages")
     actions = parser.add_subparsers(dest="action", required=True)
-    listing = actions.add_parser("list", help="every DLQ message with its class, id, receive count, age and reason")
-    listing.add_argument("--json", action="store_true", help='{"messages": [...], "counts": {...}}')
-    redrive = actions.add_parser("redrive", help="send pending and stored messages back to the jobs queue")
+    listing = actions.add_parser("list", help="DLQ messages with their class, id, receive count, age and reason")
+    listing.add_argument("--limit", type=int, default=dlq.LIST_LIMIT,
+                         help=f"read at most this many (default {dlq.LIST_LIMIT}); counts are exact when the whole "
+                              "queue was read, and say so")
+    listing.add_argument("--json", action="store_true", help='{"messages": [...], "counts": {...}, "complete": ...}')
+    redrive = actions.add_parser("redrive", help="send pending and stored messages back to the jobs queue, a page "
+                                                 "at a time (progress on stderr)")
     redrive.add_argument("--dry-run", action="store_true", help="classify and count, move nothing")
-    redrive.add_argument("--class", dest="classes", default="pending,stored", metavar="CLASSES",
+    redrive.add_argument("--class", dest="classes", default="pending,stored", metavar="CLASSES", type=_classes,
                          help="pending,stored (default), or one of them; conflicts and malformed bodies never")
-    redrive.add_argument("--json", action="store_true")
+    redrive.add_argument("--json", action="store_true", help="the counts, and each moved message's old and new id")
     discard = actions.add_parser("discard", help="remove one conflict or malformed message, with an audit record")
     discard.add_argument("--message-id", required=True)
     discard.add_argument("--reason", required=True, help="why it may go (kept in the audit record)")
@@ -32,6 +36,34 @@ def add_commands(commands: Any, common: Any) -> None:
     audit.add_argument("--json", action="store_true")
     for sub in (listing, redrive, discard, audit):
         common(sub)
+    for sub in (listing, redrive, discard):
+        sub.add_argument("--hold-seconds", type=int, default=dlq.HOLD_SECONDS,
+                         help=f"how long a message read stays hidden from others if this command dies (default "
+                              f"{dlq.HOLD_SECONDS}); extended while it works")
+
+
+def _classes(text: str) -> tuple[str, ...]:
+    """--class, checked before anything is read."""
+    try:
+        return dlq.parse_classes(text)
+    except dlq.DlqError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+class Progress:
+    """One line on stderr at most once a second while a redrive runs."""
+
+    def __init__(self, every: float = 1.0) -> None:
+        import time
+
+        self.clock, self.every, self.last = time.monotonic, every, time.monotonic()
+
+    def __call__(self, figures: dict[str, Any]) -> None:
+        if self.clock() - self.last < self.every:
+            return
+        self.last = self.clock()
+        print(f"seen {figures['seen']}, moved {figures['moved']}, held {figures['held']}, "
+              f"{figures['per_second']:g}/s", file=sys.stderr, flush=True)
 
 
 def _age(seconds: int | None) -> str:
@@ -47,9 +79,19 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{counts[kind]} {kind}" for kind in dlq.CLASSES)
 
 
+def _elsewhere(count: int) -> list[str]:
+    return [f"{count} more message(s) are held by another reader (in flight): not seen; run again when they "
+            "are released"] if count else []
+
+
 def format_listing(queue: str, result: dict[str, Any]) -> str:
-    messages = result["messages"]
-    lines = [f"{queue}: {len(messages)} message(s): {_counts(result['counts'])}"]
+    messages, totals = result["messages"], result["queue"]
+    if result["complete"]:
+        lines = [f"{queue}: {len(messages)} message(s): {_counts(result['counts'])}"]
+    else:
+        lines = [f"{queue}: the first {len(messages)} message(s) read: {_counts(result['counts'])}; "
+                 f"about {totals['visible_after']} more visible (--limit reads more)"]
+    lines += _elsewhere(totals["in_flight_elsewhere"])
     if messages:
         lines.append(f"{'class':<10} {'received':>8} {'age':>5}  {'message id':<36}  id / reason")
     for message in messages:
@@ -66,6 +108,9 @@ def format_redrive(result: dict[str, Any]) -> str:
              f"left in the DLQ: {left or 'nothing'}",
              f"failed: {sum(counts[kind]['failed'] for kind in dlq.CLASSES)}"]
     lines += [f"  {failure['message_id']}: {failure['reason']}" for failure in result["failures"]]
+    lines += _elsewhere(result["in_flight_elsewhere"])
+    if result["stopped"]:
+        lines.append(f"incomplete: {result['stopped']}")
     return safe_lines(lines)
 
 
@@ -74,15 +119,16 @@ def run(args: argparse.Namespace, clients: Clients) -> int:
         target = resolve_target(clients, args.prefix, args.stack)
         queues = target.queues()
         if args.action == "list":
-            result = dlq.listing(clients, queues)
+            result = dlq.listing(clients, queues, limit=args.limit, hold_seconds=args.hold_seconds)
             print(json.dumps(result, indent=2, sort_keys=True) if args.json else format_listing(target.dead_letter_queue, result))
             return 0
         if args.action == "redrive":
-            result = dlq.redrive(clients, queues, dlq.parse_classes(args.classes), dry_run=args.dry_run)
+            result = dlq.redrive(clients, queues, args.classes, dry_run=args.dry_run, hold_seconds=args.hold_seconds,
+                                 progress=Progress())
             print(json.dumps(result, indent=2, sort_keys=True) if args.json else format_redrive(result))
-            return 1 if result["failures"] else 0
+            return 1 if result["failures"] or not result["complete"] else 0
         if args.action == "discard":
-            record = dlq.discard(clients, queues, args.message_id, args.reason)
+            record = dlq.discard(clients, queues, args.message_id, args.reason, hold_seconds=args.hold_seconds)
             print(json.dumps(record, indent=2, sort_keys=True) if args.json else safe(
                 f"discarded {record['message_id']} ({record['class']}); audit record in {queues.audit_log_group}"))
             return 0
@@ -90,7 +136,8 @@ def run(args: argparse.Namespace, clients: Clients) -> int:
         if args.json:
             print(json.dumps(records, indent=2, sort_keys=True))
         else:
-            print(safe_lines([f"{r['time']}  {r['who']}  {r['class']}  {r['message_id']}  {r['reason']}  body {r['body']}"
+            print(safe_lines([f"{r['time']}  {r['who']}  {r['class']}  {r['message_id']}  {r['outcome']}  {r['reason']}  "
+                              f"body {r['body']}"
                               for r in records] or [f"no discards recorded in {queues.audit_log_group}"]))
         return 0
     except (dlq.DlqError, TargetError) as error:

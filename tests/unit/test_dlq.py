@@ -159,7 +159,7 @@ def test_discard_needs_a_reason_and_a_decided_class_and_leaves_an_audit_record(a
     assert record["body"] == '{"id": "conflict-1", "quantity": 4}'
     assert visible(clients, queues.dlq_url) == 14
     (logged,) = dlq.audit(clients, queues)
-    assert logged == record
+    assert logged == record and logged["outcome"] == "discarded"
     assert {logged["reason"], logged["stored"]["quantity"]} == {"customer confirmed quantity 3 is right", 3}
 
 
@@ -169,3 +169,110 @@ def test_the_listing_text_escapes_what_came_from_messages(aws):
     text = format_listing("jobs-dlq", dlq.listing(clients, queues))
     assert "\x1b" not in text and "evil\\x1b[2J" in text
     assert text.splitlines()[0] == "jobs-dlq: 1 message(s): 1 pending, 0 stored, 0 conflict, 0 malformed"
+
+
+def test_a_listing_reads_at_most_its_limit_and_says_it_is_incomplete(aws):
+    """25 messages, --limit 10: ten classified, marked incomplete, the rest counted by SQS; all
+    visible again afterwards. With room for all 25 the listing is complete."""
+    clients, queues = aws
+    for n in range(25):
+        dead_letter(clients, queues, json.dumps({"id": f"o-{n}", "quantity": 1}))
+    part = dlq.listing(clients, queues, limit=10)
+    assert len(part["messages"]) == 10 and part["counts"]["pending"] == 10 and part["complete"] is False
+    assert part["queue"] == {"read": 10, "visible_after": 15, "in_flight_elsewhere": 0}
+    assert format_listing("jobs-dlq", part).splitlines()[0] == (
+        "jobs-dlq: the first 10 message(s) read: 10 pending, 0 stored, 0 conflict, 0 malformed; "
+        "about 15 more visible (--limit reads more)")
+    assert visible(clients, queues.dlq_url) == 25
+    assert dlq.listing(clients, queues, limit=25)["complete"] is True
+    with pytest.raises(dlq.DlqError, match="--limit must be at least 1"):
+        dlq.listing(clients, queues, limit=0)
+
+
+def test_a_listing_tells_of_messages_another_reader_holds(aws):
+    clients, queues = aws
+    for n in range(5):
+        dead_letter(clients, queues, json.dumps({"id": f"o-{n}", "quantity": 1}))
+    clients.client("sqs").receive_message(QueueUrl=queues.dlq_url, MaxNumberOfMessages=2, VisibilityTimeout=60)
+    result = dlq.listing(clients, queues)
+    assert len(result["messages"]) == 3 and result["complete"] is False
+    assert result["queue"]["in_flight_elsewhere"] == 2
+    assert "2 more message(s) are held by another reader" in format_listing("jobs-dlq", result)
+    redriven = dlq.redrive(clients, queues)
+    assert redriven["in_flight_elsewhere"] == 2 and redriven["complete"] is False
+    assert "2 more message(s) are held by another reader" in format_redrive(redriven)
+
+
+def test_a_redrive_reports_each_move_and_its_progress(aws):
+    clients, queues = aws
+    ids = mixed_dlq(clients, queues)
+    seen = []
+    result = dlq.redrive(clients, queues, progress=seen.append)
+    assert result["complete"] is True and result["stopped"] == ""
+    assert len(result["moved"]) == 13 and {m["class"] for m in result["moved"]} == {"pending", "stored"}
+    assert ids["conflict"] not in {m["message_id"] for m in result["moved"]}
+    new_ids = {m["MessageId"] for m in clients.client("sqs").receive_message(
+        QueueUrl=queues.jobs_url, MaxNumberOfMessages=10, VisibilityTimeout=0)["Messages"]}
+    assert new_ids <= {m["new_message_id"] for m in result["moved"]}
+    assert seen and seen[-1]["seen"] == 15 and seen[-1]["moved"] == 13 and seen[-1]["held"] == 2
+
+
+def test_a_redrive_stops_when_it_would_hold_too_many_unsafe_messages(aws):
+    clients, queues = aws
+    for n in range(4):
+        dead_letter(clients, queues, f"not json {n}")
+    result = dlq.redrive(clients, queues, max_held=3)
+    assert result["complete"] is False and "stopped after stepping past" in result["stopped"]
+    assert visible(clients, queues.dlq_url) == 4
+
+
+def test_send_batches_keep_to_ten_messages_and_one_mebibyte():
+    letter = lambda body, **attributes: dlq.DeadLetter(  # noqa: E731
+        "m", body, 1, None, {k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()}, "h")
+    assert dlq.message_bytes(letter("é" * 10, origin="test")) == 20 + len("origin") + len("String") + 4
+    assert [len(b) for b in dlq.send_batches([letter("x")] * 25)] == [10, 10, 5]
+    half = "x" * (dlq.BATCH_BYTES // 2)
+    assert [len(b) for b in dlq.send_batches([letter(half), letter(half), letter(half, a="b")])] == [2, 1]
+
+
+class FailingDeletes(Clients):
+    """SQS whose DeleteMessage fails (the receipt handle expired, a permission was revoked)."""
+
+    def client(self, service):
+        client = boto3.client(service)
+        if service == "sqs":
+            def delete_message(**kwargs):
+                raise client.exceptions.ReceiptHandleIsInvalid(
+                    {"Error": {"Code": "ReceiptHandleIsInvalid", "Message": "The receipt handle has expired."}},
+                    "DeleteMessage")
+            client.delete_message = delete_message
+        return client
+
+
+def test_a_discard_whose_delete_fails_is_reported_and_audited_as_failed(aws):
+    clients, queues = aws
+    ids = mixed_dlq(clients, queues)
+    with pytest.raises(dlq.DlqError, match=f"message {ids['conflict']} was not discarded: the delete failed"):
+        dlq.discard(FailingDeletes(), queues, ids["conflict"], "checked with the customer")
+    assert visible(clients, queues.dlq_url) == 15
+    (attempt,) = dlq.audit(clients, queues)
+    assert attempt["message_id"] == ids["conflict"] and attempt["outcome"].startswith("delete failed: ")
+    record = dlq.discard(clients, queues, ids["conflict"], "checked with the customer")
+    assert [r["outcome"] for r in dlq.audit(clients, queues)] == [attempt["outcome"], "discarded"]
+    assert record["audit_id"] != attempt["audit_id"]
+
+
+def test_a_class_that_may_not_be_redriven_is_refused_before_anything_is_read():
+    """No AWS is reachable at the endpoint: the refusal comes from the argument, not a connection."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x",
+           "AWS_DEFAULT_REGION": "us-east-1"}
+    done = subprocess.run([sys.executable, "-m", "ops", "dlq", "redrive", "--class", "pending,conflict"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        "argument --class: cannot redrive class conflict: only pending and stored messages are sent back; decide on "
+        "the others with `ops dlq discard`")

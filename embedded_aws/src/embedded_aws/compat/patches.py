@@ -224,7 +224,8 @@ PATCHES = [
               "purge_queue": ("queue_name",),
           }.items()),
           _sqs_message_calls, fixes_moto="ReceiveMessage is not thread-safe: concurrent receivers get the "
-          "same message or 500s"),
+          "same message or 500s; no in-flight cap; a batch's size is its bodies' characters, not the bytes of "
+          "bodies and attributes"),
     Patch("sqs.retention-check", "a receive checks each message's retention without building every attribute",
           (T(f"{SQS}:SQSBackend.is_message_valid_based_on_retention_period", "self", "queue_name", "message"),),
           _call("embedded_aws.services.sqs.backend", "patch_retention_check")),

@@ -60,9 +60,12 @@ def patch_message_calls(metrics: Any) -> None:
        every call that changes a queue's messages runs under one lock, and a long poll waits
        outside it.
     4. sending: while a send runs, `Queue.attributes` holds only what the send path reads
-       (`patch_send_attributes`)."""
+       (`patch_send_attributes`).
+    5. limited: the in-flight cap and SendMessageBatch's size in bytes (limits.py)."""
     from moto.core.utils import unix_time
     from moto.sqs.models import SQSBackend
+
+    from embedded_aws.services.sqs.limits import limited
 
     lock = threading.RLock()
     original = {name: getattr(SQSBackend, name) for name in (*_LOCKED, "receive_message")}
@@ -109,7 +112,7 @@ def patch_message_calls(metrics: Any) -> None:
                 return result
             self.get_queue(queue_name).wait_for_messages(min(remaining, 1))
 
-    calls["receive_message"] = receive_message
+    calls["receive_message"], calls["send_message_batch"] = limited(receive_message, calls["send_message_batch"])
     for name, method in calls.items():
         setattr(SQSBackend, name, method)
 

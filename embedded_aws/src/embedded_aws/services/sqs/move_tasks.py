@@ -443,10 +443,14 @@ def _patch_redrive_source() -> None:
 
 def _patch_task_view() -> None:
     """moto's receive walks `Queue.messages` (visible, not delayed) in queue order. A task's own
-    receive sees only the messages it still has to move, oldest first."""
+    receive sees only the messages it still has to move, oldest first. The clock is read once
+    per call: moto read it twice per message, 96 % of a receive's time on a queue of 10,000."""
+    from moto.core.utils import unix_time_millis
     from moto.sqs.models import Queue
 
-    visible = Queue.messages.fget
+    def visible(queue: Any) -> list[Any]:
+        now = unix_time_millis()
+        return [message for message in queue._messages if now > message.visible_at and now >= message.delayed_until]
 
     def messages(self: Any) -> list[Any]:
         found = visible(self)
