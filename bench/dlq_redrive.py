@@ -103,7 +103,11 @@ def redrive_at_scale(clients: Any, *, pending: int, stored: int, conflicts: int,
 
 def run(progress: Callable[[str], None], messages: int = 10_000, in_flight_limit: int = 1_000,
         hold_seconds: int = 2) -> dict[str, Any]:
+    import os
+
     from local.session import LocalSession, free_port
+
+    load = [round(x, 2) for x in os.getloadavg()]
 
     session = LocalSession(Path(tempfile.mkdtemp(prefix="bench-dlq-")))
     progress(f"dlq: embedded AWS, {messages} dead letters behind an in-flight cap of {in_flight_limit}")
@@ -116,7 +120,7 @@ def run(progress: Callable[[str], None], messages: int = 10_000, in_flight_limit
         session.stop_emulator()
     moved = sum(c["moved"] for c in found["result"]["counts"].values())
     progress(f"dlq: {moved} moved in {found['seconds']:.1f} s")
-    return {"messages": messages, "in_flight_limit": in_flight_limit, "hold_seconds": hold_seconds,
+    return {"load_average_at_start": load, "messages": messages, "in_flight_limit": in_flight_limit, "hold_seconds": hold_seconds,
             "seconds": round(found["seconds"], 1), "per_second": round(messages / found["seconds"], 1),
             "moved": moved, "left": found["left"][0], "max_held": found["max_held"], "complete": found["result"]["complete"],
             "each_safe_message_once": found["sent_each_safe_once"]}
@@ -125,7 +129,7 @@ def run(progress: Callable[[str], None], messages: int = 10_000, in_flight_limit
 def render(result: dict[str, Any]) -> str:
     return ("**Redriving a deep DLQ** (`ops dlq redrive` against the embedded AWS on this machine; "
             f"{result['messages']:,} dead letters, in-flight cap {result['in_flight_limit']:,}, hold "
-            f"{result['hold_seconds']} s)\n\n"
+            f"{result['hold_seconds']} s; load average {result['load_average_at_start']} at the start)\n\n"
             "| moved | left (unsafe) | most held at once | seconds | messages/s | complete | each safe message sent once |\n"
             "|---|---|---|---|---|---|---|\n"
             f"| {result['moved']:,} | {result['left']:,} | {result['max_held']} | {result['seconds']} | "

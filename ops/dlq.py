@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from ops.observe import log_events
+from stacks.config import DLQ_AUDIT_STREAM
 from stacks.lambda_code import load_worker
 
 CLASSES = ("pending", "stored", "conflict", "malformed")
@@ -53,7 +54,7 @@ MAX_HELD = 100_000  # unsafe messages a redrive steps past at most (SQS's in-fli
 BATCH_BYTES = 1_048_576  # SendMessageBatch: all the batch's messages together (SQS API reference)
 AUDIT_TAG = "DISCARD"
 AUDIT_FAILED_TAG = "DISCARD_FAILED"
-AUDIT_STREAM = "discards"
+AUDIT_STREAM = DLQ_AUDIT_STREAM
 MAX_REASON = 1000
 
 

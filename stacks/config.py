@@ -35,6 +35,10 @@ MIN_FUNCTION_TIMEOUT_SECONDS = 2
 MIN_RECEIVE_COUNT = 5
 LOCAL_MIN_RECEIVE_COUNT = 2
 
+# The one log stream of `<prefix>-dlq-audit` that discards are recorded in (ops/dlq.py); the
+# operator policy may write to it and no other.
+DLQ_AUDIT_STREAM = "discards"
+
 REMOVAL_CHOICES = ("retain", "destroy")
 TARGET_CHOICES = ("aws", "local")
 

@@ -9,7 +9,7 @@ queue, or delete an audit record.
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import ArnFormat, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
@@ -17,7 +17,7 @@ from aws_cdk import aws_sqs as sqs
 from cdk_nag import NagSuppressions
 from constructs import Construct
 
-from stacks.config import Names
+from stacks.config import DLQ_AUDIT_STREAM, Names
 
 
 class OperatorAccess(Construct):
@@ -64,8 +64,11 @@ class OperatorAccess(Construct):
                 allow("HoldAndRemoveDeadLetters", ["sqs:ReceiveMessage", "sqs:ChangeMessageVisibility",
                                                    "sqs:DeleteMessage"], [dead_letter_queue.queue_arn]),
                 allow("SendBackToJobs", ["sqs:SendMessage"], [queue.queue_arn]),
-                allow("AuditDiscards", ["logs:CreateLogStream", "logs:PutLogEvents", "logs:FilterLogEvents"],
-                      [self.audit_log_group.log_group_arn]),
+                # Records go to one stream; the group is read whole. Nothing here deletes either.
+                allow("AuditDiscards", ["logs:CreateLogStream", "logs:PutLogEvents"], [stack.format_arn(
+                    service="logs", resource="log-group", arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                    resource_name=f"{names.dlq_audit_log_group}:log-stream:{DLQ_AUDIT_STREAM}")]),
+                allow("ReadAudit", ["logs:FilterLogEvents"], [self.audit_log_group.log_group_arn]),
             ],
         )
         NagSuppressions.add_resource_suppressions(self.policy, [{

@@ -18,7 +18,8 @@ def arn_of(template: Template, resource_type: str, properties: dict) -> dict:
 def test_operator_policy_is_exactly_what_the_tools_need(template):
     """Read the state (stack, queues, mapping, tables, worker log, alarms, metrics), classify the
     DLQ (BatchGetItem on orders), hold and remove DLQ messages, send to the jobs queue, write and
-    read audit records. Nothing else: no writes to tables, no queue changes, no deletes of logs."""
+    read audit records, writing to the one audit stream. Nothing else: no writes to tables, no
+    queue changes, no deletes of logs, no other log stream."""
     (policy,) = template.find_resources("AWS::IAM::ManagedPolicy", {
         "Properties": {"ManagedPolicyName": f"{PREFIX}-operator"}}).values()
     jobs = arn_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs"})
@@ -45,7 +46,9 @@ def test_operator_policy_is_exactly_what_the_tools_need(template):
         "ReadWorkerLog": (["logs:FilterLogEvents"], worker_log),
         "HoldAndRemoveDeadLetters": (["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage"], dlq),
         "SendBackToJobs": (["sqs:SendMessage"], jobs),
-        "AuditDiscards": (["logs:CreateLogStream", "logs:FilterLogEvents", "logs:PutLogEvents"], audit_log),
+        "AuditDiscards": (["logs:CreateLogStream", "logs:PutLogEvents"],
+                          joined(f":logs:|:log-group:{PREFIX}-dlq-audit:log-stream:discards")),
+        "ReadAudit": (["logs:FilterLogEvents"], audit_log),
     }
 
 
