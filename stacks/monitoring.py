@@ -101,8 +101,15 @@ class Monitoring(Construct):
         jobs_depth = queue.metric_approximate_number_of_messages_visible(statistic="Maximum", period=PERIOD)
         jobs_in_flight = queue.metric_approximate_number_of_messages_not_visible(statistic="Maximum", period=PERIOD)
         oldest_age = queue.metric_approximate_age_of_oldest_message(statistic="Maximum", period=PERIOD)
-        # Not NumberOfMessagesSent: SQS's own moves to a dead-letter queue do not count there.
-        dead_letters = dead_letter_queue.metric_approximate_number_of_messages_visible(statistic="Maximum", period=PERIOD)
+        # Not NumberOfMessagesSent: SQS's own moves to a dead-letter queue do not count there. Visible
+        # plus in flight: an operator listing the DLQ holds its messages invisible, which is not the
+        # DLQ emptying (nor, when released, new dead letters).
+        dead_letters = cloudwatch.MathExpression(
+            expression="visible + held", period=PERIOD, label="Dead letters (visible + in flight)", using_metrics={
+                "visible": dead_letter_queue.metric_approximate_number_of_messages_visible(statistic="Maximum",
+                                                                                          period=PERIOD),
+                "held": dead_letter_queue.metric_approximate_number_of_messages_not_visible(statistic="Maximum",
+                                                                                           period=PERIOD)})
         dead_letter_age = dead_letter_queue.metric_approximate_age_of_oldest_message(statistic="Maximum", period=PERIOD)
         # Up by one or more in a minute: a new dead letter, also while older ones still wait (the
         # dead-letters alarm stays in ALARM then, and CloudWatch notifies on state changes only).

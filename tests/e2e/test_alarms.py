@@ -161,7 +161,8 @@ def test_a_dead_letter_raises_the_dlq_alarm_and_an_empty_dlq_clears_it(stack, in
     sqs = session.client("sqs")
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "broken", "quantity": "lots"}')
     wait_state(session, name, "ALARM")
-    assert notification(session, inbox, name, "ALARM")["Trigger"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    metrics = notification(session, inbox, name, "ALARM")["Trigger"]["Metrics"]
+    assert [m["Expression"] for m in metrics if "Expression" in m] == ["visible + held"]  # in flight counts too
     started = time.monotonic()
     sqs.purge_queue(QueueUrl=env["DLQ_URL"])
     wait_state(session, name, "OK")
@@ -171,7 +172,7 @@ def test_a_dead_letter_raises_the_dlq_alarm_and_an_empty_dlq_clears_it(stack, in
 
 def test_a_second_dead_letter_notifies_while_the_first_still_waits(stack, inbox):
     """One dead letter waits (dead-letters stays in ALARM, so it notifies nothing more); a
-    second one still notifies: new-dead-letters (DIFF of the DLQ depth) goes to ALARM for each
+    second one still notifies: new-dead-letters (DIFF of the DLQ depth, visible + in flight) goes to ALARM for each
     arrival and back to OK in between."""
     session, env, _ = stack
     sqs, name = session.client("sqs"), f"{PREFIX}-new-dead-letters"
@@ -181,7 +182,7 @@ def test_a_second_dead_letter_notifies_while_the_first_still_waits(stack, inbox)
     notification(session, inbox, name, "OK")  # the depth stopped rising
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "second-dead", "quantity": "y"}')
     message = notification(session, inbox, name, "ALARM")
-    assert [m["Expression"] for m in message["Trigger"]["Metrics"] if "Expression" in m] == ["DIFF(depth)"]
+    assert [m["Expression"] for m in message["Trigger"]["Metrics"] if "Expression" in m] == ["DIFF(depth)", "visible + held"]
     assert state(session, f"{PREFIX}-dead-letters") == "ALARM"
     drained = 0
     while drained < 2:  # PurgeQueue runs once a minute per queue, and the previous test used it

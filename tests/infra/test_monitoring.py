@@ -44,9 +44,6 @@ def alarm_cases(template: Template) -> list[tuple[str, dict]]:
         ("dead-letter-expiry", {"Namespace": "AWS/SQS", "MetricName": "ApproximateAgeOfOldestMessage",
                                 "Statistic": "Maximum", "Dimensions": [{"Name": "QueueName", "Value": dlq_name}],
                                 "ComparisonOperator": "GreaterThanThreshold", "Threshold": 5 * 86400}),
-        ("dead-letters", {"Namespace": "AWS/SQS", "MetricName": "ApproximateNumberOfMessagesVisible",
-                          "Statistic": "Maximum", "Dimensions": [{"Name": "QueueName", "Value": dlq_name}],
-                          "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
         ("oldest-job-age", {"Namespace": "AWS/SQS", "MetricName": "ApproximateAgeOfOldestMessage",
                             "Statistic": "Maximum", "Dimensions": [{"Name": "QueueName", "Value": jobs_name}],
                             "ComparisonOperator": "GreaterThanThreshold", "Threshold": 300}),
@@ -62,7 +59,7 @@ def alarm_cases(template: Template) -> list[tuple[str, dict]]:
     ]
 
 
-ALARM_NAMES = ["conflicting-orders", "failed-records", "malformed-jobs", "dead-letters", "dead-letter-expiry",
+ALARM_NAMES = ["conflicting-orders", "failed-records", "malformed-jobs", "dead-letter-expiry",
                "oldest-job-age", "worker-errors", "worker-throttles", "orders-throttled"]
 
 
@@ -84,11 +81,36 @@ def test_each_alarm_watches_its_metric_and_notifies_the_topic(template, what):
     })
 
 
-def test_new_dead_letters_alarm_fires_on_a_rise_of_the_dlq_depth(template):
-    """A metric-math alarm, DIFF of the DLQ's visible depth >= 1 in a minute: a new dead letter
-    notifies even while older ones keep dead-letters in ALARM (actions run on state changes)."""
-    topic = topic_ref(template)
+def dlq_depth_queries(template) -> list:
+    """The two metric queries of the DLQ's depth: visible and in flight (Maximum, one minute)."""
     dlq = ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs-dlq"})["Ref"]
+    return [Match.object_like({"Id": query_id, "ReturnData": False, "MetricStat": {
+        "Metric": {"Namespace": "AWS/SQS", "MetricName": metric,
+                   "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq, "QueueName"]}}]},
+        "Period": 60, "Stat": "Maximum"}})
+        for query_id, metric in (("visible", "ApproximateNumberOfMessagesVisible"),
+                                 ("held", "ApproximateNumberOfMessagesNotVisible"))]
+
+
+def test_dead_letters_alarm_counts_visible_and_in_flight_dead_letters(template):
+    """A metric-math alarm on visible + in flight >= 1: an operator holding the DLQ's messages
+    while listing them does not turn it OK."""
+    topic = topic_ref(template)
+    template.has_resource_properties("AWS::CloudWatch::Alarm", {
+        "AlarmName": f"{PREFIX}-dead-letters",
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1,
+        "EvaluationPeriods": 1, "DatapointsToAlarm": 1, "TreatMissingData": "notBreaching",
+        "AlarmActions": [topic], "OKActions": [topic],
+        "Metrics": Match.array_with([Match.object_like({"Expression": "visible + held", "ReturnData": True}),
+                                     *dlq_depth_queries(template)]),
+    })
+
+
+def test_new_dead_letters_alarm_fires_on_a_rise_of_the_dlq_depth(template):
+    """A metric-math alarm, DIFF of the DLQ's depth (visible + in flight) >= 1 in a minute: a new
+    dead letter notifies even while older ones keep dead-letters in ALARM (actions run on state
+    changes), and a listing releasing what it held is no rise."""
+    topic = topic_ref(template)
     template.has_resource_properties("AWS::CloudWatch::Alarm", {
         "AlarmName": f"{PREFIX}-new-dead-letters",
         "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1,
@@ -96,17 +118,15 @@ def test_new_dead_letters_alarm_fires_on_a_rise_of_the_dlq_depth(template):
         "AlarmActions": [topic], "OKActions": [topic],
         "Metrics": Match.array_with([
             Match.object_like({"Expression": "DIFF(depth)", "ReturnData": True}),
-            Match.object_like({"Id": "depth", "ReturnData": False, "MetricStat": {
-                "Metric": {"Namespace": "AWS/SQS", "MetricName": "ApproximateNumberOfMessagesVisible",
-                           "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq, "QueueName"]}}]},
-                "Period": 60, "Stat": "Maximum"}}),
+            Match.object_like({"Id": "depth", "Expression": "visible + held", "ReturnData": False}),
+            *dlq_depth_queries(template),
         ]),
     })
 
 
 def test_there_are_exactly_these_alarms(template):
     names = sorted(alarm["Properties"]["AlarmName"] for alarm in template.find_resources("AWS::CloudWatch::Alarm").values())
-    assert names == sorted(f"{PREFIX}-{what}" for what in [*ALARM_NAMES, "new-dead-letters"])
+    assert names == sorted(f"{PREFIX}-{what}" for what in [*ALARM_NAMES, "dead-letters", "new-dead-letters"])
 
 
 def test_alarm_topic_enforces_tls_and_lets_only_this_stacks_alarms_publish(template):

@@ -4,9 +4,10 @@ For each alarm it buckets the metric's datapoints into the evaluation range (per
 the epoch, ending at the last closed one), computes the alarm's statistic per bucket, and lets
 `evaluation.evaluate` decide; a different state goes through `AlarmStates.change`. A new or
 re-put alarm is evaluated at once. Supported: single-metric alarms with Statistic or a
-percentile ExtendedStatistic, alarms on the metric math `metric_math.py` evaluates (one metric,
-itself, its DIFF or its RATE), and the four threshold comparisons; other metric math,
-anomaly-detection and composite alarms are left alone (they keep the state they have).
+percentile ExtendedStatistic, alarms on the metric math `metric_math.py` evaluates (arithmetic
+of metric queries and other expressions, DIFF and RATE), and the four threshold comparisons;
+other metric math, anomaly-detection and composite alarms are left alone (they keep the state
+they have).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from embedded_aws.services.cloudwatch.evaluation import (
     supported_statistic,
 )
 from embedded_aws.services.cloudwatch.messages import alarm_period, returns_data, state_reason, state_reason_data
-from embedded_aws.services.cloudwatch.metric_math import Expression, apply, parse
+from embedded_aws.services.cloudwatch.metric_math import Node, extra_periods, metric_ids, parse, resolve
+from embedded_aws.services.cloudwatch.metric_math import evaluate as math_evaluate
 from embedded_aws.services.cloudwatch.metrics import MetricIndex, metric_key
 
 log = logging.getLogger("embedded_aws.cloudwatch")
@@ -36,18 +38,22 @@ log = logging.getLogger("embedded_aws.cloudwatch")
 MAX_GRACE_SECONDS = 1.0  # how long after a period closes late datapoints may still arrive for it
 
 
-def math_of(alarm: Any) -> tuple[Expression, Any] | None:
-    """(the expression, the metric query it reads) of an alarm on metric math this evaluator
-    supports; None otherwise."""
+def math_of(alarm: Any) -> tuple[Node, dict[str, Any]] | None:
+    """(the returned expression with every reference resolved to metric queries, those metric
+    queries by id) of an alarm on metric math this evaluator supports; None otherwise."""
     returned = [q for q in alarm.metric_data_queries if returns_data(q)]
     if len(returned) != 1 or returned[0].metric_stat is not None:
         return None
-    expression = parse(returned[0].expression)
-    metric = next((q for q in alarm.metric_data_queries
-                   if expression and q.id == expression.metric_id and q.metric_stat is not None), None)
-    if expression is None or metric is None or not supported_statistic(metric.metric_stat.stat):
+    metrics = {q.id: q for q in alarm.metric_data_queries if q.metric_stat is not None}
+    expressions = {q.id: q.expression for q in alarm.metric_data_queries if q.metric_stat is None}
+    parsed = parse(returned[0].expression)
+    tree = resolve(parsed, expressions, set(metrics), frozenset({returned[0].id})) if parsed is not None else None
+    if tree is None or not metric_ids(tree):
         return None
-    return expression, metric
+    used = {name: metrics[name] for name in metric_ids(tree)}
+    if not all(supported_statistic(query.metric_stat.stat) for query in used.values()):
+        return None
+    return tree, used
 
 
 def supported(alarm: Any) -> bool:
@@ -115,14 +121,18 @@ class AlarmEvaluator:
         rule = rule_of(alarm)
         periods = evaluation_range(rule.evaluation_periods)
         math = math_of(alarm) if alarm.metric_data_queries else None
-        extra = math[0].extra_periods() if math else 0
+        extra = extra_periods(math[0]) if math else 0
         starts = [end - (periods + extra - i) * width for i in range(periods + extra)]
         if math:
-            expression, query = math
-            metric = query.metric_stat.metric
-            key = metric_key(metric.namespace, metric.metric_name, ((d.name, d.value) for d in metric.dimensions))
-            points, samples = self._series(index, key, query.metric_stat.stat, query.metric_stat.unit, starts, width)
-            points = apply(expression, points, alarm_period(alarm))
+            tree, queries = math
+            series, counts = {}, []
+            for name, query in sorted(queries.items()):
+                metric = query.metric_stat.metric
+                key = metric_key(metric.namespace, metric.metric_name, ((d.name, d.value) for d in metric.dimensions))
+                series[name], found = self._series(index, key, query.metric_stat.stat, query.metric_stat.unit, starts, width)
+                counts.append(found)
+            points = math_evaluate(tree, series, alarm_period(alarm), len(starts))
+            samples = [min(column) for column in zip(*counts)]
             starts, points, samples = starts[extra:], points[extra:], samples[extra:]
         else:
             key = metric_key(alarm.namespace, alarm.metric_name, ((d.name, d.value) for d in alarm.dimensions))
