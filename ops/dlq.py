@@ -262,9 +262,9 @@ def _lookup(clients: Any, queues: Queues) -> Callable[[Iterable[str]], dict[str,
 
 
 def listing(clients: Any, queues: Queues, limit: int = LIST_LIMIT, hold_seconds: int = HOLD_SECONDS) -> dict[str, Any]:
-    """At most `limit` DLQ messages, classified: {"messages", "counts", "complete", "queue"}.
+    """At most `limit` DLQ messages, classified: {"messages", "counts", "complete", "reading"}.
     `counts` are exact for the whole queue when `complete`; otherwise they are those of the
-    messages read, and `queue` has SQS's approximate totals."""
+    messages read, and `reading` has SQS's approximate count of the rest."""
     if limit < 1:
         raise DlqError(f"--limit must be at least 1, got {limit}")
     letters: list[DeadLetter] = []
@@ -280,7 +280,7 @@ def listing(clients: Any, queues: Queues, limit: int = LIST_LIMIT, hold_seconds:
     now_ms = int(time.time() * 1000)
     letters.sort(key=lambda letter: (letter.sent_ms or 0, letter.message_id))
     return {"messages": [letter.as_json(now_ms) for letter in letters], "counts": counts(letters), "complete": complete,
-            "queue": {"read": len(letters), "visible_after": visible, "in_flight_elsewhere": elsewhere}}
+            "reading": {"read": len(letters), "visible_after": visible, "in_flight_elsewhere": elsewhere}}
 
 
 def _send_attributes(attributes: dict[str, Any]) -> dict[str, Any]:

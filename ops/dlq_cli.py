@@ -85,7 +85,7 @@ def _elsewhere(count: int) -> list[str]:
 
 
 def format_listing(queue: str, result: dict[str, Any]) -> str:
-    messages, totals = result["messages"], result["queue"]
+    messages, totals = result["messages"], result["reading"]
     if result["complete"]:
         lines = [f"{queue}: {len(messages)} message(s): {_counts(result['counts'])}"]
     else:

@@ -179,7 +179,7 @@ def test_a_listing_reads_at_most_its_limit_and_says_it_is_incomplete(aws):
         dead_letter(clients, queues, json.dumps({"id": f"o-{n}", "quantity": 1}))
     part = dlq.listing(clients, queues, limit=10)
     assert len(part["messages"]) == 10 and part["counts"]["pending"] == 10 and part["complete"] is False
-    assert part["queue"] == {"read": 10, "visible_after": 15, "in_flight_elsewhere": 0}
+    assert part["reading"] == {"read": 10, "visible_after": 15, "in_flight_elsewhere": 0}
     assert format_listing("jobs-dlq", part).splitlines()[0] == (
         "jobs-dlq: the first 10 message(s) read: 10 pending, 0 stored, 0 conflict, 0 malformed; "
         "about 15 more visible (--limit reads more)")
@@ -196,7 +196,7 @@ def test_a_listing_tells_of_messages_another_reader_holds(aws):
     clients.client("sqs").receive_message(QueueUrl=queues.dlq_url, MaxNumberOfMessages=2, VisibilityTimeout=60)
     result = dlq.listing(clients, queues)
     assert len(result["messages"]) == 3 and result["complete"] is False
-    assert result["queue"]["in_flight_elsewhere"] == 2
+    assert result["reading"]["in_flight_elsewhere"] == 2
     assert "2 more message(s) are held by another reader" in format_listing("jobs-dlq", result)
     redriven = dlq.redrive(clients, queues)
     assert redriven["in_flight_elsewhere"] == 2 and redriven["complete"] is False

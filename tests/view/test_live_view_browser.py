@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 from local.scenario import run_lab_scenario
-from local.session import free_port
+from local.session import free_port, wait_for
 from ops.aws import Clients, Endpoint
 from ops.view.server import View, start_in_thread
 from tests.shared_aws import FAST_TIMEOUTS
@@ -153,12 +153,26 @@ def test_the_dlq_panel_classifies_redrives_the_safe_ones_and_discards_with_a_rea
     conflict_id = sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-stored","quantity":5}')["MessageId"]
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-pending","quantity":2}')
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-bad"}')
+    # A fourth, held by another operator's reader: the panel says so instead of leaving it out silently.
+    sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-held","quantity":1}')
+    def hold_the_fourth() -> list | None:
+        received = sqs.receive_message(QueueUrl=env["DLQ_URL"], MaxNumberOfMessages=10, VisibilityTimeout=120).get(
+            "Messages", [])
+        for message in received:
+            if "panel-held" not in message["Body"]:
+                sqs.change_message_visibility(QueueUrl=env["DLQ_URL"], ReceiptHandle=message["ReceiptHandle"],
+                                              VisibilityTimeout=0)
+        return [m for m in received if "panel-held" in m["Body"]] or None
+
+    held = wait_for(hold_the_fourth, timeout=DEADLINE_MS / 1000, what="the fourth dead letter, held")
 
     page.goto(view.url)
     expect(page.get_by_test_id("dlq-visible")).to_have_text("3", timeout=DEADLINE_MS)
     page.get_by_test_id("dlq-inspect").click()
     counts = page.get_by_test_id("dlq-counts")
     expect(counts).to_have_text(re.compile("1 pending.*0 stored.*1 conflict.*1 malformed"), timeout=DEADLINE_MS)
+    expect(page.get_by_test_id("dlq-note")).to_have_text(
+        "1 more message(s) are held by another reader (in flight): not shown")
     conflict = page.locator(f'[data-message-id="{conflict_id}"]')
     expect(conflict.get_by_test_id("dlq-class")).to_have_text("conflict")
     expect(conflict.locator("tr.differs th")).to_have_text(["quantity", "total_cents"])
@@ -184,6 +198,7 @@ def test_the_dlq_panel_classifies_redrives_the_safe_ones_and_discards_with_a_rea
     (record,) = [r for r in dlq.audit(clients, resolve_target(clients, PREFIX).queues()) if r["message_id"] == conflict_id]
     assert record["reason"] == "customer confirmed the stored quantity"
     assert record["body"] == '{"id":"panel-stored","quantity":5}'
+    sqs.delete_message(QueueUrl=env["DLQ_URL"], ReceiptHandle=held[0]["ReceiptHandle"])
 
 
 EVIL_PAGE = """<!doctype html><html><body>

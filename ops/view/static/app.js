@@ -511,11 +511,19 @@ async function inspectDlq() {
   redrive.disabled = safe === 0;
   redrive.addEventListener("click", () => redriveSafe(redrive));
   const head = el("div", { class: "dlq-head" }, counts, redrive);
+  const notes = [];
+  if (answer.reading.in_flight_elsewhere) {
+    notes.push(`${answer.reading.in_flight_elsewhere} more message(s) are held by another reader (in flight): not shown`);
+  }
+  if (!answer.complete && answer.reading.visible_after) {
+    notes.push(`showing the first ${answer.reading.read}; about ${answer.reading.visible_after} more are visible`);
+  }
+  const noted = notes.map((text) => el("p", { class: "hint", "data-testid": "dlq-note", text }));
   if (answer.messages.length === 0) {
-    box.replaceChildren(head, el("p", { class: "hint", text: `${answer.queue} has no visible messages` }));
+    box.replaceChildren(head, ...noted, el("p", { class: "hint", text: `${answer.queue} has no visible messages` }));
     return;
   }
-  box.replaceChildren(head, ...answer.messages.map(renderDeadLetter));
+  box.replaceChildren(head, ...noted, ...answer.messages.map(renderDeadLetter));
 }
 
 async function redriveSafe(button) {
@@ -530,7 +538,9 @@ async function redriveSafe(button) {
   const failed = Object.values(answer.counts).reduce((sum, c) => sum + c.failed, 0);
   showDlqResult(`Moved ${moved} message${moved === 1 ? "" : "s"} to ${answer.jobs_queue} ` +
     `(${answer.counts.pending.moved} pending, ${answer.counts.stored.moved} stored)` +
-    (failed ? `; ${failed} failed: ${answer.failures.map((f) => f.reason).join("; ")}` : "."), failed > 0);
+    (failed ? `; ${failed} failed: ${answer.failures.map((f) => f.reason).join("; ")}` : ".") +
+    (answer.in_flight_elsewhere ? ` ${answer.in_flight_elsewhere} message(s) held by another reader were not seen.` : "") +
+    (answer.stopped ? ` Incomplete: ${answer.stopped}` : ""), failed > 0 || !answer.complete);
   await inspectDlq();
 }
 
