@@ -1,4 +1,4 @@
-"""`python -m local demo|up|down|status|view|serve`: see docs/local.md."""
+"""`python -m local demo|up|down|status|view|serve|faults`: see docs/local.md."""
 
 from __future__ import annotations
 
@@ -29,6 +29,11 @@ def view(session: LocalSession, port: int | None, open_it: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["faults"]:
+        from local.faults_cli import main as faults_main
+
+        return faults_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m local", description=__doc__)
     parser.add_argument("command", choices=["demo", "up", "down", "status", "view", "serve"])
     parser.add_argument("--port", type=int, default=None,

@@ -175,6 +175,19 @@ class LocalSession:
         add_fault(self.state_dir / FAULTS_FILE, action=action, table=table, code=code, status=status,
                   count=count, message=message)
 
+    def slow_down(self, *, action: str, table: str, latency_ms: float) -> None:
+        """Every DynamoDB `action` request on `table` waits `latency_ms` first (0: no longer)."""
+        from embedded_aws import FAULTS_FILE, add_latency
+
+        self.require_state()
+        add_latency(self.state_dir / FAULTS_FILE, action=action, table=table, latency_ms=latency_ms)
+
+    def clear_faults(self, table: str | None = None) -> int:
+        from embedded_aws import FAULTS_FILE, clear_faults
+
+        self.require_state()
+        return clear_faults(self.state_dir / FAULTS_FILE, table)
+
     def faults(self) -> list[dict[str, Any]]:
         """The injected fault rules with their `remaining` and `served` counts."""
         from embedded_aws import FAULTS_FILE, read_faults

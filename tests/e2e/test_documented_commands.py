@@ -54,6 +54,7 @@ def shell(tmp_path_factory):
     readme = block_starting("README.md", 'eval "$(make -s up)"', ME)
     assert readme.commands[-1].startswith("make down")
     local = block_starting("docs/local.md", "aws logs", ME)
+    faults = block_starting("docs/local.md", ".venv/bin/python -m local faults", ME)
     attach = block_starting("docs/operations.md", "aws iam attach-role-policy", ME)
     view = block_starting("docs/operations.md", "make view", ME)
     profile = block_starting("docs/operations.md", "AWS_PROFILE=ops", ME)
@@ -62,7 +63,7 @@ def shell(tmp_path_factory):
     # The role the operations page attaches its policy to: the operator's, not in any doc.
     given = [f"aws iam create-role --role-name OnCall --assume-role-policy-document '{TRUST_LAMBDA}' > /dev/null"]
     long_running = [c for c in profile.commands if " ops view" in c]
-    commands = [*readme.commands[:-1], *local.commands, *given, *attach.commands, *view.commands,
+    commands = [*readme.commands[:-1], *local.commands, *faults.commands, *given, *attach.commands, *view.commands,
                 *[c for c in profile.commands if c not in long_running], *dlq.commands, *prove.commands]
     up_line, *commands = commands
     (up,) = run_in_one_shell([up_line], env, env_dump=tmp / "env-up")
@@ -129,7 +130,8 @@ def test_the_readme_order_reaches_the_table(shell):
 
 def test_status_view_and_docs_commands_print_what_the_docs_say(shell):
     """ops status shows the queue and mapping; make view prints the tokened URL; the local.md
-    lines show the RESULT line and the mapping; the DLQ lines report an empty DLQ; the profile
+    lines show the RESULT line and the mapping, and its faults lines list the two rules they set
+    and clear them; the DLQ lines report an empty DLQ; the profile
     line answers JSON; the operator policy got attached."""
     ran, env = shell["ran"], shell["env"]
     status = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops status ")).output
@@ -142,6 +144,12 @@ def test_status_view_and_docs_commands_print_what_the_docs_say(shell):
     assert queue["Attributes"]["VisibilityTimeout"] == "30"
     profile_json = json.loads(next(r for c, r in ran.items() if c.startswith("AWS_PROFILE=ops")).output)
     assert [(m["source"], m["state"]) for m in profile_json["mappings"]] == [("labex-q05-jobs", "Enabled")]
+    faults = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m local faults list")).output
+    assert faults.splitlines() == ["PutItem on labex-q05-orders: each waits 5 ms",
+                                   "PutItem on labex-q05-orders: 12 more fail with 400 "
+                                   "ProvisionedThroughputExceededException (0 served)"], faults
+    assert next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m local faults clear")).output.strip() == \
+        "cleared 2 rule(s)"
     dlq_list = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops dlq list")).output
     assert "0 message(s)" in dlq_list, dlq_list
     proved = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops prove-alarms")).output

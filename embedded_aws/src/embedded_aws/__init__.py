@@ -6,7 +6,8 @@ with a local Lambda host that runs function code for real. The public surface:
   `stop()`; `client(service)`; `role_credentials(role_arn, session)`; `cloudwatch`.
 - `LambdaHost(...)`: runs functions in sandboxes and polls SQS event source mappings.
 - `Credentials`, `ACCOUNT_ID`.
-- Faults: `FAULTS_FILE`, `add_fault`, `read_faults` (DynamoDB errors injected from another process).
+- Faults: `FAULTS_FILE`, `add_fault`, `add_latency`, `clear_faults`, `read_faults` (DynamoDB errors
+  and latency injected from another process).
 
 Everything else is internal. Nothing here imports the stack or its operations tools.
 """
@@ -22,6 +23,8 @@ _PUBLIC = {
     "ACCOUNT_ID": "embedded_aws.credentials",
     "FAULTS_FILE": "embedded_aws.faults",
     "add_fault": "embedded_aws.faults",
+    "add_latency": "embedded_aws.faults",
+    "clear_faults": "embedded_aws.faults",
     "read_faults": "embedded_aws.faults",
 }
 __all__ = sorted(_PUBLIC)
