@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", choices=["unit", "unit+infra", "all", "none"], default="unit",
                         help="which tests to time (all includes the slow end-to-end tests)")
     parser.add_argument("--test-runs", type=int, default=2)
-    parser.add_argument("--skip", action="append", default=[], choices=["handlers", "pipeline", "dlq", "dev-loop"])
+    parser.add_argument("--skip", action="append", default=[], choices=["handlers", "batches", "pipeline", "dlq", "dev-loop"])
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite the tables in docs/benchmarks.md")
     args = parser.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
@@ -56,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
 
             results["handlers"] = handler_bench.run(orders=5, rounds=args.rounds, warmup=10, blocks=5,
                                                     cold_runs=args.cold_runs, progress=progress)
+        if "batches" not in args.skip:
+            from bench import batch_bench
+
+            results["batches"] = batch_bench.run(progress)
         if "pipeline" not in args.skip:
             from bench import pipeline
 
@@ -86,6 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     progress(f"results in {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
     if not args.no_docs and report.update_page(markdown):
         progress("docs/benchmarks.md tables updated")
+    if "batches" in results:
+        from bench import batch_bench
+
+        print(batch_bench.render(results["batches"]))
+        if not args.no_docs:
+            report.update_page(batch_bench.render(results["batches"]), begin=batch_bench.BLOCK_BEGIN,
+                               end=batch_bench.BLOCK_END)
     if "dlq_redrive" in results:
         from bench import dlq_redrive
 

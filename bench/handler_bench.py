@@ -38,6 +38,7 @@ class EmbeddedDynamoDB:
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.recording: list[dict[str, Any]] | None = None
+        self.latency_seconds = 0.0  # each request waits this long first: a network round trip
         self._server: Any = None
 
     def env(self) -> dict[str, str]:
@@ -84,6 +85,8 @@ class EmbeddedDynamoDB:
         call_action = DynamoHandler.call_action
 
         def recorded_call_action(handler: Any) -> Any:
+            if bench.latency_seconds:
+                time.sleep(bench.latency_seconds)  # on the request's own server thread
             if bench.recording is None:
                 return call_action(handler)
             params = getattr(handler, "params", None) or {}

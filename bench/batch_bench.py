@@ -1,0 +1,125 @@
+"""Function time per order at batch sizes 1 and 10, with a simulated DynamoDB round trip (5 ms)
+and without (0), for this worker (concurrent writes within a batch), the lab's handler (one
+write after another) and Powertools (its idempotency around the same write, a record at a time),
+side by side in one run. DynamoDB is the embedded AWS in a process of its own (as AWS is
+elsewhere: its CPU is not the function's), the round trip its latency fault on every item
+operation of both tables (embedded_aws/faults.py). The goal (issue: ten orders for the price of
+one): with a 5 ms round trip, an event of ten takes at most 2.5x the function time of an event
+of one, and each order is still one write."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import time
+import uuid
+from typing import Any, Callable
+
+from bench.variants import LABELS, VARIANTS, BenchContext, handler_of
+
+BLOCK_BEGIN, BLOCK_END = "<!-- bench-batches:begin (written by `make bench`) -->", "<!-- bench-batches:end -->"
+ROUND_TRIPS_MS = (0, 5)
+BATCH_SIZES = (1, 10)
+GOAL_RATIO = 2.5
+ORDERS_TABLE, IDEMPOTENCY_TABLE = "batch-orders", "batch-idempotency"
+ITEM_ACTIONS = ("PutItem", "GetItem", "UpdateItem", "DeleteItem")
+
+
+def event_of(ids: list[str]) -> dict:
+    import json
+
+    return {"Records": [{"messageId": f"msg-{order_id}", "receiptHandle": "bench",
+                         "body": json.dumps({"id": order_id, "quantity": 3}),
+                         "attributes": {"ApproximateReceiveCount": "1"}, "eventSource": "aws:sqs"}
+                        for order_id in ids]}
+
+
+def invoke(variant: str, size: int) -> float:
+    """Seconds of one invocation with `size` new orders."""
+    handler = handler_of(variant)
+    event = event_of([f"batch-{variant}-{uuid.uuid4().hex[:10]}" for _ in range(size)])
+    started = time.perf_counter()
+    result = handler(event, BenchContext(timeout_ms=30_000))
+    seconds = time.perf_counter() - started
+    if result["batchItemFailures"]:
+        raise RuntimeError(f"{LABELS[variant]} failed records: {result}")
+    return seconds
+
+
+def run(progress: Callable[[str], None], rounds: int = 15) -> dict[str, Any]:
+    import tempfile
+    from pathlib import Path
+
+    from local.session import LocalSession, free_port
+
+    session = LocalSession(Path(tempfile.mkdtemp(prefix="bench-batch-")))
+    progress("batches: embedded AWS in its own process")
+    session.start_emulator(free_port())
+    saved = dict(os.environ)
+    found: dict[str, Any] = {}
+    try:
+        dynamodb = session.client("dynamodb")
+        for table in (ORDERS_TABLE, IDEMPOTENCY_TABLE):
+            dynamodb.create_table(TableName=table, BillingMode="PAY_PER_REQUEST",
+                                  AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                                  KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}])
+        # Handlers create their clients from the environment, as on Lambda.
+        for key in [key for key in os.environ if key.startswith("AWS_")]:
+            del os.environ[key]
+        os.environ.update({**session.aws_env(), "TABLE_NAME": ORDERS_TABLE, "IDEMPOTENCY_TABLE": IDEMPOTENCY_TABLE,
+                           "AWS_LAMBDA_FUNCTION_NAME": "bench-worker"})
+        with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+            for variant in VARIANTS:
+                invoke(variant, 1)  # imports, clients and credentials outside the figures
+            for round_trip in ROUND_TRIPS_MS:
+                for table in (ORDERS_TABLE, IDEMPOTENCY_TABLE):
+                    for action in ITEM_ACTIONS:
+                        session.slow_down(action=action, table=table, latency_ms=round_trip)
+                progress(f"batches: {round_trip} ms round trip, {rounds} interleaved rounds")
+                times: dict[tuple[str, int], list[float]] = {}
+                for _ in range(rounds):
+                    for variant in VARIANTS:
+                        for size in BATCH_SIZES:
+                            times.setdefault((variant, size), []).append(invoke(variant, size))
+                for variant in VARIANTS:
+                    one, ten = (statistics.median(times[(variant, size)]) for size in BATCH_SIZES)
+                    found.setdefault(variant, {})[f"{round_trip} ms"] = {
+                        "batch_1_ms": round(one * 1000, 2), "batch_10_ms": round(ten * 1000, 2),
+                        "per_order_10_ms": round(ten * 100, 2), "ratio_10_to_1": round(ten / one, 2)}
+        written = dynamodb.scan(TableName=ORDERS_TABLE, Select="COUNT")["Count"]
+        invocations = rounds * len(ROUND_TRIPS_MS) * sum(BATCH_SIZES) * len(VARIANTS) + len(VARIANTS)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        session.stop_emulator()
+    ratio = found["ours"][f"{ROUND_TRIPS_MS[-1]} ms"]["ratio_10_to_1"]
+    return {"rounds": rounds, "handlers": found, "orders_sent": invocations, "orders_stored": written,
+            "goal": f"ours, {ROUND_TRIPS_MS[-1]} ms round trip: batch of 10 <= {GOAL_RATIO}x batch of 1",
+            "goal_met": ratio <= GOAL_RATIO, "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
+
+
+def render(result: dict[str, Any]) -> str:
+    rows = []
+    for variant in VARIANTS:
+        for round_trip in ROUND_TRIPS_MS:
+            cell = result["handlers"][variant][f"{round_trip} ms"]
+            rows.append(f"| {LABELS[variant]} | {round_trip} ms | {cell['batch_1_ms']} | {cell['batch_10_ms']} | "
+                        f"{cell['per_order_10_ms']} | {cell['ratio_10_to_1']}x |")
+    return ("**Batches** (function time of one invocation, median of "
+            f"{result['rounds']} interleaved rounds; the embedded AWS in its own process, each DynamoDB item "
+            "request delayed by the round trip; this handler writes a batch's records concurrently; "
+            f"{result['orders_sent']:,} orders sent, {result['orders_stored']:,} stored; load average "
+            f"{result['load_average_at_start']}; goal ({result['goal']}) {'met' if result['goal_met'] else 'NOT met'})\n\n"
+            "| handler | round trip | batch of 1, ms | batch of 10, ms | per order at 10, ms | 10 vs 1 |\n"
+            "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+
+
+if __name__ == "__main__":
+    import sys
+
+    from bench import report
+
+    found = run(lambda message: print(f"bench: {message}", file=sys.stderr, flush=True))
+    print(render(found))
+    report.update_page(render(found), begin=BLOCK_BEGIN, end=BLOCK_END)
