@@ -9,10 +9,10 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
-from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stacks.config import Names
+from stacks.nag import acknowledge
 
 LAMBDA_SOURCE = Path(__file__).resolve().parent.parent / "lambda"
 
@@ -66,8 +66,9 @@ class PythonFunction(Construct):
             environment=dict(environment or {}),
             log_group=self.log_group,
         )
-        NagSuppressions.add_resource_suppressions(self.function, [{
-            "id": "Serverless-LambdaTracing",
-            "reason": "Active tracing needs xray:PutTraceSegments on Resource '*', which the "
-                      "least-privilege roles here may not have; JOB/WRITE/RESULT log lines trace each order.",
-        }])
+        acknowledge(
+            self.function,
+            rule="Serverless-LambdaTracing",
+            reason="Active tracing needs xray:PutTraceSegments on Resource '*', which the "
+                   "least-privilege roles here may not have; JOB/WRITE/RESULT log lines trace each order.",
+        )

@@ -22,10 +22,10 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
-from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stacks.config import DEAD_LETTER_EXPIRY_WARNING_DAYS, DECISION_METRICS, Names
+from stacks.nag import acknowledge
 
 PERIOD = Duration.minutes(1)
 
@@ -81,17 +81,19 @@ class Monitoring(Construct):
         ))
         if alarm_email:
             subscription = self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
-            NagSuppressions.add_resource_suppressions(subscription, [{
-                "id": "Serverless-SNSRedrivePolicy",
-                "reason": "An alarm email SNS cannot deliver would wait in a queue nobody watches; the "
-                          "alarm's own history records every action, and the dashboard shows the state.",
-            }])
-        NagSuppressions.add_resource_suppressions(self.topic, [{
-            "id": "AwsSolutions-SNS2",
-            "reason": "Alarm notifications carry alarm names and states, never order data; CloudWatch cannot "
-                      "publish to a topic encrypted with the AWS-managed SNS key, and a customer key per "
-                      "stack would cost more than it protects.",
-        }])
+            acknowledge(
+                subscription,
+                rule="Serverless-SNSRedrivePolicy",
+                reason="An alarm email SNS cannot deliver would wait in a queue nobody watches; the "
+                       "alarm's own history records every action, and the dashboard shows the state.",
+            )
+        acknowledge(
+            self.topic,
+            rule="AwsSolutions-SNS2",
+            reason="Alarm notifications carry alarm names and states, never order data; CloudWatch cannot "
+                   "publish to a topic encrypted with the AWS-managed SNS key, and a customer key per "
+                   "stack would cost more than it protects.",
+        )
 
         self.decisions = {
             name: cloudwatch.Metric(namespace=metrics_namespace, metric_name=name, statistic="Sum", period=PERIOD,

@@ -14,10 +14,10 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
-from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stacks.config import Names
+from stacks.nag import acknowledge
 
 
 class OperatorAccess(Construct):
@@ -68,9 +68,17 @@ class OperatorAccess(Construct):
                       [self.audit_log_group.log_group_arn]),
             ],
         )
-        NagSuppressions.add_resource_suppressions(self.policy, [{
-            "id": "AwsSolutions-IAM5",
-            "reason": "lambda:ListEventSourceMappings and cloudwatch:GetMetricData support no resource-level "
-                      "permissions and DescribeAlarms by prefix is a list call (all three read only); log "
-                      "streams and the stack's id are matched under their own group and stack name.",
-        }])
+        # cdk-nag 3 acknowledges each wildcard finding on its own, named by the resource it found.
+        acknowledge(
+            self.policy,
+            rule="AwsSolutions-IAM5[Resource::*]",
+            reason="lambda:ListEventSourceMappings and cloudwatch:GetMetricData support no resource-level "
+                   "permissions and DescribeAlarms by prefix is a list call; all three only read.",
+        )
+        acknowledge(
+            self.policy,
+            rule=f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:"
+                 f"<AWS::AccountId>:stack/{names.stack}/*]",
+            reason="A stack's ARN ends in an id CloudFormation assigns at creation; the wildcard matches "
+                   "only that id under this stack's own name, for DescribeStacks (read only).",
+        )

@@ -7,10 +7,10 @@ from typing import Mapping
 
 from aws_cdk import CustomResource, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
-from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stacks.function import PythonFunction
+from stacks.nag import acknowledge
 
 
 def _table(scope: Construct, construct_id: str, name: str, removal: RemovalPolicy,
@@ -78,11 +78,12 @@ class SeededItem(Construct):
             timeout=Duration.seconds(30),
         )
         table.grant(self.seeder.role, "dynamodb:PutItem")
-        NagSuppressions.add_resource_suppressions(self.seeder.function, [{
-            "id": "Serverless-LambdaDLQ",
-            "reason": "Invoked by CloudFormation, which receives every outcome through the response URL "
-                      "and fails the deployment on error; a DLQ would hold nothing anyone reads.",
-        }])
+        acknowledge(
+            self.seeder.function,
+            rule="Serverless-LambdaDLQ",
+            reason="Invoked by CloudFormation, which receives every outcome through the response URL "
+                   "and fails the deployment on error; a DLQ would hold nothing anyone reads.",
+        )
         self.resource = CustomResource(
             self,
             "Item",

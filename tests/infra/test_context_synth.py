@@ -1,5 +1,6 @@
-"""Every context value the README documents synthesizes cleanly on its own: no error or warning
-annotation (cdk-nag findings included) in the cloud assembly, as `cdk synth` would refuse. One
+"""Every context value the README documents synthesizes cleanly on its own: cdk-nag finds nothing
+(a finding fails the synth itself) and no error or warning annotation is left in the cloud
+assembly, as `cdk synth` would refuse. One
 app holds one stack per value (each under a prefix of its own, cdk.json's context otherwise),
 with the rule packs app.py adds, synthesized once: a synth per value costs seconds of jsii each."""
 
