@@ -86,3 +86,14 @@ def test_every_shell_block_says_which_test_runs_it():
     not_in_ci = [c for b in found if b.runner == ".ci/run" for c in b.bare_commands if c not in ci]
     assert not_in_ci == []
     assert [b.document for b in found if b.runner == ".ci/run"] == ["README.md"]
+
+
+def test_every_feature_flag_turned_off_is_explained():
+    """A feature flag cdk.json sets to false (against its recommended value) has its row, with a
+    reason, in docs/feature-flags.md."""
+    import json
+
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    off = sorted(key for key, value in context.items() if key.startswith("@") and value is False)
+    rows = re.findall(r"^\| `(@[^`]+)` \| `false` \| (.{40,}) \|$", (ROOT / "docs" / "feature-flags.md").read_text(), re.M)
+    assert off == sorted(name for name, _ in rows)
