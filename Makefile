@@ -20,7 +20,7 @@ export NODE_NO_WARNINGS := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup setup-notice demo test quick synth up down status view chromium bench clean
+.PHONY: setup setup-notice demo lint test quick synth up down status view chromium bench clean
 
 RUNTIMES := .runtimes
 TOOLS := .tools
@@ -71,14 +71,19 @@ chromium:
 demo: setup
 	@$(PY) -m local demo $(PORT_ARG)
 
+## Lint and types (seconds): ruff's default rules (pyproject.toml), mypy where it is clean.
+lint: setup
+	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/mypy
+
 ## The whole test suite (unit, infra, end-to-end against the embedded AWS, the browser tests),
-## test files side by side in TEST_WORKERS processes sharing one embedded AWS.
+## test files side by side in TEST_WORKERS processes sharing one embedded AWS; lint first.
 TEST_WORKERS ?= 6
-test: setup chromium
+test: setup chromium lint
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 ## The quick loop (about 45 s): everything not marked slow, side by side.
-quick: setup
+quick: setup lint
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" $(PYTEST_ARGS)
 
 synth: setup
@@ -111,4 +116,4 @@ $(VENV)/.bench-installed: bench/requirements.txt
 	@touch $@
 
 clean:
-	rm -rf cdk.out .local .pytest_cache
+	rm -rf cdk.out .local .pytest_cache .mypy_cache .ruff_cache

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results: dict = {
         "command": "make bench",
-        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "argv": sys.argv[1:],
         "machine": report.machine(),
         "load_average": {"start": report.load_average()},

@@ -7,7 +7,8 @@ import shutil
 import subprocess
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bench.stats import summarize
 from bench.variants import ROOT

@@ -16,7 +16,8 @@ import sys
 import threading
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bench.cold_start import MARKER
 from bench.stats import blocked_ratios, read_units, summarize, write_units

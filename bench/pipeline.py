@@ -16,8 +16,9 @@ import json
 import statistics
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from bench.stats import decile_rates, summarize
 

@@ -101,7 +101,7 @@ def main() -> int:
             load = os.getloadavg()[0]
             stop_monitor = threading.Event()
 
-            def monitor() -> None:
+            def monitor(stop_monitor: threading.Event = stop_monitor) -> None:
                 from ops.observe import queue_counters
 
                 sqs = pipeline.session.client("sqs")

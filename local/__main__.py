@@ -15,8 +15,8 @@ from ops.terminal import safe
 def view(session: LocalSession, port: int | None, open_it: bool) -> int:
     """The view `make up` started (its URL carries the token), or a new one on `port` for the
     local stack's endpoint and keys."""
-    from ops.__main__ import open_page, view_is_up
     from ops.__main__ import main as ops_main
+    from ops.__main__ import open_page, view_is_up
 
     url = session.require_state().get("view_url")
     if url and port is None and view_is_up(url):

@@ -11,8 +11,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from embedded_aws import ACCOUNT_ID
 from local.processes import alive

@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Self
 
 from ops.observe import log_events
 from stacks.lambda_code import load_worker
@@ -93,7 +94,7 @@ class HeldDeadLetters:
         self.letters: list[DeadLetter] = []
         self._deleted: set[str] = set()
 
-    def __enter__(self) -> "HeldDeadLetters":
+    def __enter__(self) -> Self:
         seen: dict[str, DeadLetter] = {}
         while True:
             received = self.sqs.receive_message(
@@ -116,7 +117,7 @@ class HeldDeadLetters:
     def deleted(self, letters: Iterable[DeadLetter]) -> None:
         self._deleted.update(letter.message_id for letter in letters)
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         kept = [letter for letter in self.letters if letter.message_id not in self._deleted]
         for batch in _batches(kept):
             self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=[

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 
@@ -164,7 +166,7 @@ def alarms(cloudwatch: Any, name_prefix: str) -> list[dict[str, Any]]:
 def metric_series(cloudwatch: Any, metrics: dict[str, tuple[str, str, dict[str, str], str]], start_ms: int,
                   end_ms: int, period: int = 60) -> dict[str, list[list[float]]]:
     """`{key: [[time_ms, value], ...]}` oldest first, for `{key: (namespace, name, dimensions, statistic)}`."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     queries = [{
         "Id": f"m{index}", "Label": key, "ReturnData": True,
@@ -179,8 +181,8 @@ def metric_series(cloudwatch: Any, metrics: dict[str, tuple[str, str, dict[str, 
     keys = {f"m{index}": key for index, key in enumerate(metrics)}
     for page in cloudwatch.get_paginator("get_metric_data").paginate(
             MetricDataQueries=queries, ScanBy="TimestampAscending",
-            StartTime=datetime.fromtimestamp(start_ms / 1000, tz=timezone.utc),
-            EndTime=datetime.fromtimestamp(end_ms / 1000, tz=timezone.utc)):
+            StartTime=datetime.fromtimestamp(start_ms / 1000, tz=UTC),
+            EndTime=datetime.fromtimestamp(end_ms / 1000, tz=UTC)):
         for result in page["MetricDataResults"]:
             series[keys[result["Id"]]] += [[int(t.timestamp() * 1000), float(v)]
                                            for t, v in zip(result["Timestamps"], result["Values"])]

@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 REASON = "ops prove-alarms: testing the notification path; nothing is wrong"
 
@@ -58,7 +59,7 @@ def prove(cloudwatch: Any, prefix: str, *, timeout: float = 60, progress: Callab
     """Test every metric alarm named `<prefix>-*`; see the module docstring."""
     alarms = [alarm for page in cloudwatch.get_paginator("describe_alarms").paginate(
         AlarmNamePrefix=f"{prefix}-", AlarmTypes=["MetricAlarm"]) for alarm in page["MetricAlarms"]]
-    started = datetime.now(timezone.utc) - timedelta(seconds=5)  # room for clock skew
+    started = datetime.now(UTC) - timedelta(seconds=5)  # room for clock skew
     tested: dict[str, tuple[str, list[str]]] = {}
     for alarm in alarms:
         name, was = alarm["AlarmName"], alarm["StateValue"]

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -50,7 +51,7 @@ class Target:
     names_from: str
     audit_log_group: str = ""
 
-    def queues(self) -> "Queues":
+    def queues(self) -> Queues:
         """What the DLQ tools work on (ops/dlq.py)."""
         from ops.dlq import Queues
 
@@ -102,7 +103,7 @@ def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | 
 
 
 def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
 
 
 def decisions(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
@@ -191,18 +192,19 @@ def messages(delivered: list[dict[str, Any]]) -> list[dict[str, Any]]:
     found = []
     for group in grouped.values():
         latest = group[-1]
-
-        def last_known(key: str) -> Any:
-            return next((d[key] for d in reversed(group) if d[key] is not None), None)
-
         found.append({
-            **latest, "id": last_known("id"), "requested": last_known("requested"),
-            "receive_count": last_known("receive_count"), "deliveries": len(group),
+            **latest, "id": _last_known(group, "id"), "requested": _last_known(group, "requested"),
+            "receive_count": _last_known(group, "receive_count"), "deliveries": len(group),
             "first_ms": group[0]["time_ms"], "first": group[0]["time"],
             "outcomes": {outcome: sum(1 for d in group if d["outcome"] == outcome)
                          for outcome in OUTCOMES if any(d["outcome"] == outcome for d in group)},
         })
     return sorted(found, key=lambda message: message["time_ms"])
+
+
+def _last_known(deliveries: list[dict[str, Any]], key: str) -> Any:
+    """The latest delivery's value of `key` that is known (not None)."""
+    return next((d[key] for d in reversed(deliveries) if d[key] is not None), None)
 
 
 SERIES_MINUTES = 60

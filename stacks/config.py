@@ -4,8 +4,9 @@ context value is validated here, and synth stops with a one-line message naming 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from stacks.lambda_code import contract
 
@@ -177,7 +178,7 @@ class StackConfig:
         return max(0, self.dead_letter_days_guaranteed - DEAD_LETTER_EXPIRY_WARNING_DAYS)
 
     @classmethod
-    def from_context(cls, get: Mapping[str, Any] | Any) -> "StackConfig":
+    def from_context(cls, get: Mapping[str, Any] | Any) -> StackConfig:
         """Build from a mapping or from a callable like `node.try_get_context`."""
         lookup = get.get if isinstance(get, Mapping) else get
 

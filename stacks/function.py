@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam

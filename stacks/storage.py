@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Mapping
+from collections.abc import Mapping
 
 from aws_cdk import CustomResource, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb

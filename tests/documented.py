@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = ("README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")))
-FENCE = re.compile(r"(?:<!-- (?P<marker>[^>]*?) -->\n)?```sh\n(?P<body>.*?)```", re.S)
+FENCE = re.compile(r"(?:<!-- (?P<marker>[^>]*?) -->\n)?```sh\n(?P<body>.*?)```", re.DOTALL)
 # What a fresh machine has: the system's Python and Node, make, bash, coreutils; no global AWS
 # CLI, pytest or pyenv (the test asserts that this PATH finds none of them).
 BARE_PATH = "/usr/bin:/bin"
@@ -102,7 +102,7 @@ def run_in_one_shell(commands: list[str], env: dict[str, str], timeout: float = 
                           stdout=subprocess.PIPE, text=True, timeout=timeout)
     found = []
     for number, command in enumerate(commands):
-        section = re.search(rf"^{MARK} {number}\n(.*?)^{MARK} {number} rc=(\d+) at=([\d.]+)$", done.stdout, re.S | re.M)
+        section = re.search(rf"^{MARK} {number}\n(.*?)^{MARK} {number} rc=(\d+) at=([\d.]+)$", done.stdout, re.DOTALL | re.MULTILINE)
         assert section, f"command {number} ({command!r}) did not run to its end:\n{done.stdout[-3000:]}"
         found.append(Ran(command, int(section[2]), section[1], float(section[3])))
     return found

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from local.processes import alive
 from local.session import LocalSession, free_port

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import boto3
 
@@ -44,7 +45,7 @@ def _respond(event: Mapping[str, Any], status: str, physical_id: str, reason: st
     }).encode()
     request = urllib.request.Request(event["ResponseURL"], data=body, method="PUT",
                                      headers={"Content-Type": "", "Content-Length": str(len(body))})
-    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - URL from CloudFormation
+    with urllib.request.urlopen(request, timeout=10) as response:  # URL from CloudFormation
         response.read()
 
 

@@ -17,9 +17,10 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -29,6 +30,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from order_contract import DECISIONS, METRICS_NAMESPACE_ENV, TABLE_NAME_ENV
 from order_contract import METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
+
 CONDITION = "attribute_not_exists(id)"
 UNIT_PRICE_CENTS = 250
 HANDLING_CENTS = 100

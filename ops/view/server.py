@@ -23,18 +23,19 @@ import secrets
 import socket
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ops.aws import Clients, Endpoint, error_line
-from ops.guard import LOOPBACK_NAMES, refusal
 from ops import dlq
+from ops.aws import Clients, Endpoint, error_line
 from ops.dlq import DlqError
+from ops.guard import LOOPBACK_NAMES, refusal
 from ops.snapshot import DEFAULT_SINCE_MINUTES, TargetError, resolve_target, take_snapshot
 from stacks.config import DEFAULT_PREFIX
 
@@ -195,8 +196,8 @@ SECURITY_HEADERS = (
     ("Referrer-Policy", "no-referrer"),  # the page's URL carries the token
     ("X-Content-Type-Options", "nosniff"),
     ("X-Frame-Options", "DENY"),  # no framing: the redrive button cannot be clicked through another page
-    ("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-                                "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+    ("Content-Security-Policy", ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+                                "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")),
 )
 
 
@@ -210,7 +211,7 @@ class ViewHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 30  # seconds a connection may sit idle or trickle its body; then it is dropped
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:  # the base class's name
         log.debug("%s " + format, self.address_string(), *args)
 
     def _send(self, status: int, body: bytes, content_type: str, close: bool = False) -> None:
@@ -289,7 +290,7 @@ class ViewHandler(BaseHTTPRequestHandler):
             self._send(refused.status, to_json({"error": str(refused)}), "application/json", close=True)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the browser went away mid-answer
-        except Exception as error:  # noqa: BLE001 - a request may fail, the server may not
+        except Exception as error:  # a request may fail, the server may not
             log.exception("request %s failed", urlsplit(self.path).path)
             try:
                 self._send(HTTPStatus.INTERNAL_SERVER_ERROR,
@@ -297,7 +298,7 @@ class ViewHandler(BaseHTTPRequestHandler):
             except OSError:
                 pass
 
-    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch  # noqa: N815
+    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
 
     def _do_page(self, _: bytes) -> None:
         page = (STATIC / "index.html").read_text().replace("__VIEW_TOKEN__", self.server.token)

@@ -18,7 +18,7 @@ class Operator:
     env: dict[str, str]  # the process environment `ops` runs with: endpoint, region, the user's keys
 
     @classmethod
-    def create(cls, session: LocalSession) -> "Operator":
+    def create(cls, session: LocalSession) -> Operator:
         outputs, endpoint = session.outputs(), session.aws_env()
         user = f"{session.prefix}-operator-user"
         iam = session.client("iam")

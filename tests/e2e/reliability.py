@@ -11,9 +11,9 @@ import json
 import random
 import time
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from hypothesis import HealthCheck, given, settings
 

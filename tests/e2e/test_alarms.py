@@ -11,11 +11,11 @@ import os
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from local.session import ROOT, wait_for
+from local.session import ROOT, LocalError, wait_for
 from ops import observe
 from stacks.config import METRICS_NAMESPACE
 from tests.shared_aws import FAST_TIMEOUTS
@@ -90,7 +90,7 @@ def notifications(session, inbox: str, alarms: set[str], new_state: str, since: 
 
     try:
         wait_for(all_arrived, timeout=DEADLINE, what=f"{new_state} notifications for {sorted(alarms)}")
-    except Exception as error:
+    except LocalError as error:
         raise AssertionError(f"{error}; arrived: {sorted(found)}") from None
     return found
 
@@ -112,7 +112,7 @@ def decision_sums(session, function_name: str, since: datetime) -> dict[str, flo
     for name in ("Accepted", "Duplicate", "Conflict", "Malformed", "Error"):
         points = cloudwatch.get_metric_statistics(
             Namespace=METRICS_NAMESPACE, MetricName=name, Dimensions=[{"Name": "FunctionName", "Value": function_name}],
-            StartTime=since, EndTime=datetime.now(timezone.utc) + timedelta(minutes=1), Period=60, Statistics=["Sum"])
+            StartTime=since, EndTime=datetime.now(UTC) + timedelta(minutes=1), Period=60, Statistics=["Sum"])
         sums[name] = sum(point["Sum"] for point in points["Datapoints"])
     return sums
 
@@ -129,7 +129,7 @@ def test_every_alarm_exists_with_its_name_and_starts_without_alarming(stack):
 def test_decision_metrics_count_exactly_the_lab_scenario(stack):
     """dedup-order x3 and other-order x1: 2 accepted, 2 duplicates, nothing else."""
     session, env, _ = stack
-    since = datetime.now(timezone.utc) - timedelta(minutes=1)
+    since = datetime.now(UTC) - timedelta(minutes=1)
     send(session, env, {"id": "dedup-order", "quantity": 4})
     wait_for(lambda: decision_sums(session, env["FUNCTION_NAME"], since)["Accepted"] == 1, timeout=DEADLINE,
              what="the first order's Accepted metric")
@@ -268,11 +268,11 @@ def test_every_other_failure_of_the_operations_table_reaches_the_topic(stack, in
     failed-records; Lambda throttling (reserved concurrency 0) -> worker-throttles; an invocation
     that fails as a whole (a configuration without the table's name) -> worker-errors. (A denied
     write, a conflict and dead letters: the tests above.)"""
-    session, env, outputs = stack
+    session, env, _outputs = stack
     for what in ("malformed-jobs", "orders-throttled", "failed-records", "worker-throttles", "worker-errors"):
-        wait_for(lambda: state(session, f"{PREFIX}-{what}") != "ALARM", timeout=DEADLINE, interval=0.25,
+        wait_for(lambda what=what: state(session, f"{PREFIX}-{what}") != "ALARM", timeout=DEADLINE, interval=0.25,
                  what=f"{PREFIX}-{what} out of ALARM (earlier tests set states)")
-    since = datetime.now(timezone.utc) - timedelta(seconds=1)
+    since = datetime.now(UTC) - timedelta(seconds=1)
     send(session, env, {"id": "no-quantity"})
     session.inject_fault(action="PutItem", table=env["ORDERS_TABLE"], code="ProvisionedThroughputExceededException",
                          status=400, count=4)  # one invocation's attempts
@@ -310,7 +310,7 @@ def test_a_deleted_table_and_too_little_time_for_a_write_are_failed_records(stac
     alarm = f"{PREFIX}-failed-records"
     wait_for(lambda: state(session, alarm) != "ALARM", timeout=DEADLINE, interval=0.25,
              what=f"{alarm} out of ALARM (earlier tests set it)")
-    since = datetime.now(timezone.utc) - timedelta(seconds=1)
+    since = datetime.now(UTC) - timedelta(seconds=1)
     dynamodb, logs = session.client("dynamodb"), session.client("logs")
     lambda_api, function, table = session.client("lambda"), env["FUNCTION_NAME"], env["ORDERS_TABLE"]
 

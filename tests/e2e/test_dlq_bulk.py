@@ -75,7 +75,7 @@ def test_sqs_move_task_moves_what_is_left_and_completes(stack, operator):
 def test_the_operator_policy_covers_status_and_nothing_more(stack, operator):
     """With the operator's policy alone, `ops status` reads every section (the live view reads
     the same); writing an order or deleting the queue is denied."""
-    session, env, _ = stack
+    _session, env, _ = stack
     status = operator.run("status", "--json")
     snapshot = json.loads(status.stdout)
     assert status.returncode == 0, (snapshot["error"], snapshot["errors"])

@@ -37,7 +37,7 @@ def operator(stack):
 @pytest.fixture(scope="module")
 def dead_letters(stack):
     """The DLQ of 15: what it holds, by class."""
-    session, env, outputs = stack
+    session, env, _outputs = stack
     sqs, dynamodb = session.client("sqs"), session.client("dynamodb")
     for order_id, quantity in (("rec-stored", 2), ("rec-conflict", 3)):
         dynamodb.put_item(TableName=env["ORDERS_TABLE"], Item={

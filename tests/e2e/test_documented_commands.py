@@ -9,6 +9,7 @@ the state folder come from `PORT` and `LOCAL_STATE_DIR`, so the run cannot meet 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import signal
@@ -83,7 +84,7 @@ def test_every_command_exits_zero(shell, figure):
     failed = {r.command: r.output[-800:] for r in shell["ran"].values() if r.rc != 0}
     assert failed == {}
     ran = sorted(shell["ran"].values(), key=lambda r: r.ended)
-    took = [(later.ended - earlier.ended, later.command.split("  #")[0][:40]) for earlier, later in zip(ran, ran[1:])]
+    took = [(later.ended - earlier.ended, later.command.split("  #")[0][:40]) for earlier, later in itertools.pairwise(ran)]
     figure("documented commands", f"{len(ran)} run as written; slowest after make up: "
            + ", ".join(f"{name} {seconds:.1f} s" for seconds, name in sorted(took, reverse=True)[:4]))
 
@@ -145,7 +146,7 @@ def test_status_view_and_docs_commands_print_what_the_docs_say(shell):
     dlq_list = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops dlq list")).output
     assert "0 message(s)" in dlq_list, dlq_list
     proved = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops prove-alarms")).output
-    assert len(re.findall(r"^delivered +labex-q05-\S+ +arn:aws:sns:\S+:labex-q05-alarms$", proved, re.M)) == 10, proved
+    assert len(re.findall(r"^delivered +labex-q05-\S+ +arn:aws:sns:\S+:labex-q05-alarms$", proved, re.MULTILINE)) == 10, proved
     attached = subprocess.run(["aws", "iam", "list-attached-role-policies", "--role-name", "OnCall"],
                               env=env, capture_output=True, text=True)
     assert "labex-q05-operator" in attached.stdout, attached.stderr

@@ -5,7 +5,7 @@ disabled mappings left alone, IAM enforced with the function's own role, real co
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -13,7 +13,15 @@ from local.session import wait_for
 from ops import observe
 from stacks.lambda_code import package_files
 from tests.e2e.conftest import (
-    ACCOUNT, REGION, WORKER_TIMEOUT, batches, dead_letters, drained, pipeline, put_item_on, table,
+    ACCOUNT,
+    REGION,
+    WORKER_TIMEOUT,
+    batches,
+    dead_letters,
+    drained,
+    pipeline,
+    put_item_on,
+    table,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -147,7 +155,7 @@ def test_invoke_api_runs_the_deployed_code(emulator):
 
     # The exception and the timeout each count in Lambda's Errors, the worker-errors alarm's metric
     # (the handled batch failure does not).
-    cloudwatch, now = emulator.client("cloudwatch"), datetime.now(timezone.utc)
+    cloudwatch, now = emulator.client("cloudwatch"), datetime.now(UTC)
 
     def errors() -> float:
         points = cloudwatch.get_metric_statistics(

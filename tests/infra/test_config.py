@@ -8,8 +8,14 @@ import json
 import pytest
 
 from stacks.config import (
-    CONTEXT_DEFAULTS, DECISION_METRICS, METRICS_NAMESPACE, WORKER_METRICS_NAMESPACE_ENV, WORKER_TABLE_ENV, ConfigError,
-    Names, StackConfig,
+    CONTEXT_DEFAULTS,
+    DECISION_METRICS,
+    METRICS_NAMESPACE,
+    WORKER_METRICS_NAMESPACE_ENV,
+    WORKER_TABLE_ENV,
+    ConfigError,
+    Names,
+    StackConfig,
 )
 from tests.conftest import ROOT
 

@@ -35,7 +35,7 @@ EXAMPLES = {
 
 def documented_keys() -> list[str]:
     readme = (ROOT / "README.md").read_text()
-    return re.findall(r"^\| `(\w+)` \| ", readme, re.M)
+    return re.findall(r"^\| `(\w+)` \| ", readme, re.MULTILINE)
 
 
 def test_every_documented_key_has_an_example_and_a_default():

@@ -6,8 +6,8 @@ import csv
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import aws_cdk as cdk
 import pytest

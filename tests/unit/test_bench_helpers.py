@@ -89,7 +89,7 @@ def test_tally_counts_calls_and_units_per_order():
 
 def test_decile_rates_from_progress_samples():
     """A steady run gives its rate in every tenth; a run that never finishes has gaps."""
-    samples = [(t / 10, t) for t in range(0, 101)]  # 100 messages over 10 s
+    samples = [(t / 10, t) for t in range(101)]  # 100 messages over 10 s
     assert decile_rates(samples, 100) == pytest.approx([10.0] * 10)
     steady = [(float(t), 100 * t) for t in range(1, 11)]
     assert decile_rates(steady, 1000) == pytest.approx([100.0] * 10)

@@ -95,5 +95,5 @@ def test_every_feature_flag_turned_off_is_explained():
 
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     off = sorted(key for key, value in context.items() if key.startswith("@") and value is False)
-    rows = re.findall(r"^\| `(@[^`]+)` \| `false` \| (.{40,}) \|$", (ROOT / "docs" / "feature-flags.md").read_text(), re.M)
+    rows = re.findall(r"^\| `(@[^`]+)` \| `false` \| (.{40,}) \|$", (ROOT / "docs" / "feature-flags.md").read_text(), re.MULTILINE)
     assert off == sorted(name for name, _ in rows)

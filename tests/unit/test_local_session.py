@@ -12,7 +12,7 @@ def session_with(tmp_path, *, delete_fails: bool, left: dict):
     stopped = []
 
     class Stub(LocalSession):
-        state = {"pid": 1, "port": 1}
+        state = {"pid": 1, "port": 1}  # noqa: RUF012 - one stub per test
 
         def delete_stack(self, timeout=60):
             if delete_fails:

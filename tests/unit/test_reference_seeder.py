@@ -19,7 +19,7 @@ def response_url():
     received: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_PUT(self):  # noqa: N802 - http.server API
+        def do_PUT(self):  # http.server API
             received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             self.send_response(200)
             self.end_headers()

@@ -10,6 +10,7 @@ import uuid
 import boto3
 import pytest
 from botocore.stub import Stubber
+
 from tests.unit.conftest import create_table, mocked_aws
 
 TABLE = "orders"

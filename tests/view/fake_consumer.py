@@ -8,7 +8,7 @@ import io
 import json
 import time
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ops.aws import Clients
 
@@ -113,43 +113,43 @@ def deploy_stack(clients: Clients) -> None:
 # watches, and states with CloudWatch's own wording of their reasons.
 ALARMS = {
     "conflicting-orders": ("Conflict", "An order id arrived with other details than the stored order.", "ALARM",
-                           "Threshold Crossed: 1 datapoint [1.0 (01/12/26 08:41:00)] was greater than or equal to "
-                           "the threshold (1.0)."),
-    "failed-records": ("Error", "The worker could not write a record: it is retried and reaches the dead-letter "
-                                "queue if the cause stays.", "ALARM",
-                       "Threshold Crossed: 1 datapoint [1.0 (01/12/26 08:42:00)] was greater than or equal to "
-                       "the threshold (1.0)."),
+                           ("Threshold Crossed: 1 datapoint [1.0 (01/12/26 08:41:00)] was greater than or equal to "
+                           "the threshold (1.0).")),
+    "failed-records": ("Error", ("The worker could not write a record: it is retried and reaches the dead-letter "
+                                "queue if the cause stays."), "ALARM",
+                       ("Threshold Crossed: 1 datapoint [1.0 (01/12/26 08:42:00)] was greater than or equal to "
+                       "the threshold (1.0).")),
     "malformed-jobs": ("Malformed", "A job body is not a valid order.", "ALARM",
-                       "Threshold Crossed: 1 datapoint [2.0 (01/12/26 08:41:00)] was greater than or equal to "
-                       "the threshold (1.0)."),
-    "new-dead-letters": ("ApproximateNumberOfMessagesVisible", "A message moved to the dead-letter queue within "
-                         "the last minute.", "OK", "Threshold Crossed: 1 datapoint [0.0 (01/12/26 08:44:00)] was "
-                                                  "not greater than or equal to the threshold (1.0)."),
+                       ("Threshold Crossed: 1 datapoint [2.0 (01/12/26 08:41:00)] was greater than or equal to "
+                       "the threshold (1.0).")),
+    "new-dead-letters": ("ApproximateNumberOfMessagesVisible", ("A message moved to the dead-letter queue within "
+                         "the last minute."), "OK", ("Threshold Crossed: 1 datapoint [0.0 (01/12/26 08:44:00)] was "
+                                                  "not greater than or equal to the threshold (1.0).")),
     "dead-letter-expiry": ("ApproximateAgeOfOldestMessage", "The oldest dead letter may expire within 2 days.",
-                           "OK", "Threshold Crossed: 1 datapoint [120.0 (01/12/26 08:44:00)] was not greater than "
-                                 "the threshold (432000.0)."),
+                           "OK", ("Threshold Crossed: 1 datapoint [120.0 (01/12/26 08:44:00)] was not greater than "
+                                 "the threshold (432000.0).")),
     "dead-letters": ("ApproximateNumberOfMessagesVisible", "Messages wait in the dead-letter queue for a human.",
-                     "ALARM", "Threshold Crossed: 1 datapoint [2.0 (01/12/26 08:42:00)] was greater than or equal "
-                              "to the threshold (1.0)."),
+                     "ALARM", ("Threshold Crossed: 1 datapoint [2.0 (01/12/26 08:42:00)] was greater than or equal "
+                              "to the threshold (1.0).")),
     "oldest-job-age": ("ApproximateAgeOfOldestMessage", "The oldest job has waited longer than the threshold.",
-                       "OK", "Threshold Crossed: no datapoints were received for 1 period and 1 missing datapoint "
-                             "was treated as [NonBreaching]."),
+                       "OK", ("Threshold Crossed: no datapoints were received for 1 period and 1 missing datapoint "
+                             "was treated as [NonBreaching].")),
     "orders-throttled": ("WriteThrottleEvents", "DynamoDB throttled writes to the orders table.",
                          "INSUFFICIENT_DATA", "Unchecked: Initial alarm creation"),
-    "worker-errors": ("Errors", "The worker function failed (an exception, a timeout or a crash): its whole batch "
-                                "is retried.", "ALARM",
-                      "Threshold Crossed: 1 out of the last 1 datapoints [1.0 (01/12/26 08:43:00)] was greater than "
-                      "or equal to the threshold (1.0) (minimum 1 datapoint for OK -> ALARM transition)."),
+    "worker-errors": ("Errors", ("The worker function failed (an exception, a timeout or a crash): its whole batch "
+                                "is retried."), "ALARM",
+                      ("Threshold Crossed: 1 out of the last 1 datapoints [1.0 (01/12/26 08:43:00)] was greater than "
+                      "or equal to the threshold (1.0) (minimum 1 datapoint for OK -> ALARM transition).")),
     "worker-throttles": ("Throttles", "Lambda throttled the worker: concurrency is exhausted or capped.", "OK",
-                         "Threshold Crossed: no datapoints were received for 1 period and 1 missing datapoint was "
-                         "treated as [NonBreaching]."),
+                         ("Threshold Crossed: no datapoints were received for 1 period and 1 missing datapoint was "
+                         "treated as [NonBreaching].")),
 }
 BAD_DELIVERIES = {"bad-1": 7, "bad-2": 8}  # two poison messages, fifteen failed records
 LONG_ID = "shop-2026-12-01-order-0000000000000000000000000000000000000001"
 
 
 def _at(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
 def create_busy_day(clients: Clients) -> None:

@@ -222,7 +222,7 @@ def test_a_page_of_another_site_can_neither_read_nor_redrive(stack, view, browse
     page_html = EVIL_PAGE.format(view=base, message_id=message_id).encode()
 
     class Evil(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(page_html)))

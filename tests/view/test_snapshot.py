@@ -16,8 +16,17 @@ from local.session import ROOT, free_port
 from ops.aws import Clients, Endpoint
 from ops.observe import LogRecord
 from ops.snapshot import deliveries, format_text, messages, take_snapshot
-from tests.view.fake_consumer import (CONFLICTING, ITEM, PREFIX, REGION, create_busy_day, create_resources, deploy_stack,
-                                     error_line, job_line, write_line)
+from tests.view.fake_consumer import (
+    ITEM,
+    PREFIX,
+    REGION,
+    create_busy_day,
+    create_resources,
+    deploy_stack,
+    error_line,
+    job_line,
+    write_line,
+)
 
 
 @pytest.fixture

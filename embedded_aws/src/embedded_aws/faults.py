@@ -16,9 +16,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 FAULTS_FILE = "faults.json"
 _ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"

@@ -15,9 +15,10 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 ENABLED = bool(os.environ.get("LOCAL_PROFILE"))
 CPROFILE = os.environ.get("LOCAL_PROFILE") == "cprofile"

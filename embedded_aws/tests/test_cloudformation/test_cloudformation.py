@@ -61,7 +61,7 @@ def seeder_requests(session: LocalSession) -> list[str]:
 
 
 def test_an_update_changes_resources_in_place_and_keeps_their_data(deployments):
-    first, before, updated, after = deployments
+    _first, before, updated, after = deployments
     assert {key: after[key] for key in ("QueueUrl", "DeadLetterQueueUrl", "OrdersTableName", "FunctionName")} == \
         {key: before[key] for key in ("QueueUrl", "DeadLetterQueueUrl", "OrdersTableName", "FunctionName")}
     lambda_api = updated.client("lambda")

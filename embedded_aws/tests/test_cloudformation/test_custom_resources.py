@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_lambda_host.functions import unique
 
 from local.session import wait_for
 from ops import observe
-from test_lambda_host.functions import unique
 from tests.e2e.conftest import emulator, logs_statement, make_role  # noqa: F401 - the shared embedded AWS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

@@ -11,7 +11,14 @@ from types import SimpleNamespace
 import pytest
 
 from embedded_aws.services.cloudwatch.clock import Clock, bucket_end
-from embedded_aws.services.cloudwatch.evaluation import ALARM, INSUFFICIENT_DATA, OK, Rule, evaluate, statistic
+from embedded_aws.services.cloudwatch.evaluation import (
+    ALARM,
+    INSUFFICIENT_DATA,
+    OK,
+    Rule,
+    evaluate,
+    statistic,
+)
 from embedded_aws.services.cloudwatch.evaluator import rule_of
 from embedded_aws.services.cloudwatch.messages import notification, state_reason
 

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from embedded_aws.services.logs.emf import extract
 from embedded_aws.services.awslambda.metrics import peak_concurrency
+from embedded_aws.services.logs.emf import extract
 from embedded_aws.services.sqs.metrics import gauges
 
 # --- EMF -------------------------------------------------------------------------------

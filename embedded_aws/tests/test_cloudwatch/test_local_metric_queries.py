@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
@@ -10,6 +10,11 @@ import pytest
 from embedded_aws.services.cloudwatch import metric_queries
 from embedded_aws.services.cloudwatch.metrics import MetricIndex
 from tests.unit.conftest import mocked_aws
+
+
+def _utc_now() -> datetime:
+    """Naive UTC, as in-process moto compares CloudWatch timestamps."""
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def query(qid: str, name: str, stat: str, dimensions: dict[str, str], period: int = 60) -> dict:
@@ -24,7 +29,7 @@ def test_indexed_answers_match_motos(scan_by):
 
     with mocked_aws():
         cloudwatch = boto3.client("cloudwatch")
-        start = (datetime.utcnow() - timedelta(minutes=30)).replace(second=0, microsecond=0)
+        start = (_utc_now() - timedelta(minutes=30)).replace(second=0, microsecond=0)
         for minute in range(0, 30, 3):
             for function, value in (("a", minute), ("b", 100 + minute)):
                 cloudwatch.put_metric_data(Namespace="Test", MetricData=[{
@@ -56,7 +61,7 @@ def test_start_time_is_rounded_as_cloudwatch_rounds_it():
 
     with mocked_aws():
         cloudwatch = boto3.client("cloudwatch")
-        minute = (datetime.utcnow() - timedelta(minutes=10)).replace(second=0, microsecond=0)
+        minute = (_utc_now() - timedelta(minutes=10)).replace(second=0, microsecond=0)
         cloudwatch.put_metric_data(Namespace="Test", MetricData=[{
             "MetricName": "Accepted", "Value": 1, "Timestamp": minute + timedelta(seconds=50),
             "Dimensions": [{"Name": "FunctionName", "Value": "a"}]}])

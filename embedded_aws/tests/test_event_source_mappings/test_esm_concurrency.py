@@ -14,7 +14,11 @@ import pytest
 from embedded_aws.services.awslambda.metrics import peak_concurrency
 from local.session import wait_for
 from test_event_source_mappings.support import (
-    drained, invocations, make, queue_arn, wait_for_bodies,
+    drained,
+    invocations,
+    make,
+    queue_arn,
+    wait_for_bodies,
 )
 from tests.e2e.conftest import dead_letters, emulator  # noqa: F401 - the shared embedded AWS
 

@@ -12,7 +12,14 @@ import pytest
 
 from local.session import wait_for
 from test_event_source_mappings.support import (
-    counters, drained, invocations, make, new_code, queue_arn, recorder, wait_for_bodies,
+    counters,
+    drained,
+    invocations,
+    make,
+    new_code,
+    queue_arn,
+    recorder,
+    wait_for_bodies,
     wait_until_stopped_polling,
 )
 from tests.e2e.conftest import ACCOUNT, consume_statement, emulator, function_zip, logs_statement, make_role  # noqa: F401

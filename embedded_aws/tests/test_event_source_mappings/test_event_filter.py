@@ -8,7 +8,11 @@ import json
 
 import pytest
 
-from embedded_aws.lambda_host.event_source_mappings.filters import FilterError, compile_filters, record_matches
+from embedded_aws.lambda_host.event_source_mappings.filters import (
+    FilterError,
+    compile_filters,
+    record_matches,
+)
 
 
 def record(body: str, **extra) -> dict:

@@ -12,9 +12,9 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
+from test_event_source_mappings.support import invocations, make
 
 from local.session import wait_for
-from test_event_source_mappings.support import invocations, make
 from tests.e2e.conftest import emulator  # noqa: F401 - the shared embedded AWS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

@@ -9,8 +9,8 @@ import threading
 
 import pytest
 from botocore.exceptions import ReadTimeoutError
-
 from test_event_source_mappings.support import make
+
 from test_lambda_host.test_invoke_api import lambda_client
 from tests.e2e.conftest import emulator  # noqa: F401 - the shared embedded AWS
 

@@ -10,8 +10,8 @@ import zipfile
 
 import pytest
 
-from embedded_aws.lambda_host import host as lambda_host
 from embedded_aws.credentials import Credentials
+from embedded_aws.lambda_host import host as lambda_host
 from embedded_aws.lambda_host.host import LambdaHost, credentials_need_refresh, sandbox_may_serve
 from embedded_aws.lambda_host.sandbox import FunctionSpec, Throttled
 from local.session import wait_for

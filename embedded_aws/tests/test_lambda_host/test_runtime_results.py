@@ -87,8 +87,8 @@ def test_a_missing_module_is_an_import_module_error(session):
         assert failed.payload["errorType"] == "Runtime.ImportModuleError"
         assert failed.payload["errorMessage"] == "Unable to import module 'app': No module named 'not_in_the_package'"
         assert failed.lines("INIT_REPORT") == [
-            f"INIT_REPORT Init Duration: {failed.report['Init Duration']}\tPhase: init\tStatus: error"
-            "\tError Type: Runtime.ImportModuleError"]
+            (f"INIT_REPORT Init Duration: {failed.report['Init Duration']}\tPhase: init\tStatus: error"
+            "\tError Type: Runtime.ImportModuleError")]
         assert "[ERROR] Runtime.ImportModuleError: Unable to import module 'app': No module named 'not_in_the_package'" \
             in failed.log
 

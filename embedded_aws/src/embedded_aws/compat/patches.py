@@ -30,7 +30,7 @@ class Context:
     state_dir: Path | None = None
 
 
-def T(path: str, *parameters: str, adds: bool = False) -> Target:  # noqa: N802 - reads as a table
+def T(path: str, *parameters: str, adds: bool = False) -> Target:  # reads as a table
     return Target(path, tuple(parameters) if parameters else None, adds=adds)
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version

@@ -28,7 +28,7 @@ def patch_request_overhead() -> None:
     modules = frozenset(backends.list_of_moto_modules())
     backends.list_of_moto_modules = lambda: modules
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def method_names(clazz: type) -> frozenset[str]:
         return frozenset(name for name, _ in inspect.getmembers(clazz, predicate=inspect.isfunction))
 
@@ -68,7 +68,8 @@ def patch_request_overhead() -> None:
 
     from moto.moto_api._internal import mock_random
     from moto.moto_api._internal.moto_random import MotoRandom
-    from moto.sqs import models as sqs_models, utils as sqs_utils
+    from moto.sqs import models as sqs_models
+    from moto.sqs import utils as sqs_utils
 
     def get_random_string(self: Any, length: int = 20, include_digits: bool = True,
                           lower_case: bool = False) -> str:

@@ -36,16 +36,27 @@ import threading
 import time
 import uuid
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from embedded_aws.services.awslambda import metrics as lambda_metrics
 from embedded_aws.credentials import ROLE_CREDENTIALS_SECONDS, Credentials
+from embedded_aws.lambda_host.event_source_mappings.poller import (
+    MAPPING_REFRESH_SECONDS,
+    MappingPoller,
+    function_not_found,
+)
 from embedded_aws.lambda_host.event_source_mappings.scaling import LOCAL_MAX_CONCURRENCY
 from embedded_aws.lambda_host.logs import LogWriter
+from embedded_aws.lambda_host.sandbox import (
+    FunctionSpec,
+    InvocationResult,
+    Sandbox,
+    SandboxOutcome,
+    Throttled,
+)
 from embedded_aws.profiling import timer
-from embedded_aws.lambda_host.sandbox import FunctionSpec, InvocationResult, Sandbox, SandboxOutcome, Throttled
-from embedded_aws.lambda_host.event_source_mappings.poller import MAPPING_REFRESH_SECONDS, MappingPoller, function_not_found
+from embedded_aws.services.awslambda import metrics as lambda_metrics
 
 # Invocations of one function at once; beyond it an Invoke waits for a sandbox (lambda_host/event_source_mappings/scaling.py).
 MAX_SANDBOXES_PER_FUNCTION = LOCAL_MAX_CONCURRENCY

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from embedded_aws.credentials import Credentials
-from embedded_aws.profiling import timer
 from embedded_aws.lambda_host.sandbox import FunctionSpec
+from embedded_aws.profiling import timer
 
 WRITER_THREADS = 4  # requests of one log-writer round in flight at once
 MAX_PENDING_ACKS = 50  # receipt handles queued for deletion before pollers wait

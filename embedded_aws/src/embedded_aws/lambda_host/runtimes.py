@@ -288,8 +288,8 @@ def _debian_python(name: str) -> None:
     # Debian's packages ship no .pyc; sandboxes run with -B, so compile the stdlib once here.
     subprocess.run([str(python), "-I", "-m", "compileall", "-q", "-j0",
                     str(prefix / "usr" / "lib" / name)], capture_output=True, timeout=600)
-    done = subprocess.run([str(python), "-I", "-c", "import ssl, sqlite3, json, zipfile, ctypes, decimal, "
-                           "lzma, bz2, zoneinfo; import platform; print(platform.python_version())"],
+    done = subprocess.run([str(python), "-I", "-c", ("import ssl, sqlite3, json, zipfile, ctypes, decimal, "
+                           "lzma, bz2, zoneinfo; import platform; print(platform.python_version())")],
                           capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         raise RuntimeError(f"the installed interpreter does not work: {done.stderr.strip()[-300:]}")

@@ -44,8 +44,8 @@ def patch_lambda_invoke(host: FunctionRunner) -> None:
     exists and IAM that the caller may invoke it). Reserved concurrency in use: 429."""
     from moto.awslambda.models import LambdaFunction
 
-    from embedded_aws.lambda_host.sandbox import Throttled
     from embedded_aws.lambda_host.event_source_mappings.poller import reserved_concurrency_of
+    from embedded_aws.lambda_host.sandbox import Throttled
 
     def invoke(fn: Any, body: Any, request_headers: Any, response_headers: Any) -> bytes:
         invocation_type = (request_headers or {}).get("X-Amz-Invocation-Type") or (

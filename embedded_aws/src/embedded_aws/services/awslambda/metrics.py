@@ -14,8 +14,8 @@ import threading
 import time
 from collections.abc import Iterable
 
-from embedded_aws.services.cloudwatch.metrics import datum, publish
 from embedded_aws.credentials import ACCOUNT_ID
+from embedded_aws.services.cloudwatch.metrics import datum, publish
 
 NAMESPACE = "AWS/Lambda"
 DEFAULT_REGION = "us-east-1"

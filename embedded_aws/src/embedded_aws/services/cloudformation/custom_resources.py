@@ -17,7 +17,6 @@ from embedded_aws.services.cloudformation.lifecycle import (
 )
 
 
-
 def patch_custom_resource_host(port: int) -> None:
     from moto import settings
 

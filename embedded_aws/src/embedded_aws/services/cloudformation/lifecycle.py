@@ -18,8 +18,9 @@ from __future__ import annotations
 import enum
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 Key = tuple[str, str]  # (stack id, logical id)
 

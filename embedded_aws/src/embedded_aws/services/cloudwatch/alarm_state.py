@@ -17,7 +17,12 @@ from typing import Any
 
 from embedded_aws.services.cloudwatch.evaluation import ALARM, INSUFFICIENT_DATA, OK
 from embedded_aws.services.cloudwatch.history import AlarmHistory
-from embedded_aws.services.cloudwatch.messages import action_item, configuration_item, notification, state_update_item
+from embedded_aws.services.cloudwatch.messages import (
+    action_item,
+    configuration_item,
+    notification,
+    state_update_item,
+)
 from embedded_aws.services.iam.resource_policies import ALLOW, Principal, Request, decide
 
 log = logging.getLogger("embedded_aws.cloudwatch")

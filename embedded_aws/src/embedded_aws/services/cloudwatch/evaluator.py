@@ -27,7 +27,12 @@ from embedded_aws.services.cloudwatch.evaluation import (
     statistic,
     supported_statistic,
 )
-from embedded_aws.services.cloudwatch.messages import alarm_period, returns_data, state_reason, state_reason_data
+from embedded_aws.services.cloudwatch.messages import (
+    alarm_period,
+    returns_data,
+    state_reason,
+    state_reason_data,
+)
 from embedded_aws.services.cloudwatch.metric_math import Expression, apply, parse
 from embedded_aws.services.cloudwatch.metrics import MetricIndex, metric_key
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 from embedded_aws.services.cloudwatch.evaluation import statistic
 from embedded_aws.services.cloudwatch.metrics import MetricIndex, epoch, metric_key, naive_utc

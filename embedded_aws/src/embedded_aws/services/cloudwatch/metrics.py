@@ -9,9 +9,9 @@ than RETENTION_SECONDS are dropped (AWS keeps 15 days; a local run needs hours a
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Iterable
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any

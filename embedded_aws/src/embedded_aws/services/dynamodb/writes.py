@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-
 _DYNAMODB_WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 
 

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-
 # --- resource ARNs for moto's access check --------------------------------------------------
 
 # IAM authorizes each operation inside a transaction with the permission of the single-item call.
@@ -85,10 +84,9 @@ def patch_access_control(faults_file: Path | None = None) -> None:
     (embedded_aws/faults.py) once a request is allowed."""
     from moto.cloudformation.responses import CloudFormationResponse
     from moto.core.authorization import ActionAuthenticatorMixin
+    from moto.core.exceptions import AccessDeniedError, JsonRESTError
     from moto.dynamodb.responses import DynamoHandler
     from moto.logs.responses import LogsResponse
-
-    from moto.core.exceptions import AccessDeniedError, JsonRESTError
 
     xml_check = ActionAuthenticatorMixin._authenticate_and_authorize_normal_action
 
