@@ -28,9 +28,7 @@ def add_checks(app: cdk.App) -> None:
 def consumer_stack(app: cdk.App, config: StackConfig) -> ConsumerStack:
     # The emulator cannot reuse the BootstrapVersion parameter on update deploys, so the
     # bootstrap-version rule is dropped only for target=local; real accounts keep it.
-    synthesizer = cdk.DefaultStackSynthesizer(
-        generate_bootstrap_version_rule=config.target != "local"
-    )
+    synthesizer = cdk.DefaultStackSynthesizer(generate_bootstrap_version_rule=config.target != "local")
     return ConsumerStack(
         app,
         config.names.stack,

@@ -31,8 +31,9 @@ def _timed(command: list[str], env: dict[str, str], what: str, timeout: float = 
     return elapsed
 
 
-def run(*, synth_runs: int, tests: str, test_runs: int, python: str,
-        progress: Callable[[str], None]) -> dict[str, Any]:
+def run(
+    *, synth_runs: int, tests: str, test_runs: int, python: str, progress: Callable[[str], None]
+) -> dict[str, Any]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
     env.update(QUIET_NODE)
     found: dict[str, Any] = {}

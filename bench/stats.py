@@ -65,7 +65,8 @@ def blocked_ratios(numerator: Sequence[float], denominator: Sequence[float], blo
         raise ValueError(f"cannot split {len(numerator)} samples into {blocks} blocks")
     size = len(numerator) // blocks
     return [
-        statistics.median(numerator[i * size:(i + 1) * size]) / statistics.median(denominator[i * size:(i + 1) * size])
+        statistics.median(numerator[i * size : (i + 1) * size])
+        / statistics.median(denominator[i * size : (i + 1) * size])
         for i in range(blocks)
     ]
 

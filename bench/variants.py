@@ -62,10 +62,14 @@ def sqs_event(order_id: str, quantity: int = 3, message_id: str | None = None) -
     """A one-record SQS event as the Lambda service delivers it."""
     import json
 
-    return {"Records": [{
-        "messageId": message_id or f"msg-{order_id}",
-        "receiptHandle": "bench",
-        "body": json.dumps({"id": order_id, "quantity": quantity}),
-        "attributes": {"ApproximateReceiveCount": "1"},
-        "eventSource": "aws:sqs",
-    }]}
+    return {
+        "Records": [
+            {
+                "messageId": message_id or f"msg-{order_id}",
+                "receiptHandle": "bench",
+                "body": json.dumps({"id": order_id, "quantity": quantity}),
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "eventSource": "aws:sqs",
+            }
+        ]
+    }

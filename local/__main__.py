@@ -31,11 +31,17 @@ def view(session: LocalSession, port: int | None, open_it: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m local", description=__doc__)
     parser.add_argument("command", choices=["demo", "up", "down", "status", "view", "serve"])
-    parser.add_argument("--port", type=int, default=None,
-                        help=f"emulator port (default {DEFAULT_PORT}); for view: the view's port (default: the running one)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"emulator port (default {DEFAULT_PORT}); for view: the view's port (default: the running one)",
+    )
     parser.add_argument("--open", action="store_true", help="view: open the page if there is a display")
     parser.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
-    parser.add_argument("--leases", type=Path, help=argparse.SUPPRESS)  # serve: stop when their holders are gone
+    parser.add_argument(
+        "--leases", type=Path, help=argparse.SUPPRESS
+    )  # serve: stop when their holders are gone
     args = parser.parse_args(argv)
 
     port = DEFAULT_PORT if args.port is None else args.port

@@ -73,7 +73,8 @@ class Clients:
         with self._lock:  # creating clients from one session is not thread-safe
             if service not in self._clients:
                 self._clients[service] = self._boto_session().client(
-                    service, endpoint_url=self.endpoint.endpoint_url, config=CLIENT_CONFIG)
+                    service, endpoint_url=self.endpoint.endpoint_url, config=CLIENT_CONFIG
+                )
             return self._clients[service]
 
     @property

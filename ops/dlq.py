@@ -62,11 +62,19 @@ class DeadLetter:
     def as_json(self, now_ms: int) -> dict[str, Any]:
         """What `list --json` and the live view show; never the receipt handle."""
         return {
-            "message_id": self.message_id, "class": self.kind, "body": self.body, "reason": self.reason,
-            "id": self.order_id, "receive_count": self.receive_count, "sent_ms": self.sent_ms,
+            "message_id": self.message_id,
+            "class": self.kind,
+            "body": self.body,
+            "reason": self.reason,
+            "id": self.order_id,
+            "receive_count": self.receive_count,
+            "sent_ms": self.sent_ms,
             "age_seconds": round((now_ms - self.sent_ms) / 1000) if self.sent_ms else None,
-            "requested": self.requested, "stored": self.stored,
-            "message_attributes": {name: _attribute_json(value) for name, value in self.message_attributes.items()},
+            "requested": self.requested,
+            "stored": self.stored,
+            "message_attributes": {
+                name: _attribute_json(value) for name, value in self.message_attributes.items()
+            },
         }
 
 
@@ -80,10 +88,11 @@ def _attribute_json(value: dict[str, Any]) -> dict[str, str]:
 
 def _batches(items: list, size: int = 10) -> Iterator[list]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 # --- holding every message ------------------------------------------------------------------
+
 
 class HeldDeadLetters:
     """Every message in the DLQ, received and kept invisible while the caller works on them;
@@ -98,19 +107,25 @@ class HeldDeadLetters:
         seen: dict[str, DeadLetter] = {}
         while True:
             received = self.sqs.receive_message(
-                QueueUrl=self.queue_url, MaxNumberOfMessages=10, VisibilityTimeout=self.hold_seconds,
-                WaitTimeSeconds=END_OF_QUEUE_WAIT_SECONDS, MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"],
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=10,
+                VisibilityTimeout=self.hold_seconds,
+                WaitTimeSeconds=END_OF_QUEUE_WAIT_SECONDS,
+                MessageSystemAttributeNames=["All"],
+                MessageAttributeNames=["All"],
             ).get("Messages", [])
             if not received:
                 break
             for message in received:
                 attributes = message.get("Attributes", {})
                 seen[message["MessageId"]] = DeadLetter(
-                    message_id=message["MessageId"], body=message.get("Body", ""),
+                    message_id=message["MessageId"],
+                    body=message.get("Body", ""),
                     receive_count=int(attributes.get("ApproximateReceiveCount", 0)),
                     sent_ms=int(attributes["SentTimestamp"]) if "SentTimestamp" in attributes else None,
                     message_attributes=message.get("MessageAttributes", {}),
-                    receipt_handle=message["ReceiptHandle"])
+                    receipt_handle=message["ReceiptHandle"],
+                )
         self.letters = sorted(seen.values(), key=lambda letter: (letter.sent_ms or 0, letter.message_id))
         return self
 
@@ -120,12 +135,17 @@ class HeldDeadLetters:
     def __exit__(self, *exc: object) -> None:
         kept = [letter for letter in self.letters if letter.message_id not in self._deleted]
         for batch in _batches(kept):
-            self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=[
-                {"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": 0}
-                for i, letter in enumerate(batch)])
+            self.sqs.change_message_visibility_batch(
+                QueueUrl=self.queue_url,
+                Entries=[
+                    {"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": 0}
+                    for i, letter in enumerate(batch)
+                ],
+            )
 
 
 # --- classification -------------------------------------------------------------------------
+
 
 def stored_orders(dynamodb: Any, table: str, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """The stored items of these order ids (strongly consistent), by id."""
@@ -175,6 +195,7 @@ def counts(letters: Iterable[DeadLetter]) -> dict[str, int]:
 
 # --- the operations ---------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Queues:
     """Where the DLQ's messages come from and go back to, and what judges them."""
@@ -188,7 +209,9 @@ class Queues:
 def listing(clients: Any, queues: Queues) -> dict[str, Any]:
     """Every DLQ message, classified: {"messages": [...], "counts": {class: n}}."""
     with HeldDeadLetters(clients.client("sqs"), queues.dlq_url) as held:
-        classify(held.letters, lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids))
+        classify(
+            held.letters, lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids)
+        )
     now_ms = int(time.time() * 1000)
     return {"messages": [letter.as_json(now_ms) for letter in held.letters], "counts": counts(held.letters)}
 
@@ -207,12 +230,16 @@ def parse_classes(text: str | None) -> tuple[str, ...]:
     chosen = tuple(part.strip() for part in (text or ",".join(SAFE_CLASSES)).split(",") if part.strip())
     wrong = [kind for kind in chosen if kind not in SAFE_CLASSES]
     if wrong or not chosen:
-        raise DlqError(f"cannot redrive class {', '.join(wrong) or '(none)'}: only {' and '.join(SAFE_CLASSES)} "
-                       "messages are sent back; decide on the others with `ops dlq discard`")
+        raise DlqError(
+            f"cannot redrive class {', '.join(wrong) or '(none)'}: only {' and '.join(SAFE_CLASSES)} "
+            "messages are sent back; decide on the others with `ops dlq discard`"
+        )
     return chosen
 
 
-def redrive(clients: Any, queues: Queues, classes: Iterable[str] = SAFE_CLASSES, dry_run: bool = False) -> dict[str, Any]:
+def redrive(
+    clients: Any, queues: Queues, classes: Iterable[str] = SAFE_CLASSES, dry_run: bool = False
+) -> dict[str, Any]:
     """Send the messages of `classes` back to the jobs queue (send, then delete); leave the rest.
     Returns per class: found, moved, failed, and the failures with their reasons."""
     classes = parse_classes(",".join(classes))
@@ -220,11 +247,13 @@ def redrive(clients: Any, queues: Queues, classes: Iterable[str] = SAFE_CLASSES,
     report = {kind: {"found": 0, "moved": 0, "failed": 0} for kind in CLASSES}
     failures: list[dict[str, str]] = []
     with HeldDeadLetters(sqs, queues.dlq_url) as held:
-        classify(held.letters, lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids))
+        classify(
+            held.letters, lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids)
+        )
         for letter in held.letters:
             report[letter.kind]["found"] += 1
         chosen = [letter for letter in held.letters if letter.kind in classes]
-        for batch in ([] if dry_run else _batches(chosen)):
+        for batch in [] if dry_run else _batches(chosen):
             entries = []
             for i, letter in enumerate(batch):
                 entry = {"Id": str(i), "MessageBody": letter.body}
@@ -235,12 +264,21 @@ def redrive(clients: Any, queues: Queues, classes: Iterable[str] = SAFE_CLASSES,
             for failure in sent.get("Failed", []):
                 letter = batch[int(failure["Id"])]
                 report[letter.kind]["failed"] += 1
-                failures.append({"message_id": letter.message_id, "reason": f"send: {failure.get('Message', failure['Code'])}"})
+                failures.append(
+                    {
+                        "message_id": letter.message_id,
+                        "reason": f"send: {failure.get('Message', failure['Code'])}",
+                    }
+                )
             copied = [batch[int(ok["Id"])] for ok in sent.get("Successful", [])]
             if not copied:
                 continue
-            removed = sqs.delete_message_batch(QueueUrl=queues.dlq_url, Entries=[
-                {"Id": str(i), "ReceiptHandle": letter.receipt_handle} for i, letter in enumerate(copied)])
+            removed = sqs.delete_message_batch(
+                QueueUrl=queues.dlq_url,
+                Entries=[
+                    {"Id": str(i), "ReceiptHandle": letter.receipt_handle} for i, letter in enumerate(copied)
+                ],
+            )
             gone = [copied[int(ok["Id"])] for ok in removed.get("Successful", [])]
             held.deleted(gone)
             for letter in gone:
@@ -248,9 +286,13 @@ def redrive(clients: Any, queues: Queues, classes: Iterable[str] = SAFE_CLASSES,
             for failure in removed.get("Failed", []):
                 letter = copied[int(failure["Id"])]
                 report[letter.kind]["failed"] += 1
-                failures.append({"message_id": letter.message_id,
-                                 "reason": f"sent, but not deleted from the DLQ (the copy will be a duplicate): "
-                                           f"{failure.get('Message', failure['Code'])}"})
+                failures.append(
+                    {
+                        "message_id": letter.message_id,
+                        "reason": f"sent, but not deleted from the DLQ (the copy will be a duplicate): "
+                        f"{failure.get('Message', failure['Code'])}",
+                    }
+                )
     return {"classes": list(classes), "dry_run": dry_run, "counts": report, "failures": failures}
 
 
@@ -266,17 +308,31 @@ def discard(clients: Any, queues: Queues, message_id: str, reason: str) -> dict[
     with HeldDeadLetters(sqs, queues.dlq_url) as held:
         letter = next((letter for letter in held.letters if letter.message_id == message_id), None)
         if letter is None:
-            raise DlqError(f"message {message_id} is not in the dead-letter queue (or another reader holds it)")
+            raise DlqError(
+                f"message {message_id} is not in the dead-letter queue (or another reader holds it)"
+            )
         classify([letter], lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids))
         if letter.kind in SAFE_CLASSES:
-            raise DlqError(f"message {message_id} is {letter.kind} ({letter.reason}): redrive it with "
-                           "`ops dlq redrive`; only conflict and malformed messages are discarded")
+            raise DlqError(
+                f"message {message_id} is {letter.kind} ({letter.reason}): redrive it with "
+                "`ops dlq redrive`; only conflict and malformed messages are discarded"
+            )
         record = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "who": clients.client("sts").get_caller_identity()["Arn"],
-            "reason": reason, "message_id": letter.message_id, "class": letter.kind, "why_not_redriven": letter.reason,
-            "body": letter.body, "order_id": letter.order_id, "requested": letter.requested, "stored": letter.stored,
-            "message_attributes": {name: _attribute_json(value) for name, value in letter.message_attributes.items()},
-            "receive_count": letter.receive_count, "sent_ms": letter.sent_ms,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "who": clients.client("sts").get_caller_identity()["Arn"],
+            "reason": reason,
+            "message_id": letter.message_id,
+            "class": letter.kind,
+            "why_not_redriven": letter.reason,
+            "body": letter.body,
+            "order_id": letter.order_id,
+            "requested": letter.requested,
+            "stored": letter.stored,
+            "message_attributes": {
+                name: _attribute_json(value) for name, value in letter.message_attributes.items()
+            },
+            "receive_count": letter.receive_count,
+            "sent_ms": letter.sent_ms,
         }
         write_audit(clients.client("logs"), queues.audit_log_group, record)
         sqs.delete_message(QueueUrl=queues.dlq_url, ReceiptHandle=letter.receipt_handle)
@@ -289,9 +345,16 @@ def write_audit(logs: Any, log_group: str, record: dict[str, Any]) -> None:
         logs.create_log_stream(logGroupName=log_group, logStreamName=AUDIT_STREAM)
     except logs.exceptions.ResourceAlreadyExistsException:
         pass
-    logs.put_log_events(logGroupName=log_group, logStreamName=AUDIT_STREAM, logEvents=[{
-        "timestamp": int(time.time() * 1000),
-        "message": f"{AUDIT_TAG} {json.dumps(record, sort_keys=True, default=str)}"}])
+    logs.put_log_events(
+        logGroupName=log_group,
+        logStreamName=AUDIT_STREAM,
+        logEvents=[
+            {
+                "timestamp": int(time.time() * 1000),
+                "message": f"{AUDIT_TAG} {json.dumps(record, sort_keys=True, default=str)}",
+            }
+        ],
+    )
 
 
 def audit(clients: Any, queues: Queues) -> list[dict[str, Any]]:
@@ -305,4 +368,3 @@ def audit(clients: Any, queues: Queues) -> list[dict[str, Any]]:
             except ValueError:
                 continue
     return records
-

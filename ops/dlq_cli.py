@@ -17,14 +17,23 @@ from ops.terminal import safe, safe_lines
 def add_commands(commands: Any, common: Any) -> None:
     parser = commands.add_parser("dlq", help="list, redrive, discard and audit dead-letter messages")
     actions = parser.add_subparsers(dest="action", required=True)
-    listing = actions.add_parser("list", help="every DLQ message with its class, id, receive count, age and reason")
+    listing = actions.add_parser(
+        "list", help="every DLQ message with its class, id, receive count, age and reason"
+    )
     listing.add_argument("--json", action="store_true", help='{"messages": [...], "counts": {...}}')
     redrive = actions.add_parser("redrive", help="send pending and stored messages back to the jobs queue")
     redrive.add_argument("--dry-run", action="store_true", help="classify and count, move nothing")
-    redrive.add_argument("--class", dest="classes", default="pending,stored", metavar="CLASSES",
-                         help="pending,stored (default), or one of them; conflicts and malformed bodies never")
+    redrive.add_argument(
+        "--class",
+        dest="classes",
+        default="pending,stored",
+        metavar="CLASSES",
+        help="pending,stored (default), or one of them; conflicts and malformed bodies never",
+    )
     redrive.add_argument("--json", action="store_true")
-    discard = actions.add_parser("discard", help="remove one conflict or malformed message, with an audit record")
+    discard = actions.add_parser(
+        "discard", help="remove one conflict or malformed message, with an audit record"
+    )
     discard.add_argument("--message-id", required=True)
     discard.add_argument("--reason", required=True, help="why it may go (kept in the audit record)")
     discard.add_argument("--json", action="store_true")
@@ -53,18 +62,26 @@ def format_listing(queue: str, result: dict[str, Any]) -> str:
     if messages:
         lines.append(f"{'class':<10} {'received':>8} {'age':>5}  {'message id':<36}  id / reason")
     for message in messages:
-        lines.append(f"{message['class']:<10} {message['receive_count']:>7}x {_age(message['age_seconds']):>5}  "
-                     f"{message['message_id']:<36}  {message['id'] if message['id'] is not None else '-'}: {message['reason']}")
+        lines.append(
+            f"{message['class']:<10} {message['receive_count']:>7}x {_age(message['age_seconds']):>5}  "
+            f"{message['message_id']:<36}  {message['id'] if message['id'] is not None else '-'}: {message['reason']}"
+        )
     return safe_lines(lines)
 
 
 def format_redrive(result: dict[str, Any]) -> str:
     counts = result["counts"]
-    moved = ", ".join(f"{counts[kind]['found' if result['dry_run'] else 'moved']} {kind}" for kind in result["classes"])
-    left = ", ".join(f"{n} {kind}" for kind in dlq.CLASSES if (n := counts[kind]["found"] - counts[kind]["moved"]))
-    lines = [f"{'would move' if result['dry_run'] else 'moved'} {moved} to the jobs queue",
-             f"left in the DLQ: {left or 'nothing'}",
-             f"failed: {sum(counts[kind]['failed'] for kind in dlq.CLASSES)}"]
+    moved = ", ".join(
+        f"{counts[kind]['found' if result['dry_run'] else 'moved']} {kind}" for kind in result["classes"]
+    )
+    left = ", ".join(
+        f"{n} {kind}" for kind in dlq.CLASSES if (n := counts[kind]["found"] - counts[kind]["moved"])
+    )
+    lines = [
+        f"{'would move' if result['dry_run'] else 'moved'} {moved} to the jobs queue",
+        f"left in the DLQ: {left or 'nothing'}",
+        f"failed: {sum(counts[kind]['failed'] for kind in dlq.CLASSES)}",
+    ]
     lines += [f"  {failure['message_id']}: {failure['reason']}" for failure in result["failures"]]
     return safe_lines(lines)
 
@@ -75,7 +92,11 @@ def run(args: argparse.Namespace, clients: Clients) -> int:
         queues = target.queues()
         if args.action == "list":
             result = dlq.listing(clients, queues)
-            print(json.dumps(result, indent=2, sort_keys=True) if args.json else format_listing(target.dead_letter_queue, result))
+            print(
+                json.dumps(result, indent=2, sort_keys=True)
+                if args.json
+                else format_listing(target.dead_letter_queue, result)
+            )
             return 0
         if args.action == "redrive":
             result = dlq.redrive(clients, queues, dlq.parse_classes(args.classes), dry_run=args.dry_run)
@@ -83,15 +104,27 @@ def run(args: argparse.Namespace, clients: Clients) -> int:
             return 1 if result["failures"] else 0
         if args.action == "discard":
             record = dlq.discard(clients, queues, args.message_id, args.reason)
-            print(json.dumps(record, indent=2, sort_keys=True) if args.json else safe(
-                f"discarded {record['message_id']} ({record['class']}); audit record in {queues.audit_log_group}"))
+            print(
+                json.dumps(record, indent=2, sort_keys=True)
+                if args.json
+                else safe(
+                    f"discarded {record['message_id']} ({record['class']}); audit record in {queues.audit_log_group}"
+                )
+            )
             return 0
         records = dlq.audit(clients, queues)
         if args.json:
             print(json.dumps(records, indent=2, sort_keys=True))
         else:
-            print(safe_lines([f"{r['time']}  {r['who']}  {r['class']}  {r['message_id']}  {r['reason']}  body {r['body']}"
-                              for r in records] or [f"no discards recorded in {queues.audit_log_group}"]))
+            print(
+                safe_lines(
+                    [
+                        f"{r['time']}  {r['who']}  {r['class']}  {r['message_id']}  {r['reason']}  body {r['body']}"
+                        for r in records
+                    ]
+                    or [f"no discards recorded in {queues.audit_log_group}"]
+                )
+            )
         return 0
     except (dlq.DlqError, TargetError) as error:
         print(safe(f"error: {error}"), file=sys.stderr)

@@ -57,9 +57,7 @@ class PythonFunction(Construct):
             runtime=lambda_.Runtime.PYTHON_3_14,
             architecture=lambda_.Architecture.ARM_64,
             handler="app.handler",
-            code=lambda_.Code.from_asset(
-                str(LAMBDA_SOURCE / source), exclude=["__pycache__", "*.pyc"]
-            ),
+            code=lambda_.Code.from_asset(str(LAMBDA_SOURCE / source), exclude=["__pycache__", "*.pyc"]),
             role=self.role,
             timeout=timeout,
             memory_size=256,
@@ -70,5 +68,5 @@ class PythonFunction(Construct):
             self.function,
             rule="Serverless-LambdaTracing",
             reason="Active tracing needs xray:PutTraceSegments on Resource '*', which the "
-                   "least-privilege roles here may not have; JOB/WRITE/RESULT log lines trace each order.",
+            "least-privilege roles here may not have; JOB/WRITE/RESULT log lines trace each order.",
         )

@@ -61,11 +61,11 @@ class Worker(Construct):
             self.function,
             rule="Serverless-LambdaDLQ",
             reason="Invoked synchronously by the SQS event source mapping; a failed order stays on the "
-                   "jobs queue and its redrive policy moves it to the queue's dead-letter queue.",
+            "jobs queue and its redrive policy moves it to the queue's dead-letter queue.",
         )
         acknowledge(
             self.mapping,
             rule="Serverless-LambdaEventSourceMappingDestination",
             reason="An SQS event source mapping cannot take an on-failure destination; the jobs "
-                   "queue's redrive policy is the failure path.",
+            "queue's redrive policy is the failure path.",
         )

@@ -72,7 +72,9 @@ class SharedAWS:
         synthesized here; deleted afterwards so its pollers stop."""
         self.bootstrap_once()
         session = LocalSession(self.state_dir, context=context)
-        session.deploy(bootstrap=False, assembly=synth_assembly(session.context, workdir / f"assembly.{session.prefix}"))
+        session.deploy(
+            bootstrap=False, assembly=synth_assembly(session.context, workdir / f"assembly.{session.prefix}")
+        )
         try:
             yield session
         finally:

@@ -48,13 +48,19 @@ ATTEMPT_SECONDS = CONNECT_TIMEOUT_SECONDS + READ_TIMEOUT_SECONDS  # the longest 
 DEADLINE_MARGIN_SECONDS = 0.1  # kept back for logging and returning the batch response
 MAX_ATTEMPTS = 4
 BACKOFF_BASE_SECONDS, BACKOFF_CAP_SECONDS = 0.05, 1.0
-RETRYABLE_CODES = frozenset({
-    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
-    "InternalServerError", "ServiceUnavailable",
-})
+RETRYABLE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+    }
+)
 
 
 # --- pure core ---------------------------------------------------------------------------
+
 
 class JobError(ValueError):
     """The message body is not a valid job; the message names the problem in one line."""
@@ -165,8 +171,12 @@ def same_order(job: Job, stored: Mapping[str, Any]) -> bool:
     boolean true is not quantity 1). `total_cents` is the result the first delivery reached and
     is not compared, so a later price change does not turn redeliveries into conflicts."""
     quantity = stored.get("quantity")
-    return (type(stored.get("id")) is str and stored["id"] == job.id
-            and type(quantity) is int and quantity == job.quantity)
+    return (
+        type(stored.get("id")) is str
+        and stored["id"] == job.id
+        and type(quantity) is int
+        and quantity == job.quantity
+    )
 
 
 def decide(job: Job, existing: Mapping[str, Any] | None) -> Outcome:
@@ -203,6 +213,7 @@ def has_time_for_attempt(remaining: float) -> bool:
 
 def _with_int_numbers(item: Mapping[str, Any]) -> dict[str, Any]:
     """DynamoDB numbers come back as Decimal; make whole numbers ints so items compare and log."""
+
     def plain(value: Any) -> Any:
         if isinstance(value, Decimal):
             return int(value) if value == value.to_integral_value() else str(value)
@@ -216,8 +227,11 @@ def _with_int_numbers(item: Mapping[str, Any]) -> dict[str, Any]:
 _CLIENT = None
 
 
-CLIENT_CONFIG = Config(connect_timeout=CONNECT_TIMEOUT_SECONDS, read_timeout=READ_TIMEOUT_SECONDS,
-                       retries={"total_max_attempts": 1})
+CLIENT_CONFIG = Config(
+    connect_timeout=CONNECT_TIMEOUT_SECONDS,
+    read_timeout=READ_TIMEOUT_SECONDS,
+    retries={"total_max_attempts": 1},
+)
 
 
 def _client() -> Any:
@@ -263,8 +277,12 @@ class PutOutcome:
     retried_after: tuple[str, ...] = ()
 
 
-def put_order(client: Any, request: Mapping[str, Any], remaining: Callable[[], float],
-              sleep: Callable[[float], None] = time.sleep) -> PutOutcome:
+def put_order(
+    client: Any,
+    request: Mapping[str, Any],
+    remaining: Callable[[], float],
+    sleep: Callable[[float], None] = time.sleep,
+) -> PutOutcome:
     """The conditional PutItem, retried while it is worth it and time allows; raises
     WriteFailed when it gives up."""
     failures: list[str] = []
@@ -286,19 +304,26 @@ def put_order(client: Any, request: Mapping[str, Any], remaining: Callable[[], f
         sleep(delay)
 
 
-def write_order(client: Any, table_name: str, job: Job,
-                remaining: Callable[[], float] = lambda: math.inf) -> Outcome:
+def write_order(
+    client: Any, table_name: str, job: Job, remaining: Callable[[], float] = lambda: math.inf
+) -> Outcome:
     """One conditional PutItem; on ConditionalCheckFailed the old item comes back in the error."""
     if not has_time_for_attempt(remaining()):
-        raise OutOfTime(f"order {job.id!r} not written: {remaining():.2f} s left, a write may take "
-                        f"{ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS:.2f} s")
+        raise OutOfTime(
+            f"order {job.id!r} not written: {remaining():.2f} s left, a write may take "
+            f"{ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS:.2f} s"
+        )
     requested = job.item()
-    put = put_order(client, {
-        "TableName": table_name,
-        "Item": _to_attributes(requested),
-        "ConditionExpression": CONDITION,
-        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-    }, remaining)
+    put = put_order(
+        client,
+        {
+            "TableName": table_name,
+            "Item": _to_attributes(requested),
+            "ConditionExpression": CONDITION,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        },
+        remaining,
+    )
     previous = put.previous
     decision = {
         "condition": CONDITION,
@@ -321,8 +346,9 @@ def write_order(client: Any, table_name: str, job: Job,
     return outcome
 
 
-def process_record(record: Mapping[str, Any], client: Any, table_name: str,
-                   remaining: Callable[[], float] = lambda: math.inf) -> dict[str, Any]:
+def process_record(
+    record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float] = lambda: math.inf
+) -> dict[str, Any]:
     """Parse, write, log one SQS record; raises on anything that must not be acknowledged."""
     message_id = record.get("messageId")
     body = record.get("body")
@@ -343,28 +369,31 @@ def failure_kind(error: Exception) -> str:
     return "Error"
 
 
-def metrics_line(counts: Mapping[str, int], function_name: str, namespace: str, now_ms: int) -> dict[str, Any]:
+def metrics_line(
+    counts: Mapping[str, int], function_name: str, namespace: str, now_ms: int
+) -> dict[str, Any]:
     """One embedded-metric-format record: CloudWatch Logs turns it into a metric per decision,
     with the function as the only dimension (never the order id, which would make a metric per
     order). All five are sent every time, zeros included, so graphs have no gaps."""
     return {
         "_aws": {
             "Timestamp": now_ms,
-            "CloudWatchMetrics": [{
-                "Namespace": namespace,
-                "Dimensions": [["FunctionName"]],
-                "Metrics": [{"Name": name, "Unit": "Count"} for name in DECISIONS],
-            }],
+            "CloudWatchMetrics": [
+                {
+                    "Namespace": namespace,
+                    "Dimensions": [["FunctionName"]],
+                    "Metrics": [{"Name": name, "Unit": "Count"} for name in DECISIONS],
+                }
+            ],
         },
         "FunctionName": function_name,
         **{name: counts.get(name, 0) for name in DECISIONS},
     }
 
 
-
-
-def handle_event(event: Mapping[str, Any], client: Any, table_name: str,
-                 remaining: Callable[[], float] = lambda: math.inf) -> dict[str, Any]:
+def handle_event(
+    event: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float] = lambda: math.inf
+) -> dict[str, Any]:
     """Process every record; report the failed ones so only they are retried (partial batch
     response). A failed record is logged and left on the queue, never acknowledged. `remaining`
     gives the seconds left before the function's deadline. The batch's decisions are counted
@@ -378,17 +407,29 @@ def handle_event(event: Mapping[str, Any], client: Any, table_name: str,
         except Exception as error:  # noqa: BLE001 - every failure is reported, none acknowledged
             counts[failure_kind(error)] += 1
             message_id = record.get("messageId", "")
-            _log("ERROR", {
-                "error": error.code if isinstance(error, WriteFailed) else type(error).__name__,
-                "message": str(error).splitlines()[0] if str(error) else type(error).__name__,
-                "message_id": message_id,
-                "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
-            })
+            _log(
+                "ERROR",
+                {
+                    "error": error.code if isinstance(error, WriteFailed) else type(error).__name__,
+                    "message": str(error).splitlines()[0] if str(error) else type(error).__name__,
+                    "message_id": message_id,
+                    "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
+                },
+            )
             failures.append({"itemIdentifier": message_id})
     if event.get("Records"):
-        print(json.dumps(metrics_line(counts, os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "local"),
-                                      os.environ.get(METRICS_NAMESPACE_ENV, DEFAULT_METRICS_NAMESPACE),
-                                      int(time.time() * 1000)), sort_keys=True), flush=True)
+        print(
+            json.dumps(
+                metrics_line(
+                    counts,
+                    os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "local"),
+                    os.environ.get(METRICS_NAMESPACE_ENV, DEFAULT_METRICS_NAMESPACE),
+                    int(time.time() * 1000),
+                ),
+                sort_keys=True,
+            ),
+            flush=True,
+        )
     return {"batchItemFailures": failures}
 
 

@@ -23,13 +23,20 @@ def user_shell_env() -> dict[str, str]:
 
 def run_cdk(*args: str, outdir) -> subprocess.CompletedProcess:
     env = user_shell_env()
-    env.update({
-        "HOME": str(outdir),  # no ~/.aws: no credentials anywhere
-        "CDK_DISABLE_VERSION_CHECK": "1", "CDK_DISABLE_CLI_TELEMETRY": "true",
-    })
+    env.update(
+        {
+            "HOME": str(outdir),  # no ~/.aws: no credentials anywhere
+            "CDK_DISABLE_VERSION_CHECK": "1",
+            "CDK_DISABLE_CLI_TELEMETRY": "true",
+        }
+    )
     return subprocess.run(
         ["npx", "--no-install", "cdk", *args, "--output", str(outdir / "cdk.out")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -46,8 +53,14 @@ def test_cli_synth_works_without_credentials(tmp_path):
 def test_npx_runs_the_toolchain_on_the_pinned_node():
     """`npx` puts package.json's Node 24 first on PATH for the CLI and the app it starts (jsii
     supports ^22 and ^24), although the shell's own `node` may be older."""
-    result = subprocess.run(["npx", "--no-install", "node", "--version"], cwd=ROOT, env=user_shell_env(),
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        ["npx", "--no-install", "node", "--version"],
+        cwd=ROOT,
+        env=user_shell_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.stdout.strip().startswith("v24."), result
 
 

@@ -54,11 +54,17 @@ def annotations(tmp_path_factory) -> dict[str, list[tuple[str, str, str]]]:
     stacks = {}
     for key, value in EXAMPLES.items():
         prefix = value if key == "prefix" else f"ctx-{key.replace('_', '-')}"
-        stacks[key] = consumer_stack(app, StackConfig.from_context({**CDK_JSON_CONTEXT, "prefix": prefix, key: value}))
+        stacks[key] = consumer_stack(
+            app, StackConfig.from_context({**CDK_JSON_CONTEXT, "prefix": prefix, key: value})
+        )
     assembly = app.synth()
-    return {key: [(str(m.level.value).lower(), m.id, m.entry.data)
-                  for m in assembly.get_stack_artifact(stack.artifact_id).messages]
-            for key, stack in stacks.items()}
+    return {
+        key: [
+            (str(m.level.value).lower(), m.id, m.entry.data)
+            for m in assembly.get_stack_artifact(stack.artifact_id).messages
+        ]
+        for key, stack in stacks.items()
+    }
 
 
 @pytest.mark.parametrize("key", sorted(EXAMPLES))

@@ -113,19 +113,27 @@ def test_a_violating_resource_fails_the_synth_with_each_finding(tmp_path):
         ("AwsSolutions", "AwsSolutions-IAM5[Resource::*]", "labex-q05-consumer/Wildcard/Resource"),
     } <= set(found)
     assert {path for _, _, path in found} == {
-        "labex-q05-consumer/Unguarded/Resource", "labex-q05-consumer/Wildcard/Resource"}
+        "labex-q05-consumer/Unguarded/Resource",
+        "labex-q05-consumer/Wildcard/Resource",
+    }
 
 
 def test_an_acknowledgement_covers_its_finding_only(tmp_path):
     """Acknowledging one wildcard finding, with its reason, leaves the policy's other one failing."""
+
     def acknowledged_action(stack: cdk.Stack) -> None:
         _wildcard_policy(stack)
-        cdk.Validations.of(stack.node.find_child("Wildcard")).acknowledge(cdk.Acknowledgment(
-            id="AwsSolutions-IAM5[Action::sqs:*]", reason="test: the action wildcard is meant"))
+        cdk.Validations.of(stack.node.find_child("Wildcard")).acknowledge(
+            cdk.Acknowledgment(
+                id="AwsSolutions-IAM5[Action::sqs:*]", reason="test: the action wildcard is meant"
+            )
+        )
 
     passed, report = nag_report(tmp_path, acknowledged_action)
     assert (passed, violations(report)) == (
-        False, [("AwsSolutions", "AwsSolutions-IAM5[Resource::*]", "labex-q05-consumer/Wildcard/Resource")])
+        False,
+        [("AwsSolutions", "AwsSolutions-IAM5[Resource::*]", "labex-q05-consumer/Wildcard/Resource")],
+    )
 
 
 def test_every_nag_acknowledgement_has_a_specific_reason(template):

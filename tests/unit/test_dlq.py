@@ -28,32 +28,49 @@ def aws(monkeypatch):
     with mocked_aws():
         clients = Clients()
         sqs = clients.client("sqs")
-        queues = dlq.Queues(dlq_url=sqs.create_queue(QueueName="jobs-dlq")["QueueUrl"],
-                            jobs_url=sqs.create_queue(QueueName="jobs")["QueueUrl"],
-                            orders_table=ORDERS, audit_log_group=AUDIT)
+        queues = dlq.Queues(
+            dlq_url=sqs.create_queue(QueueName="jobs-dlq")["QueueUrl"],
+            jobs_url=sqs.create_queue(QueueName="jobs")["QueueUrl"],
+            orders_table=ORDERS,
+            audit_log_group=AUDIT,
+        )
         create_table(clients.client("dynamodb"), ORDERS)
         clients.client("logs").create_log_group(logGroupName=AUDIT)
         yield clients, queues
 
 
 def store(clients, order_id: str, quantity: int) -> None:
-    clients.client("dynamodb").put_item(TableName=ORDERS, Item={
-        "id": {"S": order_id}, "quantity": {"N": str(quantity)}, "total_cents": {"N": str(quantity * 250 + 100)}})
+    clients.client("dynamodb").put_item(
+        TableName=ORDERS,
+        Item={
+            "id": {"S": order_id},
+            "quantity": {"N": str(quantity)},
+            "total_cents": {"N": str(quantity * 250 + 100)},
+        },
+    )
 
 
 def dead_letter(clients, queues, body: str, **attributes) -> str:
-    extra = {"MessageAttributes": {k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()}} if attributes else {}
+    extra = (
+        {"MessageAttributes": {k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()}}
+        if attributes
+        else {}
+    )
     return clients.client("sqs").send_message(QueueUrl=queues.dlq_url, MessageBody=body, **extra)["MessageId"]
 
 
 def visible(clients, url: str) -> int:
-    attributes = clients.client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+    attributes = clients.client("sqs").get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"]
+    )
     return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
 
 
 def bodies(clients, url: str) -> list[str]:
     sqs, found = clients.client("sqs"), []
-    while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=60).get("Messages"):
+    while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=60).get(
+        "Messages"
+    ):
         found += [m["Body"] for m in messages]
     return sorted(found)
 
@@ -102,17 +119,29 @@ def test_redrive_moves_the_safe_messages_and_nothing_else_and_is_safe_to_repeat(
     clients, queues = aws
     ids = mixed_dlq(clients, queues)
     result = dlq.redrive(clients, queues)
-    assert {kind: c["moved"] for kind, c in result["counts"].items()} == {"pending": 12, "stored": 1, "conflict": 0, "malformed": 0}
+    assert {kind: c["moved"] for kind, c in result["counts"].items()} == {
+        "pending": 12,
+        "stored": 1,
+        "conflict": 0,
+        "malformed": 0,
+    }
     assert result["failures"] == []
     remaining = dlq.listing(clients, queues)
-    assert sorted(m["message_id"] for m in remaining["messages"]) == sorted([ids["conflict"], ids["malformed"]])
-    jobs = clients.client("sqs").receive_message(QueueUrl=queues.jobs_url, MaxNumberOfMessages=10,
-                                                 MessageAttributeNames=["All"])["Messages"]
-    assert all(m["MessageAttributes"]["origin"]["StringValue"] == "test" for m in jobs if "pending" in m["Body"])
+    assert sorted(m["message_id"] for m in remaining["messages"]) == sorted(
+        [ids["conflict"], ids["malformed"]]
+    )
+    jobs = clients.client("sqs").receive_message(
+        QueueUrl=queues.jobs_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]
+    )["Messages"]
+    assert all(
+        m["MessageAttributes"]["origin"]["StringValue"] == "test" for m in jobs if "pending" in m["Body"]
+    )
     again = dlq.redrive(clients, queues)
     assert sum(c["moved"] for c in again["counts"].values()) == 0
     assert visible(clients, queues.dlq_url) == 2
-    assert "moved 0 pending, 0 stored" in format_redrive(again) and "1 conflict, 1 malformed" in format_redrive(again)
+    assert "moved 0 pending, 0 stored" in format_redrive(
+        again
+    ) and "1 conflict, 1 malformed" in format_redrive(again)
 
 
 def test_dry_run_and_a_chosen_class(aws):

@@ -40,16 +40,25 @@ def _locked(path: Path) -> Iterator[list[dict[str, Any]]]:
             os.replace(temporary, path)
 
 
-def add_fault(path: Path, *, action: str, table: str, code: str, status: int, count: int,
-              message: str | None = None) -> None:
+def add_fault(
+    path: Path, *, action: str, table: str, code: str, status: int, count: int, message: str | None = None
+) -> None:
     """Make the next `count` `action` requests on `table` fail; replaces any rule for the pair."""
     if count < 0 or not 400 <= status <= 599:
         raise ValueError(f"fault count must be >= 0 and status 4xx/5xx, got count={count} status={status}")
     with _locked(path) as rules:
         rules[:] = [r for r in rules if (r["action"], r["table"]) != (action, table)]
-        rules.append({"action": action, "table": table, "code": code, "status": status,
-                      "message": message or f"{code} (injected by embedded_aws/faults.py)",
-                      "remaining": count, "served": 0})
+        rules.append(
+            {
+                "action": action,
+                "table": table,
+                "code": code,
+                "status": status,
+                "message": message or f"{code} (injected by embedded_aws/faults.py)",
+                "remaining": count,
+                "served": 0,
+            }
+        )
 
 
 def read_faults(path: Path) -> list[dict[str, Any]]:
@@ -101,8 +110,9 @@ def raise_injected_fault(handler: Any, path: Path) -> None:
     tables = [params["TableName"]] if "TableName" in params else list(params.get("RequestItems") or {})
     rule = take_fault(path, handler._get_action(), tables)
     if rule:
-        dynamodb_metrics.record_fault(rule["action"], [rule["table"]], rule["code"],
-                                      handler.current_account, handler.region)
+        dynamodb_metrics.record_fault(
+            rule["action"], [rule["table"]], rule["code"], handler.current_account, handler.region
+        )
         # moto answers an error raised here as the response (it is an HTTPException).
         error = JsonRESTError(_ERROR_PREFIX + rule["code"], rule["message"])
         error.code = rule["status"]

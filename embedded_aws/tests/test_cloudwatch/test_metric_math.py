@@ -8,15 +8,18 @@ import pytest
 from embedded_aws.services.cloudwatch.metric_math import Expression, apply, parse
 
 
-@pytest.mark.parametrize("text,parsed", [
-    ("DIFF(depth)", Expression("DIFF", "depth")),
-    (" RATE( m1 ) ", Expression("RATE", "m1")),
-    ("m1", Expression(None, "m1")),
-    ("SUM([m1, m2])", None),
-    ("m1 + m2", None),
-    ("FILL(m1, 0)", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "text,parsed",
+    [
+        ("DIFF(depth)", Expression("DIFF", "depth")),
+        (" RATE( m1 ) ", Expression("RATE", "m1")),
+        ("m1", Expression(None, "m1")),
+        ("SUM([m1, m2])", None),
+        ("m1 + m2", None),
+        ("FILL(m1, 0)", None),
+        ("", None),
+    ],
+)
 def test_which_expressions_are_evaluated(text, parsed):
     assert parse(text) == parsed
 

@@ -35,7 +35,10 @@ def patch_stack_delete_of_resources_gone() -> None:
         except Exception as error:  # only "already gone" is swallowed
             if not resource_already_gone(error):
                 raise
-            log.info("stack delete: %s was already gone (%s)", getattr(parsed_resource, "logical_resource_id", "?"),
-                     type(error).__name__)
+            log.info(
+                "stack delete: %s was already gone (%s)",
+                getattr(parsed_resource, "logical_resource_id", "?"),
+                type(error).__name__,
+            )
 
     ResourceMap._delete_resource = _delete_resource

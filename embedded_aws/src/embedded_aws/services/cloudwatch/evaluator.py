@@ -48,8 +48,14 @@ def math_of(alarm: Any) -> tuple[Expression, Any] | None:
     if len(returned) != 1 or returned[0].metric_stat is not None:
         return None
     expression = parse(returned[0].expression)
-    metric = next((q for q in alarm.metric_data_queries
-                   if expression and q.id == expression.metric_id and q.metric_stat is not None), None)
+    metric = next(
+        (
+            q
+            for q in alarm.metric_data_queries
+            if expression and q.id == expression.metric_id and q.metric_stat is not None
+        ),
+        None,
+    )
     if expression is None or metric is None or not supported_statistic(metric.metric_stat.stat):
         return None
     return expression, metric
@@ -68,8 +74,13 @@ def rule_of(alarm: Any) -> Rule:
     treat_missing = alarm.treat_missing_data if alarm.treat_missing_data in TREAT_MISSING else "missing"
     if alarm.namespace == "AWS/DynamoDB":
         treat_missing = "ignore"  # AWS: alarms on DynamoDB metrics always ignore missing data
-    return Rule(alarm.comparison_operator, float(alarm.threshold), periods,
-                int(alarm.datapoints_to_alarm or periods), treat_missing)
+    return Rule(
+        alarm.comparison_operator,
+        float(alarm.threshold),
+        periods,
+        int(alarm.datapoints_to_alarm or periods),
+        treat_missing,
+    )
 
 
 class AlarmEvaluator:
@@ -116,7 +127,9 @@ class AlarmEvaluator:
         for arn in set(self._evaluated) - present:
             del self._evaluated[arn]
 
-    def evaluate(self, backend: Any, index: MetricIndex, alarm: Any, end: float, width: float, now: float) -> None:
+    def evaluate(
+        self, backend: Any, index: MetricIndex, alarm: Any, end: float, width: float, now: float
+    ) -> None:
         rule = rule_of(alarm)
         periods = evaluation_range(rule.evaluation_periods)
         math = math_of(alarm) if alarm.metric_data_queries else None
@@ -125,14 +138,21 @@ class AlarmEvaluator:
         if math:
             expression, query = math
             metric = query.metric_stat.metric
-            key = metric_key(metric.namespace, metric.metric_name, ((d.name, d.value) for d in metric.dimensions))
-            points, samples = self._series(index, key, query.metric_stat.stat, query.metric_stat.unit, starts, width)
+            key = metric_key(
+                metric.namespace, metric.metric_name, ((d.name, d.value) for d in metric.dimensions)
+            )
+            points, samples = self._series(
+                index, key, query.metric_stat.stat, query.metric_stat.unit, starts, width
+            )
             points = apply(expression, points, alarm_period(alarm))
             starts, points, samples = starts[extra:], points[extra:], samples[extra:]
         else:
-            key = metric_key(alarm.namespace, alarm.metric_name, ((d.name, d.value) for d in alarm.dimensions))
-            points, samples = self._series(index, key, alarm.extended_statistic or alarm.statistic, alarm.unit,
-                                           starts, width)
+            key = metric_key(
+                alarm.namespace, alarm.metric_name, ((d.name, d.value) for d in alarm.dimensions)
+            )
+            points, samples = self._series(
+                index, key, alarm.extended_statistic or alarm.statistic, alarm.unit, starts, width
+            )
         verdict = evaluate(rule, points)
         if verdict.state is None or verdict.state == alarm.state_value:
             return
@@ -141,8 +161,9 @@ class AlarmEvaluator:
         self.states.change(backend, alarm, verdict.state, reason, json.dumps(data, separators=(",", ":")))
 
     @staticmethod
-    def _series(index: MetricIndex, key: Any, name: str, unit: str | None, starts: list[float],
-                width: float) -> tuple[list[float | None], list[float]]:
+    def _series(
+        index: MetricIndex, key: Any, name: str, unit: str | None, starts: list[float], width: float
+    ) -> tuple[list[float | None], list[float]]:
         """The statistic `name` of the metric `key` per period starting at `starts`, and the
         sample count of each."""
         points, samples = [], []

@@ -40,7 +40,9 @@ def parse(text: str | None) -> Expression | None:
     return Expression(match["function"], match["inner"])
 
 
-def apply(expression: Expression, points: Sequence[float | None], period_seconds: float) -> list[float | None]:
+def apply(
+    expression: Expression, points: Sequence[float | None], period_seconds: float
+) -> list[float | None]:
     """The expression's value per period of `points` (oldest first, None where no data)."""
     if expression.function is None:
         return list(points)

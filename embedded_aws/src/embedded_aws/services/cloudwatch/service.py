@@ -46,7 +46,9 @@ class LocalCloudWatch:
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="local-cloudwatch", daemon=True)
         self._thread.start()
-        log.info("CloudWatch: alarms evaluated and metrics published %gx faster than real time", self.clock.speedup)
+        log.info(
+            "CloudWatch: alarms evaluated and metrics published %gx faster than real time", self.clock.speedup
+        )
 
     def stop(self) -> None:
         self._stop.set()
