@@ -71,9 +71,11 @@ chromium:
 demo: setup
 	@$(PY) -m local demo $(PORT_ARG)
 
-## Lint and types (seconds): ruff's default rules (pyproject.toml), mypy where it is clean.
+## Lint, layout and types (seconds): ruff's default rules (pyproject.toml), ruff format, mypy
+## where it is clean. `.venv/bin/ruff format .` fixes the layout.
 lint: setup
 	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy
 
 ## The whole test suite (unit, infra, end-to-end against the embedded AWS, the browser tests),
