@@ -1,4 +1,4 @@
-# Every target does its own set-up: a Python venv from requirements-dev.txt, the pinned CDK
+# Every target does its own set-up: a Python venv from requirements.lock, the pinned CDK
 # CLI and the Node 24 it runs on from package-lock.json, the Lambda runtime for the local host's
 # sandboxes and the AWS CLI v2 the docs' `aws` lines use. Only python3 (3.11+), node (20+, to run
 # npm) and npm are assumed (the runtime and the CLI also use Debian's apt-get and dpkg-deb;
@@ -20,7 +20,7 @@ export NODE_NO_WARNINGS := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup setup-notice demo lint test quick synth up down status view chromium bench clean
+.PHONY: setup setup-notice lock demo lint test quick synth up down status view chromium bench clean
 
 RUNTIMES := .runtimes
 TOOLS := .tools
@@ -33,10 +33,24 @@ setup-notice:
 	  echo "first-run set-up (about 2 minutes, once): Python venv, CDK CLI on Node 24, Python 3.14 Lambda runtime, AWS CLI v2" >&2; fi
 
 # Set-up output goes to stderr so that `make up` prints nothing but the exports on stdout.
-$(VENV)/.installed: requirements.txt requirements-dev.txt embedded_aws/pyproject.toml
+# requirements.lock: every package the tests install, pinned with its hashes (pip refuses any
+# other file); then embedded_aws/, ours, editable, built with the lock's setuptools.
+$(VENV)/.installed: requirements.lock embedded_aws/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) >&2
-	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
-	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt >&2
+	@$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock >&2
+	@$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e ./embedded_aws >&2
+	@touch $@
+
+## Re-resolve requirements.lock after a change to requirements*.txt or embedded_aws/pyproject.toml
+## (pip-tools, in a venv of its own; Renovate runs the same command from the lock's header).
+PIP_TOOLS := $(TOOLS)/pip-tools
+lock: $(PIP_TOOLS)/.installed
+	$(PIP_TOOLS)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+	  --no-emit-find-links --output-file=requirements.lock requirements-dev.txt embedded_aws/pyproject.toml
+
+$(PIP_TOOLS)/.installed:
+	@$(PYTHON) -m venv $(PIP_TOOLS) >&2
+	@$(PIP_TOOLS)/bin/pip install --quiet --disable-pip-version-check "pip-tools==7.6.2" >&2
 	@touch $@
 
 node_modules/.installed: package.json package-lock.json
