@@ -1,8 +1,10 @@
-"""requirements.lock, what make installs, still satisfies every requirement it was resolved from:
-an edit to requirements*.txt or embedded_aws/pyproject.toml without `make lock` fails here."""
+"""The pins: requirements.lock, what make installs, still satisfies every requirement it was
+resolved from (an edit to requirements*.txt or embedded_aws/pyproject.toml without `make lock`
+fails here), and renovate.json proposes the CDK's parts as one update."""
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -46,3 +48,14 @@ def test_the_lock_pins_every_requirement_within_its_range():
     assert outside == {}
     blocks = re.split(r"\n(?=[A-Za-z0-9])", (ROOT / "requirements.lock").read_text().split("\n\n", 1)[1])
     assert all("--hash=sha256:" in block for block in blocks if "==" in block)
+
+
+def test_renovate_updates_the_cdk_parts_together():
+    """aws-cdk-lib, the CDK CLI, constructs and cdk-nag come in one update (a CLI older than the
+    library cannot read its cloud assembly; cdk-nag is built against the library), and each name
+    in that group is a dependency of this project."""
+    rules = json.loads((ROOT / "renovate.json").read_text())["packageRules"]
+    (cdk,) = [rule for rule in rules if rule.get("groupName") == "AWS CDK"]
+    npm = json.loads((ROOT / "package.json").read_text())["devDependencies"]
+    assert {"aws-cdk-lib", "aws-cdk", "cdk-nag"} <= set(cdk["matchPackageNames"])
+    assert set(cdk["matchPackageNames"]) <= set(locked()) | set(npm)
