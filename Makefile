@@ -91,6 +91,8 @@ lint: setup
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy lambda/worker
+	$(VENV)/bin/mypy lambda/reference_seeder
 
 ## The whole test suite (unit, infra, end-to-end against the embedded AWS, the browser tests),
 ## test files side by side in TEST_WORKERS processes sharing one embedded AWS; lint first.

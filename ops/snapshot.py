@@ -216,7 +216,7 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
             if current is None or current["outcome"] != "unfinished" or current["id"] != data.get("id"):
                 current = open_in[record.stream] = start(record, None, data.get("id"))
             current.update(
-                outcome=_DECISION_OUTCOMES.get(data.get("decision"), "write_failed"),
+                outcome=_DECISION_OUTCOMES.get(data.get("decision") or "", "write_failed"),
                 requested=data.get("requested"),
                 previous=data.get("previous"),
                 stored=data.get("stored"),

@@ -325,7 +325,7 @@ def write_order(
         remaining,
     )
     previous = put.previous
-    decision = {
+    decision: dict[str, Any] = {
         "condition": CONDITION,
         "id": job.id,
         "outcome": "Accepted" if previous is None else "ConditionalCheckFailed",

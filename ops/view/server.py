@@ -143,7 +143,7 @@ def _host_names(bound: str) -> frozenset[str]:
         for name in {socket.gethostname(), socket.getfqdn()}:
             names.add(name.lower())
             try:
-                names.update(info[4][0] for info in socket.getaddrinfo(name, None))
+                names.update(str(info[4][0]) for info in socket.getaddrinfo(name, None))
             except OSError:
                 pass
     return frozenset(names)
@@ -167,6 +167,8 @@ class ViewHTTPServer(ThreadingHTTPServer):
     @property
     def base_url(self) -> str:
         host = self.server_address[0]
+        if isinstance(host, bytes):
+            host = host.decode()
         return (
             f"http://{'localhost' if self.loopback or host in ('0.0.0.0', '::', '') else host}:{self.port}/"
         )
