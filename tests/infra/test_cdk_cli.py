@@ -8,10 +8,12 @@ import subprocess
 
 import pytest
 
-from conftest import NODE_BIN
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
+
+# package.json's Node, which npx (and conftest.py, for the tests) puts first on PATH.
+NODE_BIN = ROOT / "node_modules" / ".bin"
 
 
 def user_shell_env() -> dict[str, str]:
