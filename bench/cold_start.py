@@ -20,7 +20,8 @@ def main(variant: str, order_id: str) -> None:
         client.put_item(
             TableName=os.environ["TABLE_NAME"],
             Item={"id": {"S": order_id}, "quantity": {"N": "3"}, "total_cents": {"N": "850"}},
-            ConditionExpression="attribute_not_exists(id)", ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            ConditionExpression="attribute_not_exists(id)",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
         result = {"batchItemFailures": []}
     else:

@@ -7,17 +7,13 @@ import shutil
 import subprocess
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bench.stats import summarize
 from bench.variants import ROOT
+from local.session import QUIET_NODE
 
-QUIET_NODE = {
-    "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
-    "NODE_NO_WARNINGS": "1",
-    "CDK_DISABLE_VERSION_CHECK": "1",
-    "CDK_DISABLE_CLI_TELEMETRY": "true",
-}
 TEST_SELECTIONS = {
     "unit": ["tests/unit"],
     "unit+infra": ["tests/unit", "tests/infra"],
@@ -35,8 +31,9 @@ def _timed(command: list[str], env: dict[str, str], what: str, timeout: float = 
     return elapsed
 
 
-def run(*, synth_runs: int, tests: str, test_runs: int, python: str,
-        progress: Callable[[str], None]) -> dict[str, Any]:
+def run(
+    *, synth_runs: int, tests: str, test_runs: int, python: str, progress: Callable[[str], None]
+) -> dict[str, Any]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
     env.update(QUIET_NODE)
     found: dict[str, Any] = {}

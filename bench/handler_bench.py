@@ -16,7 +16,8 @@ import sys
 import threading
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bench.cold_start import MARKER
 from bench.stats import blocked_ratios, read_units, summarize, write_units
@@ -44,9 +45,12 @@ class EmbeddedDynamoDB:
     def env(self) -> dict[str, str]:
         return {
             "AWS_ENDPOINT_URL": self.endpoint,
-            "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
-            "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION,
-            "TABLE_NAME": ORDERS_TABLE, "IDEMPOTENCY_TABLE": IDEMPOTENCY_TABLE,
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_REGION": REGION,
+            "AWS_DEFAULT_REGION": REGION,
+            "TABLE_NAME": ORDERS_TABLE,
+            "IDEMPOTENCY_TABLE": IDEMPOTENCY_TABLE,
             "AWS_LAMBDA_FUNCTION_NAME": "bench-worker",
         }
 
@@ -63,7 +67,8 @@ class EmbeddedDynamoDB:
         client = self.client()
         for table in (ORDERS_TABLE, IDEMPOTENCY_TABLE):
             client.create_table(
-                TableName=table, BillingMode="PAY_PER_REQUEST",
+                TableName=table,
+                BillingMode="PAY_PER_REQUEST",
                 AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
                 KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
             )
@@ -75,8 +80,13 @@ class EmbeddedDynamoDB:
     def client(self) -> Any:
         import boto3
 
-        return boto3.client("dynamodb", endpoint_url=self.endpoint, region_name=REGION,
-                            aws_access_key_id="bench", aws_secret_access_key="bench")
+        return boto3.client(
+            "dynamodb",
+            endpoint_url=self.endpoint,
+            region_name=REGION,
+            aws_access_key_id="bench",
+            aws_secret_access_key="bench",
+        )
 
     def _patch_recorder(self) -> None:
         from moto.dynamodb.responses import DynamoHandler
@@ -94,12 +104,18 @@ class EmbeddedDynamoDB:
             before = _stored_size(handler, params, action)
             status, headers, body = call_action(handler)
             after = _stored_size(handler, params, action)
-            bench.recording.append({
-                "action": action, "table": params.get("TableName"), "status": status,
-                "error": _error_code(body) if status >= 400 else None,
-                "before": before, "after": after, "consistent": bool(params.get("ConsistentRead")),
-                "reported_units": _reported_units(body) if status < 400 else None,
-            })
+            bench.recording.append(
+                {
+                    "action": action,
+                    "table": params.get("TableName"),
+                    "status": status,
+                    "error": _error_code(body) if status >= 400 else None,
+                    "before": before,
+                    "after": after,
+                    "consistent": bool(params.get("ConsistentRead")),
+                    "reported_units": _reported_units(body) if status < 400 else None,
+                }
+            )
             return status, headers, body
 
         DynamoHandler.call_action = recorded_call_action
@@ -172,7 +188,8 @@ def bare_put(client: Any, order_id: str) -> None:
         client.put_item(
             TableName=ORDERS_TABLE,
             Item={"id": {"S": order_id}, "quantity": {"N": "3"}, "total_cents": {"N": "850"}},
-            ConditionExpression="attribute_not_exists(id)", ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            ConditionExpression="attribute_not_exists(id)",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
     except ClientError as error:
         if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
@@ -256,20 +273,24 @@ def cold_starts(db: EmbeddedDynamoDB, runs: int) -> dict[str, Any]:
 def _one_cold_start(variant: str, order_id: str, env: dict[str, str], timeout: float = 60) -> float:
     command = [sys.executable, "-m", "bench.cold_start", variant, order_id]
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     timer = threading.Timer(timeout, process.kill)
     timer.start()
     try:
         for line in process.stdout:
             if line.startswith(MARKER):
                 elapsed = (time.perf_counter() - started) * 1000
-                result = json.loads(line[len(MARKER):])
+                result = json.loads(line[len(MARKER) :])
                 if result.get("batchItemFailures"):
                     raise RuntimeError(f"cold start of {variant} failed its message: {result}")
                 break
         else:
             error = process.stderr.read().strip().splitlines()
-            raise RuntimeError(f"cold start of {variant} printed no result: {error[-1] if error else 'no output'}")
+            raise RuntimeError(
+                f"cold start of {variant} printed no result: {error[-1] if error else 'no output'}"
+            )
         process.stdout.read()
         process.wait()
     finally:
@@ -277,8 +298,9 @@ def _one_cold_start(variant: str, order_id: str, env: dict[str, str], timeout: f
     return elapsed
 
 
-def run(*, orders: int, rounds: int, warmup: int, blocks: int, cold_runs: int,
-        progress: Callable[[str], None]) -> dict[str, Any]:
+def run(
+    *, orders: int, rounds: int, warmup: int, blocks: int, cold_runs: int, progress: Callable[[str], None]
+) -> dict[str, Any]:
     db = EmbeddedDynamoDB()
     db.start()
     try:
@@ -292,5 +314,9 @@ def run(*, orders: int, rounds: int, warmup: int, blocks: int, cold_runs: int,
         cold = cold_starts(db, cold_runs)
     finally:
         db.stop()
-    return {"endpoint": "moto server in the benchmark process (no IAM enforcement)",
-            "writes": writes, "warm": warm, "cold_start": cold}
+    return {
+        "endpoint": "moto server in the benchmark process (no IAM enforcement)",
+        "writes": writes,
+        "warm": warm,
+        "cold_start": cold,
+    }

@@ -16,8 +16,9 @@ import json
 import statistics
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from bench.stats import decile_rates, summarize
 
@@ -54,12 +55,18 @@ class Pipeline:
         the batch size that was in effect."""
         from local.session import wait_for
 
-        mapping = self.lambda_api.list_event_source_mappings(
-            FunctionName=self.env["FUNCTION_NAME"])["EventSourceMappings"][0]
+        mapping = self.lambda_api.list_event_source_mappings(FunctionName=self.env["FUNCTION_NAME"])[
+            "EventSourceMappings"
+        ][0]
         if mapping["BatchSize"] != batch_size:
             self.lambda_api.update_event_source_mapping(UUID=mapping["UUID"], BatchSize=batch_size)
-            wait_for(lambda: self.lambda_api.get_event_source_mapping(UUID=mapping["UUID"])["BatchSize"] == batch_size,
-                     timeout=30, what=f"the mapping to report batch size {batch_size}")
+            wait_for(
+                lambda: (
+                    self.lambda_api.get_event_source_mapping(UUID=mapping["UUID"])["BatchSize"] == batch_size
+                ),
+                timeout=30,
+                what=f"the mapping to report batch size {batch_size}",
+            )
 
     def stop(self) -> None:
         # No `cdk destroy`: the emulator keeps everything in memory, so stopping it removes it all.
@@ -104,23 +111,36 @@ class Pipeline:
             return backlog - (sent - done())
 
         while sent < messages:
-            free = wait_for(lambda: max(room(), 0), timeout=max(deadline - time.monotonic(), 1), interval=POLL_SECONDS,
-                            what=f"room in the backlog at batch size {batch_size}")
+            free = wait_for(
+                lambda: max(room(), 0),
+                timeout=max(deadline - time.monotonic(), 1),
+                interval=POLL_SECONDS,
+                what=f"room in the backlog at batch size {batch_size}",
+            )
             allowed = min(free, messages - sent)
             while allowed > 0:
-                chunk = bodies[sent:sent + min(10, allowed)]
+                chunk = bodies[sent : sent + min(10, allowed)]
                 response = self.sqs.send_message_batch(
                     QueueUrl=self.env["QUEUE_URL"],
-                    Entries=[{"Id": str(n), "MessageBody": body} for n, body in enumerate(chunk)])
+                    Entries=[{"Id": str(n), "MessageBody": body} for n, body in enumerate(chunk)],
+                )
                 if response.get("Failed"):
                     raise RuntimeError(f"SendMessageBatch failed: {response['Failed'][0]}")
                 sent += len(chunk)
                 allowed -= len(chunk)
         all_sent = time.perf_counter() - started
-        wait_for(lambda: done() >= messages, timeout=max(deadline - time.monotonic(), 1),
-                 interval=POLL_SECONDS, what=f"{messages} orders stored at batch size {batch_size}")
-        wait_for(lambda: self._outstanding() == 0, timeout=max(deadline - time.monotonic(), 1), interval=0.05,
-                 what=f"{messages} messages acknowledged at batch size {batch_size}")
+        wait_for(
+            lambda: done() >= messages,
+            timeout=max(deadline - time.monotonic(), 1),
+            interval=POLL_SECONDS,
+            what=f"{messages} orders stored at batch size {batch_size}",
+        )
+        wait_for(
+            lambda: self._outstanding() == 0,
+            timeout=max(deadline - time.monotonic(), 1),
+            interval=0.05,
+            what=f"{messages} messages acknowledged at batch size {batch_size}",
+        )
         elapsed = time.perf_counter() - started
         stored = self._count_stored(run_id)
         if stored != messages:
@@ -141,9 +161,11 @@ class Pipeline:
     def _count_stored(self, run_id: str) -> int:
         count = 0
         for page in self.dynamodb.get_paginator("scan").paginate(
-                TableName=self.env["ORDERS_TABLE"], Select="COUNT",
-                FilterExpression="begins_with(id, :run)",
-                ExpressionAttributeValues={":run": {"S": f"tp-{run_id}-"}}):
+            TableName=self.env["ORDERS_TABLE"],
+            Select="COUNT",
+            FilterExpression="begins_with(id, :run)",
+            ExpressionAttributeValues={":run": {"S": f"tp-{run_id}-"}},
+        ):
             count += page["Count"]
         return count
 
@@ -161,8 +183,14 @@ def growth(deciles: list[float | None]) -> float | None:
 WARMUP_MESSAGES = 200
 
 
-def run(*, state_dir: Path, plan: list[tuple[int, int, int]], backlog: dict[int, int],
-        budget_seconds: float, progress: Callable[[str], None]) -> dict[str, Any]:
+def run(
+    *,
+    state_dir: Path,
+    plan: list[tuple[int, int, int]],
+    backlog: dict[int, int],
+    budget_seconds: float,
+    progress: Callable[[str], None],
+) -> dict[str, Any]:
     """`plan`: (batch size, messages, repeats), in order, each batch size after an uncounted
     warm-up of WARMUP_MESSAGES. A step whose estimated time, from the rate measured so far at
     that batch size, exceeds what is left of the budget is skipped and reported with the reason."""
@@ -180,40 +208,54 @@ def run(*, state_dir: Path, plan: list[tuple[int, int, int]], backlog: dict[int,
             left = budget_seconds - (time.perf_counter() - began)
             estimate = messages * repeats / rates[batch_size] if batch_size in rates else None
             if estimate is not None and estimate > left:
-                reason = (f"estimated {estimate:.0f} s at the {rates[batch_size]:.0f} msg/s measured, "
-                          f"over the {max(left, 0):.0f} s left of the pipeline budget")
-                progress(f"pipeline: skipping {messages} messages x{repeats} at batch size {batch_size}: {reason}")
-                skipped.append({"batch_size": batch_size, "messages": messages, "repeats": repeats, "reason": reason})
+                reason = (
+                    f"estimated {estimate:.0f} s at the {rates[batch_size]:.0f} msg/s measured, "
+                    f"over the {max(left, 0):.0f} s left of the pipeline budget"
+                )
+                progress(
+                    f"pipeline: skipping {messages} messages x{repeats} at batch size {batch_size}: {reason}"
+                )
+                skipped.append(
+                    {"batch_size": batch_size, "messages": messages, "repeats": repeats, "reason": reason}
+                )
                 continue
             if batch_size not in warmed:
                 # Cold sandboxes and the pollers' scaling ramp belong to the cold-start figures,
                 # not to the steady rate this step measures.
-                progress(f"pipeline: warm-up, {WARMUP_MESSAGES} messages at batch size {batch_size} (not counted)")
+                progress(
+                    f"pipeline: warm-up, {WARMUP_MESSAGES} messages at batch size {batch_size} (not counted)"
+                )
                 pipeline.run(WARMUP_MESSAGES, batch_size, backlog[batch_size], timeout=max(120.0, left))
                 warmed.add(batch_size)
             found = []
             for repeat in range(repeats):
-                progress(f"pipeline: {messages} messages at batch size {batch_size} (run {repeat + 1}/{repeats})")
+                progress(
+                    f"pipeline: {messages} messages at batch size {batch_size} (run {repeat + 1}/{repeats})"
+                )
                 result = pipeline.run(messages, batch_size, backlog[batch_size], timeout=max(120.0, left))
-                progress(f"pipeline:   {result['messages_per_second']:.0f} msg/s, "
-                         f"{result['mean_records_per_invocation'] or 0:.1f} records per invocation")
+                progress(
+                    f"pipeline:   {result['messages_per_second']:.0f} msg/s, "
+                    f"{result['mean_records_per_invocation'] or 0:.1f} records per invocation"
+                )
                 found.append(result)
             rates[batch_size] = statistics.median(r["messages_per_second"] for r in found)
-            results.append({
-                "batch_size": batch_size,
-                "messages": messages,
-                "backlog": backlog[batch_size],
-                "messages_per_second": summarize([r["messages_per_second"] for r in found], "msg/s"),
-                "late_over_early_rate": [growth(r["decile_rates"]) for r in found],
-                "runs": found,
-            })
+            results.append(
+                {
+                    "batch_size": batch_size,
+                    "messages": messages,
+                    "backlog": backlog[batch_size],
+                    "messages_per_second": summarize([r["messages_per_second"] for r in found], "msg/s"),
+                    "late_over_early_rate": [growth(r["decile_rates"]) for r in found],
+                    "runs": found,
+                }
+            )
     finally:
         progress("pipeline: stopping the embedded AWS")
         pipeline.stop()
     return {
         "what": "send (SendMessageBatch, bounded backlog) to acknowledged (deleted by the local Lambda "
-                f"host), real stack deployed with the CDK CLI, IAM enforced, after an uncounted warm-up of "
-                f"{WARMUP_MESSAGES} messages at each batch size",
+        f"host), real stack deployed with the CDK CLI, IAM enforced, after an uncounted warm-up of "
+        f"{WARMUP_MESSAGES} messages at each batch size",
         "results": results,
         "skipped": skipped,
         "deploy_seconds": pipeline.deploy_seconds,

@@ -44,8 +44,11 @@ def _children(pid: int) -> list[int]:
 
 
 def cpu_snapshot(pid: int) -> dict[str, float]:
-    return {"emulator": _cpu(pid), "sandboxes": sum(_cpu(c) for c in _children(pid)),
-            "producer": sum(os.times()[:2])}
+    return {
+        "emulator": _cpu(pid),
+        "sandboxes": sum(_cpu(c) for c in _children(pid)),
+        "producer": sum(os.times()[:2]),
+    }
 
 
 def profile_counters(state_dir: Path, pid: int) -> dict:
@@ -62,13 +65,21 @@ def profile_counters(state_dir: Path, pid: int) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", nargs="+", default=["1:300:20", "10:2000:100"])
-    parser.add_argument("--pyspy", type=float, default=0, help="sample the emulator for this many seconds per run")
+    parser.add_argument(
+        "--pyspy", type=float, default=0, help="sample the emulator for this many seconds per run"
+    )
     parser.add_argument("--pyspy-args", default="--gil")
     parser.add_argument("--out", type=Path, default=Path("/work/notes/profile-runs.jsonl"))
     parser.add_argument("--label", default="")
-    parser.add_argument("--plain", action="store_true", help="no profiling signals (for code without embedded_aws/profiling.py)")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="no profiling signals (for code without embedded_aws/profiling.py)",
+    )
     parser.add_argument("--monitor", action="store_true", help="print queue counters every 2 s")
-    parser.add_argument("--warmup", type=int, default=0, help="messages run at batch size 1 first, not reported")
+    parser.add_argument(
+        "--warmup", type=int, default=0, help="messages run at batch size 1 first, not reported"
+    )
     args = parser.parse_args()
     os.environ.setdefault("LOCAL_PROFILE", "1")
     import logging
@@ -95,13 +106,29 @@ def main() -> int:
             spy = None
             if args.pyspy:
                 out = Path("/work/notes") / f"pyspy-{args.label or 'run'}-b{batch}-{messages}.txt"
-                spy = subprocess.Popen(["/work/wt-profile/.venv/bin/py-spy", "record", "-p", str(pid), "-f", "raw",
-                                        "-o", str(out), "-d", str(int(args.pyspy)), "-r", "100",
-                                        *args.pyspy_args.split()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                spy = subprocess.Popen(
+                    [
+                        "/work/wt-profile/.venv/bin/py-spy",
+                        "record",
+                        "-p",
+                        str(pid),
+                        "-f",
+                        "raw",
+                        "-o",
+                        str(out),
+                        "-d",
+                        str(int(args.pyspy)),
+                        "-r",
+                        "100",
+                        *args.pyspy_args.split(),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
             load = os.getloadavg()[0]
             stop_monitor = threading.Event()
 
-            def monitor() -> None:
+            def monitor(stop_monitor: threading.Event = stop_monitor) -> None:
                 from ops.observe import queue_counters
 
                 sqs = pipeline.session.client("sqs")
@@ -109,8 +136,12 @@ def main() -> int:
                 while not stop_monitor.wait(2):
                     counters = queue_counters(sqs, pipeline.env["QUEUE_URL"])
                     threads = len(list(Path(f"/proc/{pid}/task").iterdir()))
-                    print(f"   t={time.perf_counter() - began:5.1f}s {counters} threads={threads} "
-                          f"sandboxes={len(_children(pid))} emulator_cpu={_cpu(pid):.1f}s load={os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+                    print(
+                        f"   t={time.perf_counter() - began:5.1f}s {counters} threads={threads} "
+                        f"sandboxes={len(_children(pid))} emulator_cpu={_cpu(pid):.1f}s load={os.getloadavg()[0]:.1f}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
 
             if args.monitor:
                 threading.Thread(target=monitor, daemon=True).start()
@@ -119,27 +150,48 @@ def main() -> int:
             after = cpu_snapshot(pid)
             counters = {} if args.plain else profile_counters(state_dir, pid)
             if (state_dir / "profile.pstats").exists():
-                shutil.copy(state_dir / "profile.pstats", f"/work/notes/cprofile-{args.label or 'run'}-b{batch}-{messages}.pstats")
+                shutil.copy(
+                    state_dir / "profile.pstats",
+                    f"/work/notes/cprofile-{args.label or 'run'}-b{batch}-{messages}.pstats",
+                )
             if spy:
                 spy.wait()
             n = messages
             cpu = {k: round((after[k] - before[k]) * 1000 / n, 2) for k in before}
-            rows = {name: {"per_msg": round(v["count"] / n, 3), "ms_wall_per_msg": round(v["wall_s"] * 1000 / n, 2),
-                           "ms_cpu_per_msg": round(v["cpu_s"] * 1000 / n, 2),
-                           "ms_each": round(v["wall_s"] * 1000 / v["count"], 2) if v["count"] else None}
-                    for name, v in counters.items() if not name.startswith("_")}
-            summary = {"label": args.label, "batch": batch, "messages": n, "backlog": backlog,
-                       "msg_s": round(result["messages_per_second"], 1),
-                       "late_early": round(growth(result["decile_rates"]) or 0, 2),
-                       "deciles": result["decile_rates"], "records_per_inv": result["mean_records_per_invocation"],
-                       "cpu_ms_per_msg": cpu, "load1_start": load, "requests": rows}
+            rows = {
+                name: {
+                    "per_msg": round(v["count"] / n, 3),
+                    "ms_wall_per_msg": round(v["wall_s"] * 1000 / n, 2),
+                    "ms_cpu_per_msg": round(v["cpu_s"] * 1000 / n, 2),
+                    "ms_each": round(v["wall_s"] * 1000 / v["count"], 2) if v["count"] else None,
+                }
+                for name, v in counters.items()
+                if not name.startswith("_")
+            }
+            summary = {
+                "label": args.label,
+                "batch": batch,
+                "messages": n,
+                "backlog": backlog,
+                "msg_s": round(result["messages_per_second"], 1),
+                "late_early": round(growth(result["decile_rates"]) or 0, 2),
+                "deciles": result["decile_rates"],
+                "records_per_inv": result["mean_records_per_invocation"],
+                "cpu_ms_per_msg": cpu,
+                "load1_start": load,
+                "requests": rows,
+            }
             with open(args.out, "a") as f:
                 f.write(json.dumps(summary) + "\n")
-            print(f"\n== b={batch} n={n} backlog={backlog}: {summary['msg_s']} msg/s, late/early {summary['late_early']}, "
-                  f"records/inv {result['mean_records_per_invocation']}, cpu ms/msg {cpu}, load {load:.2f}")
+            print(
+                f"\n== b={batch} n={n} backlog={backlog}: {summary['msg_s']} msg/s, late/early {summary['late_early']}, "
+                f"records/inv {result['mean_records_per_invocation']}, cpu ms/msg {cpu}, load {load:.2f}"
+            )
             for name, row in sorted(rows.items(), key=lambda kv: -kv[1]["ms_wall_per_msg"]):
-                print(f"  {name:52s} {row['per_msg']:7.3f}/msg  wall {row['ms_wall_per_msg']:7.2f} ms/msg"
-                      f"  cpu {row['ms_cpu_per_msg']:6.2f} ms/msg  each {row['ms_each']} ms")
+                print(
+                    f"  {name:52s} {row['per_msg']:7.3f}/msg  wall {row['ms_wall_per_msg']:7.2f} ms/msg"
+                    f"  cpu {row['ms_cpu_per_msg']:6.2f} ms/msg  each {row['ms_each']} ms"
+                )
             sys.stdout.flush()
     finally:
         pipeline.stop()

@@ -41,8 +41,11 @@ def machine() -> dict[str, Any]:
     except OSError:
         cpu = platform.processor() or "unknown"
     try:
-        memory_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                         if line.startswith("MemTotal"))
+        memory_kb = next(
+            int(line.split()[1])
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        )
         memory = f"{memory_kb / 1024 / 1024:.1f} GiB"
     except (OSError, StopIteration, ValueError):
         memory = "unknown"
@@ -70,8 +73,10 @@ def load_average() -> list[float]:
 
 
 def _units(tally: dict[str, Any]) -> str:
-    actions = ", ".join(f"{count:g} {name.replace(' (ConditionalCheckFailedException)', ' rejected')}"
-                        for name, count in tally["calls_by_action"].items())
+    actions = ", ".join(
+        f"{count:g} {name.replace(' (ConditionalCheckFailedException)', ' rejected')}"
+        for name, count in tally["calls_by_action"].items()
+    )
     calls = "call" if tally["calls"] == 1 else "calls"
     return f"{tally['write_units']:g} WCU, {tally['calls']:g} {calls}: {actions}"
 
@@ -94,50 +99,68 @@ def render(results: dict[str, Any]) -> str:
         for name in ("bare", *VARIANTS):
             writes = handlers["writes"][name]
             rows.append([LABELS[name], _units(writes["first"]), _units(writes["duplicate"])])
-        parts.append("**DynamoDB cost per order** (requests counted inside the embedded DynamoDB; write units "
-                     "by DynamoDB's rule: per started 1 KB of the larger of the item before and after, and a "
-                     "rejected conditional write still costs them)\n\n"
-                     + markdown_table(["handler", "first delivery", "duplicate delivery"], rows))
+        parts.append(
+            "**DynamoDB cost per order** (requests counted inside the embedded DynamoDB; write units "
+            "by DynamoDB's rule: per started 1 KB of the larger of the item before and after, and a "
+            "rejected conditional write still costs them)\n\n"
+            + markdown_table(["handler", "first delivery", "duplicate delivery"], rows)
+        )
         rows = []
         for name in ("bare", *VARIANTS):
             warm = handlers["warm"][name]
             row = [LABELS[name]]
             for delivery in ("first", "duplicate"):
                 row.append(spread_cell(warm[delivery]["ms"]))
-                row.append(f"{warm[delivery]['ratio_to_bare_put']:.2f} (blocks {warm[delivery]['ratio_blocks']['min']:.2f}"
-                           f"-{warm[delivery]['ratio_blocks']['max']:.2f})")
+                row.append(
+                    f"{warm[delivery]['ratio_to_bare_put']:.2f} (blocks {warm[delivery]['ratio_blocks']['min']:.2f}"
+                    f"-{warm[delivery]['ratio_blocks']['max']:.2f})"
+                )
             rows.append(row)
         ours = handlers["warm"]["ours"]["first"]["ratio_to_bare_put"]
         verdict = "met" if ours <= OVERHEAD_GOAL else "NOT met"
-        parts.append("**Warm time per message**, one-record events, each variant and a bare conditional PutItem "
-                     "to the same endpoint interleaved round by round; ratio = median / median of the bare "
-                     f"PutItem, with the range of that ratio over {handlers['warm']['ours']['first']['ratio_blocks']['n']} "
-                     f"consecutive blocks of rounds. Goal for this handler: at most {OVERHEAD_GOAL} "
-                     f"on first delivery: {verdict} ({ours:.2f}).\n\n"
-                     + markdown_table(["handler", "first delivery ms", "ratio", "duplicate ms", "ratio"], rows))
+        parts.append(
+            "**Warm time per message**, one-record events, each variant and a bare conditional PutItem "
+            "to the same endpoint interleaved round by round; ratio = median / median of the bare "
+            f"PutItem, with the range of that ratio over {handlers['warm']['ours']['first']['ratio_blocks']['n']} "
+            f"consecutive blocks of rounds. Goal for this handler: at most {OVERHEAD_GOAL} "
+            f"on first delivery: {verdict} ({ours:.2f}).\n\n"
+            + markdown_table(["handler", "first delivery ms", "ratio", "duplicate ms", "ratio"], rows)
+        )
         rows = [[LABELS[name], spread_cell(handlers["cold_start"][name], 0)] for name in ("bare", *VARIANTS)]
-        parts.append("**Cold start**: a fresh Python process from start to the first result (interpreter, imports, "
-                     "client creation, one message), timed by the parent; not Lambda's own init.\n\n"
-                     + markdown_table(["handler", "ms"], rows))
+        parts.append(
+            "**Cold start**: a fresh Python process from start to the first result (interpreter, imports, "
+            "client creation, one message), timed by the parent; not Lambda's own init.\n\n"
+            + markdown_table(["handler", "ms"], rows)
+        )
     pipeline = results.get("pipeline")
     if pipeline:
         rows = []
         for step in pipeline["results"]:
             growth = [g for g in step["late_over_early_rate"] if g]
-            per_invocation = [r["mean_records_per_invocation"] for r in step["runs"] if r["mean_records_per_invocation"]]
-            rows.append([
-                step["batch_size"], step["messages"], step["backlog"],
-                spread_cell(step["messages_per_second"], 1),
-                f"{sum(per_invocation) / len(per_invocation):.1f}" if per_invocation else "-",
-                ", ".join(f"{g:.2f}" for g in growth) or "-",
-            ])
+            per_invocation = [
+                r["mean_records_per_invocation"] for r in step["runs"] if r["mean_records_per_invocation"]
+            ]
+            rows.append(
+                [
+                    step["batch_size"],
+                    step["messages"],
+                    step["backlog"],
+                    spread_cell(step["messages_per_second"], 1),
+                    f"{sum(per_invocation) / len(per_invocation):.1f}" if per_invocation else "-",
+                    ", ".join(f"{g:.2f}" for g in growth) or "-",
+                ]
+            )
         for step in pipeline["skipped"]:
             rows.append([step["batch_size"], step["messages"], "-", f"not run: {step['reason']}", "-", "-"])
-        parts.append(f"**Local pipeline throughput**: {pipeline['what']}. Deploy (cdk bootstrap + deploy into the "
-                     f"embedded AWS) took {pipeline['deploy_seconds']:.0f} s. Late/early = rate in tenths 8-9 of a "
-                     "run over tenths 2-3 (1.0: no slow-down as the run grows).\n\n"
-                     + markdown_table(["batch size", "messages", "backlog", "msg/s", "records per invocation",
-                                       "late/early rate"], rows))
+        parts.append(
+            f"**Local pipeline throughput**: {pipeline['what']}. Deploy (cdk bootstrap + deploy into the "
+            f"embedded AWS) took {pipeline['deploy_seconds']:.0f} s. Late/early = rate in tenths 8-9 of a "
+            "run over tenths 2-3 (1.0: no slow-down as the run grows).\n\n"
+            + markdown_table(
+                ["batch size", "messages", "backlog", "msg/s", "records per invocation", "late/early rate"],
+                rows,
+            )
+        )
     loop = results.get("dev_loop")
     if loop:
         rows = [[f"`{loop['cdk_synth']['command']}`", spread_cell(loop["cdk_synth"]["seconds"], 1)]]
@@ -147,8 +170,12 @@ def render(results: dict[str, Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def update_page(markdown: str, page: Path = ROOT / "docs" / "benchmarks.md", begin: str = BLOCK_BEGIN,
-                end: str = BLOCK_END) -> bool:
+def update_page(
+    markdown: str,
+    page: Path = ROOT / "docs" / "benchmarks.md",
+    begin: str = BLOCK_BEGIN,
+    end: str = BLOCK_END,
+) -> bool:
     """Replace the block between the markers, if the page has them; nothing else is touched."""
     text = page.read_text()
     if begin not in text or end not in text:

@@ -3,9 +3,11 @@ No AWS and no timing here, so tests/unit can pin them."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 # DynamoDB bills a standard write per started 1 KB of the item, the larger of before and after.
 WRITE_UNIT_BYTES = 1024
@@ -63,7 +65,8 @@ def blocked_ratios(numerator: Sequence[float], denominator: Sequence[float], blo
         raise ValueError(f"cannot split {len(numerator)} samples into {blocks} blocks")
     size = len(numerator) // blocks
     return [
-        statistics.median(numerator[i * size:(i + 1) * size]) / statistics.median(denominator[i * size:(i + 1) * size])
+        statistics.median(numerator[i * size : (i + 1) * size])
+        / statistics.median(denominator[i * size : (i + 1) * size])
         for i in range(blocks)
     ]
 
@@ -108,7 +111,7 @@ def decile_rates(samples: Sequence[tuple[float, int]], total: int) -> list[float
         target = total * tenth / 10
         crossings.append(_crossing_time(samples, target))
     rates: list[float | None] = []
-    for start, end in zip(crossings, crossings[1:]):
+    for start, end in itertools.pairwise(crossings):
         if start is None or end is None or end <= start:
             rates.append(None)
         else:

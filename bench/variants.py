@@ -9,8 +9,9 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from bench.handlers import load_worker
 
@@ -61,10 +62,14 @@ def sqs_event(order_id: str, quantity: int = 3, message_id: str | None = None) -
     """A one-record SQS event as the Lambda service delivers it."""
     import json
 
-    return {"Records": [{
-        "messageId": message_id or f"msg-{order_id}",
-        "receiptHandle": "bench",
-        "body": json.dumps({"id": order_id, "quantity": quantity}),
-        "attributes": {"ApproximateReceiveCount": "1"},
-        "eventSource": "aws:sqs",
-    }]}
+    return {
+        "Records": [
+            {
+                "messageId": message_id or f"msg-{order_id}",
+                "receiptHandle": "bench",
+                "body": json.dumps({"id": order_id, "quantity": quantity}),
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "eventSource": "aws:sqs",
+            }
+        ]
+    }

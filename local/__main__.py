@@ -15,8 +15,8 @@ from ops.terminal import safe
 def view(session: LocalSession, port: int | None, open_it: bool) -> int:
     """The view `make up` started (its URL carries the token), or a new one on `port` for the
     local stack's endpoint and keys."""
-    from ops.__main__ import open_page, view_is_up
     from ops.__main__ import main as ops_main
+    from ops.__main__ import open_page, view_is_up
 
     url = session.require_state().get("view_url")
     if url and port is None and view_is_up(url):
@@ -36,11 +36,17 @@ def main(argv: list[str] | None = None) -> int:
         return faults_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m local", description=__doc__)
     parser.add_argument("command", choices=["demo", "up", "down", "status", "view", "serve"])
-    parser.add_argument("--port", type=int, default=None,
-                        help=f"emulator port (default {DEFAULT_PORT}); for view: the view's port (default: the running one)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"emulator port (default {DEFAULT_PORT}); for view: the view's port (default: the running one)",
+    )
     parser.add_argument("--open", action="store_true", help="view: open the page if there is a display")
     parser.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
-    parser.add_argument("--leases", type=Path, help=argparse.SUPPRESS)  # serve: stop when their holders are gone
+    parser.add_argument(
+        "--leases", type=Path, help=argparse.SUPPRESS
+    )  # serve: stop when their holders are gone
     args = parser.parse_args(argv)
 
     port = DEFAULT_PORT if args.port is None else args.port

@@ -33,8 +33,17 @@ MARKER = ENV_DIR / ".installed"
 DEBIAN_SUITE = "forky"
 # The .deb's Depends, by their PyPI names (groff only renders `aws help`).
 PYPI_DEPENDENCIES = (
-    "awscrt>=0.36", "colorama", "python-dateutil", "distro", "docutils", "jmespath", "prompt-toolkit",
-    "ruamel.yaml", "urllib3", "wcwidth", "pyasn1",
+    "awscrt>=0.36",
+    "colorama",
+    "python-dateutil",
+    "distro",
+    "docutils",
+    "jmespath",
+    "prompt-toolkit",
+    "ruamel.yaml",
+    "urllib3",
+    "wcwidth",
+    "pyasn1",
 )
 LAUNCHER = """#!/bin/sh
 # AWS CLI v2 for this project's local run (python -m local.aws_cli install).
@@ -63,8 +72,12 @@ def version() -> str | None:
 
 
 def _pip(python: Path, *args: str) -> None:
-    done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *args],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if done.returncode != 0:
         lines = [line for line in done.stderr.splitlines() if not line.startswith("WARNING")]
         raise RuntimeError(f"pip install failed: {lines[-1] if lines else done.returncode}")
@@ -82,15 +95,27 @@ def install() -> bool:
         with tempfile.TemporaryDirectory(prefix="awscli-", dir=TOOLS_DIR) as scratch:
             work = Path(scratch)
             (deb,) = download_debs(("awscli",), work, suite=DEBIAN_SUITE)
-            subprocess.run(["dpkg-deb", "-x", str(deb), str(work / "unpacked")], check=True,
-                           capture_output=True, timeout=300)
+            subprocess.run(
+                ["dpkg-deb", "-x", str(deb), str(work / "unpacked")],
+                check=True,
+                capture_output=True,
+                timeout=300,
+            )
             shutil.rmtree(ENV_DIR, ignore_errors=True)
             venv.EnvBuilder(with_pip=True, clear=True).create(ENV_DIR)
             python = ENV_DIR / "bin" / "python"
             _pip(python, *PYPI_DEPENDENCIES)
-            site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                       capture_output=True, text=True, check=True).stdout.strip())
-            shutil.copytree(work / "unpacked" / "usr" / "lib" / "python3" / "dist-packages" / "awscli", site / "awscli")
+            site = Path(
+                subprocess.run(
+                    [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout.strip()
+            )
+            shutil.copytree(
+                work / "unpacked" / "usr" / "lib" / "python3" / "dist-packages" / "awscli", site / "awscli"
+            )
         BIN_DIR.mkdir(exist_ok=True)
         aws().write_text(LAUNCHER.format(python=python))
         aws().chmod(0o755)
@@ -99,8 +124,10 @@ def install() -> bool:
             raise RuntimeError(f"the installed CLI does not run ({found})")
     except (RuntimeError, OSError, subprocess.SubprocessError, ValueError) as error:
         MARKER.unlink(missing_ok=True)
-        say(f"warning: could not install AWS CLI v2 ({error}); `aws` in the docs needs a CLI v2 of your own "
-            f"until `make setup` succeeds")
+        say(
+            f"warning: could not install AWS CLI v2 ({error}); `aws` in the docs needs a CLI v2 of your own "
+            f"until `make setup` succeeds"
+        )
         return False
     MARKER.write_text(found + "\n")
     say(found)

@@ -26,13 +26,17 @@ def parser() -> argparse.ArgumentParser:
         sub.add_argument("--table", default=table, help=f"default {table}")
         sub.add_argument("--operation", default="PutItem", help="the DynamoDB action (default PutItem)")
 
-    for name, (code, status), what in (("throttle", THROTTLED, "throttled (400 " + THROTTLED[0] + ")"),
-                                       ("fail", FAILED, "failed (500 " + FAILED[0] + ")")):
+    for name, (code, status), what in (
+        ("throttle", THROTTLED, "throttled (400 " + THROTTLED[0] + ")"),
+        ("fail", FAILED, "failed (500 " + FAILED[0] + ")"),
+    ):
         sub = actions.add_parser(name, help=f"the next --count requests are {what}")
         target(sub)
         sub.add_argument("--count", type=int, required=True)
         sub.set_defaults(code=code, status=status)
-    slow = actions.add_parser("slow", help="every request waits --ms first, until cleared (a network round trip)")
+    slow = actions.add_parser(
+        "slow", help="every request waits --ms first, until cleared (a network round trip)"
+    )
     target(slow)
     slow.add_argument("--ms", type=float, required=True)
     listing = actions.add_parser("list", help="the rules, with what each has served")
@@ -56,18 +60,27 @@ def main(argv: list[str]) -> int:
         if args.action in ("throttle", "fail"):
             if args.count < 1:
                 raise ValueError(f"--count must be at least 1, got {args.count}")
-            session.inject_fault(action=args.operation, table=args.table, code=args.code, status=args.status,
-                                 count=args.count)
-            print(f"the next {args.count} {args.operation} on {args.table} fail with {args.status} {args.code}")
+            session.inject_fault(
+                action=args.operation, table=args.table, code=args.code, status=args.status, count=args.count
+            )
+            print(
+                f"the next {args.count} {args.operation} on {args.table} fail with {args.status} {args.code}"
+            )
         elif args.action == "slow":
             session.slow_down(action=args.operation, table=args.table, latency_ms=args.ms)
-            print(f"every {args.operation} on {args.table} waits {args.ms:g} ms" if args.ms else
-                  f"{args.operation} on {args.table} no longer waits")
+            print(
+                f"every {args.operation} on {args.table} waits {args.ms:g} ms"
+                if args.ms
+                else f"{args.operation} on {args.table} no longer waits"
+            )
         elif args.action == "list":
             session.require_state()
             rules = session.faults()
-            print(json.dumps(rules, indent=2, sort_keys=True) if args.json else
-                  "\n".join(safe(describe(rule)) for rule in rules) or "no faults")
+            print(
+                json.dumps(rules, indent=2, sort_keys=True)
+                if args.json
+                else "\n".join(safe(describe(rule)) for rule in rules) or "no faults"
+            )
         else:
             removed = session.clear_faults(args.table)
             print(f"cleared {removed} rule(s)")

@@ -46,9 +46,13 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
     checks: list[Check] = []
 
     mapping = observe.mappings(lambda_api, env["FUNCTION_NAME"])
-    checks.append(Check("mapping (queue, function, batch size, state)",
-                        [(env["QUEUE_URL"].rsplit("/", 1)[-1], env["FUNCTION_NAME"], 1, "Enabled")],
-                        [(m["source"], m["function"], m["batch_size"], m["state"]) for m in mapping]))
+    checks.append(
+        Check(
+            "mapping (queue, function, batch size, state)",
+            [(env["QUEUE_URL"].rsplit("/", 1)[-1], env["FUNCTION_NAME"], 1, "Enabled")],
+            [(m["source"], m["function"], m["batch_size"], m["state"]) for m in mapping],
+        )
+    )
 
     def records(tag: str) -> list[dict]:
         return [r.data for r in observe.log_records(logs, log_group, started) if r.tag == tag]
@@ -56,8 +60,13 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
     _send(sqs, queue_url, DEDUP)
     wait_for(lambda: len(records("RESULT")) >= 1, timeout=timeout, what="the first order's RESULT line")
     first = [item for item in observe.scan_items(dynamodb, env["ORDERS_TABLE"]) if item["id"] == DEDUP["id"]]
-    checks.append(Check("first order stored (quantity / total_cents)", [(4, 1100)],
-                        [(item["quantity"], item["total_cents"]) for item in first]))
+    checks.append(
+        Check(
+            "first order stored (quantity / total_cents)",
+            [(4, 1100)],
+            [(item["quantity"], item["total_cents"]) for item in first],
+        )
+    )
 
     for order in (DEDUP, DEDUP, OTHER):
         _send(sqs, queue_url, order)
@@ -79,9 +88,14 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
     checks += [
         Check("executions", 4, log.executions),
         Check("accepted writes", 2, sum(1 for w in writes if w["outcome"] == "Accepted")),
-        Check("conditional rejections", 2, sum(1 for w in writes if w["outcome"] == "ConditionalCheckFailed")),
-        Check("duplicates acknowledged (processed false, duplicate true)",
-              [{"id": "dedup-order", "quantity": 4, "processed": False, "duplicate": True}] * 2, duplicates),
+        Check(
+            "conditional rejections", 2, sum(1 for w in writes if w["outcome"] == "ConditionalCheckFailed")
+        ),
+        Check(
+            "duplicates acknowledged (processed false, duplicate true)",
+            [{"id": "dedup-order", "quantity": 4, "processed": False, "duplicate": True}] * 2,
+            duplicates,
+        ),
         Check("errors", 0, len(logged("ERROR"))),
         Check("orders table", EXPECTED_ITEMS, observe.scan_items(dynamodb, env["ORDERS_TABLE"])),
         Check("jobs queue (visible, in flight)", (0, 0), (counters["visible"], counters["in_flight"])),
@@ -121,6 +135,8 @@ def run_demo(session: LocalSession, port: int) -> int:
     if failed:
         print(f"\nFAILED: {', '.join(failed)}", file=sys.stderr)
         return 1
-    print("\nall checks passed. Not proven here: exactly-once end to end (the write and the SQS "
-          "delete are two steps; a crash between them gives an acknowledged duplicate).")
+    print(
+        "\nall checks passed. Not proven here: exactly-once end to end (the write and the SQS "
+        "delete are two steps; a crash between them gives an acknowledged duplicate)."
+    )
     return 0

@@ -49,8 +49,11 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
     aws = EmbeddedAWS(port, region, faults_file=state_dir / FAULTS_FILE, state_dir=state_dir)
     host = LambdaHost(
-        endpoint=aws.endpoint, region=region, workdir=state_dir / "lambda",
-        role_credentials=aws.role_credentials, service_credentials=lambda: aws.admin,
+        endpoint=aws.endpoint,
+        region=region,
+        workdir=state_dir / "lambda",
+        role_credentials=aws.role_credentials,
+        service_credentials=lambda: aws.admin,
         stored_function=aws.lambda_function,
     )
     stopped = threading.Event()
@@ -63,8 +66,12 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
 
     view = start_for_env({"AWS_ENDPOINT_URL": aws.endpoint, "AWS_REGION": region, **aws.admin.as_env()})
     state = {
-        "pid": os.getpid(), "port": port, "endpoint": aws.endpoint, "region": region,
-        "access_key_id": aws.admin.access_key_id, "secret_access_key": aws.admin.secret_access_key,
+        "pid": os.getpid(),
+        "port": port,
+        "endpoint": aws.endpoint,
+        "region": region,
+        "access_key_id": aws.admin.access_key_id,
+        "secret_access_key": aws.admin.secret_access_key,
         "view_url": view.url if view else None,
     }
     write_private(state_dir / STATE_FILE, json.dumps(state, indent=2))

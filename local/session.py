@@ -11,8 +11,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from embedded_aws import ACCOUNT_ID
 from local.processes import alive
@@ -26,7 +27,6 @@ DEFAULT_STATE_DIR = Path(os.environ.get("LOCAL_STATE_DIR") or ROOT / ".local")
 # Local stacks go entirely on destroy, and skip the bootstrap-version rule moto cannot evaluate.
 LOCAL_CONTEXT = {"removal": "destroy", "target": "local"}
 QUIET_NODE = {
-    "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
     "NODE_NO_WARNINGS": "1",
     "CDK_DISABLE_VERSION_CHECK": "1",
     "CDK_DISABLE_CLI_TELEMETRY": "true",
@@ -98,16 +98,30 @@ class LocalSession:
         if self.state:
             return self.state
         if port_in_use(port):
-            raise LocalError(f"port {port} is already in use by another program; pick another port: "
-                             f"`make up PORT={port + 1}` (python -m local: --port {port + 1})")
+            raise LocalError(
+                f"port {port} is already in use by another program; pick another port: "
+                f"`make up PORT={port + 1}` (python -m local: --port {port + 1})"
+            )
         private_dir(self.state_dir)
         (self.state_dir / STATE_FILE).unlink(missing_ok=True)
         log_path = self.state_dir / "emulator.log"
         with open(log_path, "ab") as log_file:
             process = subprocess.Popen(
-                [sys.executable, "-m", "local", "serve", "--port", str(port), "--state-dir", str(self.state_dir),
-                 *(["--leases", str(leases)] if leases else [])],
-                cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
+                [
+                    sys.executable,
+                    "-m",
+                    "local",
+                    "serve",
+                    "--port",
+                    str(port),
+                    "--state-dir",
+                    str(self.state_dir),
+                    *(["--leases", str(leases)] if leases else []),
+                ],
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,  # survives the `make up` that started it
             )
         self._process = process
@@ -131,7 +145,9 @@ class LocalSession:
             try:
                 self._process.wait(timeout=timeout)  # our child: reap it, or it lingers as a zombie
             except subprocess.TimeoutExpired:
-                raise LocalError(f"the embedded AWS (pid {state['pid']}) did not stop within {timeout:.0f} s") from None
+                raise LocalError(
+                    f"the embedded AWS (pid {state['pid']}) did not stop within {timeout:.0f} s"
+                ) from None
         else:
             wait_for(lambda: not alive(state["pid"]), timeout=timeout, what="the embedded AWS to stop")
         (self.state_dir / STATE_FILE).unlink(missing_ok=True)
@@ -160,20 +176,31 @@ class LocalSession:
 
         env = self.aws_env()
         return boto3.client(
-            service, endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
-            aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+            service,
+            endpoint_url=env["AWS_ENDPOINT_URL"],
+            region_name=env["AWS_REGION"],
+            aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
         )
 
     # --- injected faults (local/faults.py) ---------------------------------------------
 
-    def inject_fault(self, *, action: str, table: str, code: str, status: int, count: int,
-                     message: str | None = None) -> None:
+    def inject_fault(
+        self, *, action: str, table: str, code: str, status: int, count: int, message: str | None = None
+    ) -> None:
         """The next `count` DynamoDB `action` requests on `table` fail with `code`/`status`."""
         from embedded_aws import FAULTS_FILE, add_fault
 
         self.require_state()
-        add_fault(self.state_dir / FAULTS_FILE, action=action, table=table, code=code, status=status,
-                  count=count, message=message)
+        add_fault(
+            self.state_dir / FAULTS_FILE,
+            action=action,
+            table=table,
+            code=code,
+            status=status,
+            count=count,
+            message=message,
+        )
 
     def slow_down(self, *, action: str, table: str, latency_ms: float) -> None:
         """Every DynamoDB `action` request on `table` waits `latency_ms` first (0: no longer)."""
@@ -199,8 +226,11 @@ class LocalSession:
     def cdk(self, *args: str, timeout: float = 600) -> str:
         """Run the pinned CDK CLI against the embedded AWS. With an assembly (`deploy(assembly=)`),
         it deploys that cloud assembly instead of synthesizing the app again."""
-        env = {key: value for key, value in os.environ.items()
-               if not key.startswith("AWS_") and key not in ("CDK_DEFAULT_ACCOUNT", "CDK_DEFAULT_REGION")}
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith("AWS_") and key not in ("CDK_DEFAULT_ACCOUNT", "CDK_DEFAULT_REGION")
+        }
         env.update(QUIET_NODE)
         env.update(self.aws_env())
         if self.assembly:
@@ -227,8 +257,14 @@ class LocalSession:
             self.bootstrap()
         progress("cdk deploy ...")
         # --method=direct: moto's change-set path returns no outputs and breaks updates.
-        self.cdk("deploy", "--require-approval", "never", "--method=direct",
-                 "--outputs-file", str(self.outputs_path))
+        self.cdk(
+            "deploy",
+            "--require-approval",
+            "never",
+            "--method=direct",
+            "--outputs-file",
+            str(self.outputs_path),
+        )
         return self.outputs()
 
     def destroy(self) -> None:
@@ -255,7 +291,9 @@ class LocalSession:
                 return True
             failed = [stack for stack in stacks if stack["StackStatus"] == "DELETE_FAILED"]
             if failed:
-                raise LocalError(f"deleting stack {self.stack_name} failed: {failed[0].get('StackStatusReason', '?')}")
+                raise LocalError(
+                    f"deleting stack {self.stack_name} failed: {failed[0].get('StackStatusReason', '?')}"
+                )
             return all(stack["StackStatus"] == "DELETE_COMPLETE" for stack in stacks)
 
         wait_for(gone, timeout=timeout, what=f"stack {self.stack_name} to be deleted")
@@ -283,11 +321,15 @@ class LocalSession:
         if state:
             running = int(state["endpoint"].rsplit(":", 1)[-1])
             if port is not None and port != running:
-                raise LocalError(f"a local stack already runs on port {running}; to move it to {port}: "
-                                 f"`make down`, then `make up PORT={port}`")
+                raise LocalError(
+                    f"a local stack already runs on port {running}; to move it to {port}: "
+                    f"`make down`, then `make up PORT={port}`"
+                )
             if self.outputs_path.exists():
-                progress(f"reusing the local stack already running on {state['endpoint']} "
-                         f"(to deploy changes: `make down`, then `make up`)")
+                progress(
+                    f"reusing the local stack already running on {state['endpoint']} "
+                    f"(to deploy changes: `make down`, then `make up`)"
+                )
                 self._announce_view(state)
                 return self.outputs()
             progress(f"reusing the embedded AWS already running on {state['endpoint']}")
@@ -312,8 +354,10 @@ class LocalSession:
         if not state:
             return "interrupted: nothing is left running"
         deployed = "deployed" if self.outputs_path.exists() else "possibly half-deployed"
-        return (f"interrupted: the embedded AWS on {state['endpoint']} is still running (stack {deployed}); "
-                f"`make down` stops it")
+        return (
+            f"interrupted: the embedded AWS on {state['endpoint']} is still running (stack {deployed}); "
+            f"`make down` stops it"
+        )
 
     def down(self) -> None:
         """Delete the stack, say whether anything of it is left, and stop everything, even when
@@ -336,11 +380,15 @@ class LocalSession:
         if not deployed:
             progress("local stack down: embedded AWS stopped (no stack was deployed)")
         elif failure:
-            raise LocalError(f"{failure}; still there when the emulator stopped: {left or 'nothing'}; "
-                             f"everything stopped anyway")
+            raise LocalError(
+                f"{failure}; still there when the emulator stopped: {left or 'nothing'}; "
+                f"everything stopped anyway"
+            )
         else:
-            progress(f"local stack down: stack deleted ({f'left: {left}' if left else 'nothing of it left'}), "
-                     f"embedded AWS stopped")
+            progress(
+                f"local stack down: stack deleted ({f'left: {left}' if left else 'nothing of it left'}), "
+                f"embedded AWS stopped"
+            )
 
     def _remaining(self) -> str:
         try:
@@ -356,23 +404,60 @@ class LocalSession:
         lambda_api, iam, logs, cloudwatch = (self.client(s) for s in ("lambda", "iam", "logs", "cloudwatch"))
         stacks = self.client("cloudformation").list_stacks()["StackSummaries"]
         return {
-            "stacks": [s["StackName"] for s in stacks if s["StackName"] == stack_name and s["StackStatus"] != "DELETE_COMPLETE"],
-            "event source mappings": [m["UUID"] for m in lambda_api.list_event_source_mappings()["EventSourceMappings"]
-                                      if m["FunctionArn"].split(":")[-1].startswith(prefix)],
-            "functions": [f["FunctionName"] for f in lambda_api.list_functions()["Functions"] if f["FunctionName"].startswith(prefix)],
-            "queues": [u for u in self.client("sqs").list_queues(QueueNamePrefix=prefix).get("QueueUrls", [])],
-            "tables": [t for t in self.client("dynamodb").list_tables()["TableNames"] if t.startswith(prefix)],
-            "roles": [r["RoleName"] for r in iam.list_roles()["Roles"] if r["RoleName"].startswith(stack_name)],
-            "policies": [p["PolicyName"] for p in iam.list_policies(Scope="Local")["Policies"] if p["PolicyName"].startswith(prefix)],
-            "log groups": [g["logGroupName"] for group_prefix in (f"/aws/lambda/{prefix}", f"{prefix}-")
-                           for g in logs.describe_log_groups(logGroupNamePrefix=group_prefix)["logGroups"]],
-            "alarms": [a["AlarmName"] for a in cloudwatch.describe_alarms(AlarmNamePrefix=f"{prefix}-")["MetricAlarms"]],
-            "dashboards": [d["DashboardName"] for d in cloudwatch.list_dashboards(DashboardNamePrefix=prefix)["DashboardEntries"]
-                           if d["DashboardName"] == prefix],
-            "topics": [t["TopicArn"] for t in self.client("sns").list_topics()["Topics"]
-                       if t["TopicArn"].rsplit(":", 1)[-1].startswith(f"{prefix}-")],
-            "query definitions": [q["name"] for q in logs.describe_query_definitions(
-                queryDefinitionNamePrefix=f"{prefix}/")["queryDefinitions"]],
+            "stacks": [
+                s["StackName"]
+                for s in stacks
+                if s["StackName"] == stack_name and s["StackStatus"] != "DELETE_COMPLETE"
+            ],
+            "event source mappings": [
+                m["UUID"]
+                for m in lambda_api.list_event_source_mappings()["EventSourceMappings"]
+                if m["FunctionArn"].split(":")[-1].startswith(prefix)
+            ],
+            "functions": [
+                f["FunctionName"]
+                for f in lambda_api.list_functions()["Functions"]
+                if f["FunctionName"].startswith(prefix)
+            ],
+            "queues": [
+                u for u in self.client("sqs").list_queues(QueueNamePrefix=prefix).get("QueueUrls", [])
+            ],
+            "tables": [
+                t for t in self.client("dynamodb").list_tables()["TableNames"] if t.startswith(prefix)
+            ],
+            "roles": [
+                r["RoleName"] for r in iam.list_roles()["Roles"] if r["RoleName"].startswith(stack_name)
+            ],
+            "policies": [
+                p["PolicyName"]
+                for p in iam.list_policies(Scope="Local")["Policies"]
+                if p["PolicyName"].startswith(prefix)
+            ],
+            "log groups": [
+                g["logGroupName"]
+                for group_prefix in (f"/aws/lambda/{prefix}", f"{prefix}-")
+                for g in logs.describe_log_groups(logGroupNamePrefix=group_prefix)["logGroups"]
+            ],
+            "alarms": [
+                a["AlarmName"]
+                for a in cloudwatch.describe_alarms(AlarmNamePrefix=f"{prefix}-")["MetricAlarms"]
+            ],
+            "dashboards": [
+                d["DashboardName"]
+                for d in cloudwatch.list_dashboards(DashboardNamePrefix=prefix)["DashboardEntries"]
+                if d["DashboardName"] == prefix
+            ],
+            "topics": [
+                t["TopicArn"]
+                for t in self.client("sns").list_topics()["Topics"]
+                if t["TopicArn"].rsplit(":", 1)[-1].startswith(f"{prefix}-")
+            ],
+            "query definitions": [
+                q["name"]
+                for q in logs.describe_query_definitions(queryDefinitionNamePrefix=f"{prefix}/")[
+                    "queryDefinitions"
+                ]
+            ],
         }
 
     def local_queue_url(self, queue_url: str) -> str:
@@ -402,8 +487,10 @@ class LocalSession:
         if aws().exists():
             lines.append(f'export PATH="{_double_quoted(str(BIN_DIR))}:$PATH"')
         else:
-            progress("warning: the project's AWS CLI v2 is not installed (`make setup` retries); "
-                     "`aws` in the docs needs a CLI v2 of your own")
+            progress(
+                "warning: the project's AWS CLI v2 is not installed (`make setup` retries); "
+                "`aws` in the docs needs a CLI v2 of your own"
+            )
         lines += [f"export {key}={shlex.quote(value)}" for key, value in self.user_env().items()]
         return "\n".join(lines)
 
@@ -412,5 +499,7 @@ class LocalSession:
         if not state:
             return "local stack: not running"
         deployed = self.outputs_path.exists()
-        return safe(f"local stack: embedded AWS on {state['endpoint']} (pid {state['pid']}), "
-                    f"stack {'deployed' if deployed else 'not deployed'}")
+        return safe(
+            f"local stack: embedded AWS on {state['endpoint']} (pid {state['pid']}), "
+            f"stack {'deployed' if deployed else 'not deployed'}"
+        )

@@ -38,7 +38,9 @@ def view_is_up(url: str) -> bool:
 
 
 def _has_display() -> bool:
-    return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return sys.platform in ("darwin", "win32") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
 
 
 def open_page(url: str) -> None:
@@ -57,8 +59,12 @@ def status(args: argparse.Namespace, endpoint: Endpoint) -> int:
         print(format_text(snapshot))
     failed = snapshot["error"] or snapshot["errors"]
     if failed and not args.json:
-        print(safe(f"error: {snapshot['error'] or '; '.join(f'{k}: {v}' for k, v in snapshot['errors'].items())}"),
-              file=sys.stderr)
+        print(
+            safe(
+                f"error: {snapshot['error'] or '; '.join(f'{k}: {v}' for k, v in snapshot['errors'].items())}"
+            ),
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 
@@ -66,14 +72,20 @@ def view(args: argparse.Namespace, endpoint: Endpoint) -> int:
     from ops.view.server import View, is_loopback, make_server
 
     try:
-        server = make_server(View(Clients(endpoint), args.prefix, args.stack, args.since, args.poll_ms),
-                             args.host, args.port)
+        server = make_server(
+            View(Clients(endpoint), args.prefix, args.stack, args.since, args.poll_ms), args.host, args.port
+        )
     except OSError as error:
-        raise UsageError(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}; pass another --port") from None
+        raise UsageError(
+            f"cannot listen on {args.host}:{args.port}: {error.strerror or error}; pass another --port"
+        ) from None
     if not is_loopback(args.host):
-        print(f"warning: the live view listens on {args.host}:{server.port}, reachable from other machines; "
-              "anyone with its URL (it carries the token) can read the consumer and redrive messages with "
-              "your AWS credentials", file=sys.stderr)
+        print(
+            f"warning: the live view listens on {args.host}:{server.port}, reachable from other machines; "
+            "anyone with its URL (it carries the token) can read the consumer and redrive messages with "
+            "your AWS credentials",
+            file=sys.stderr,
+        )
     print(f"live view on {server.url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
     if args.open:
         open_page(server.url)
@@ -87,33 +99,59 @@ def view(args: argparse.Namespace, endpoint: Endpoint) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ops", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m ops", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     def common(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--prefix", default=DEFAULT_PREFIX, help=f"name prefix of the stack (default {DEFAULT_PREFIX})")
+        sub.add_argument(
+            "--prefix", default=DEFAULT_PREFIX, help=f"name prefix of the stack (default {DEFAULT_PREFIX})"
+        )
         sub.add_argument("--stack", help="stack name (default <prefix>-consumer)")
-        sub.add_argument("--since", type=float, default=DEFAULT_SINCE_MINUTES, metavar="MINUTES",
-                         help=f"read worker log lines this far back (default {DEFAULT_SINCE_MINUTES:g})")
+        sub.add_argument(
+            "--since",
+            type=float,
+            default=DEFAULT_SINCE_MINUTES,
+            metavar="MINUTES",
+            help=f"read worker log lines this far back (default {DEFAULT_SINCE_MINUTES:g})",
+        )
 
-    status_parser = commands.add_parser("status", help="print one snapshot (exit 1 if anything could not be read)")
+    status_parser = commands.add_parser(
+        "status", help="print one snapshot (exit 1 if anything could not be read)"
+    )
     common(status_parser)
-    status_parser.add_argument("--json", action="store_true", help="the snapshot as JSON, as the page receives it")
+    status_parser.add_argument(
+        "--json", action="store_true", help="the snapshot as JSON, as the page receives it"
+    )
     view_parser = commands.add_parser("view", help="serve the live web page until Ctrl-C")
     common(view_parser)
     view_parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
-    view_parser.add_argument("--host", default="127.0.0.1",
-                             help="address to listen on (default 127.0.0.1; any other needs care: see docs/security.md)")
-    view_parser.add_argument("--poll-ms", type=int, default=2000, help="how often the page refreshes (default 2000)")
-    view_parser.add_argument("--open", action="store_true", help="open the page in a browser if there is a display")
+    view_parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; any other needs care: see docs/security.md)",
+    )
+    view_parser.add_argument(
+        "--poll-ms", type=int, default=2000, help="how often the page refreshes (default 2000)"
+    )
+    view_parser.add_argument(
+        "--open", action="store_true", help="open the page in a browser if there is a display"
+    )
     dlq_cli.add_commands(commands, common)
-    prove_parser = commands.add_parser("prove-alarms", help="notify the alarm topics once per alarm and report "
-                                       "whether CloudWatch delivered (exit 1 if any action failed)")
+    prove_parser = commands.add_parser(
+        "prove-alarms",
+        help="notify the alarm topics once per alarm and report "
+        "whether CloudWatch delivered (exit 1 if any action failed)",
+    )
     common(prove_parser)
-    prove_parser.add_argument("--yes", action="store_true", help="go ahead: every subscriber gets the test notifications")
+    prove_parser.add_argument(
+        "--yes", action="store_true", help="go ahead: every subscriber gets the test notifications"
+    )
     prove_parser.add_argument("--json", action="store_true", help="one object per alarm")
-    prove_parser.add_argument("--timeout", type=float, default=60, help="seconds to wait for CloudWatch's records (default 60)")
+    prove_parser.add_argument(
+        "--timeout", type=float, default=60, help="seconds to wait for CloudWatch's records (default 60)"
+    )
     args = parser.parse_args(argv)
 
     try:

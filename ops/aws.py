@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import boto3
 from botocore.config import Config
@@ -38,7 +39,7 @@ class Endpoint:
     session_token: str | None = None
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> "Endpoint":
+    def from_env(cls, env: Mapping[str, str]) -> Endpoint:
         """From AWS_* variables, e.g. `LocalSession.aws_env()`."""
         return cls(
             endpoint_url=env.get("AWS_ENDPOINT_URL") or None,
@@ -72,7 +73,8 @@ class Clients:
         with self._lock:  # creating clients from one session is not thread-safe
             if service not in self._clients:
                 self._clients[service] = self._boto_session().client(
-                    service, endpoint_url=self.endpoint.endpoint_url, config=CLIENT_CONFIG)
+                    service, endpoint_url=self.endpoint.endpoint_url, config=CLIENT_CONFIG
+                )
             return self._clients[service]
 
     @property

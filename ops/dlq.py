@@ -33,8 +33,9 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Self
 
 from ops.observe import log_events
 from stacks.config import DLQ_AUDIT_STREAM
@@ -79,11 +80,19 @@ class DeadLetter:
     def as_json(self, now_ms: int) -> dict[str, Any]:
         """What `list --json` and the live view show; never the receipt handle."""
         return {
-            "message_id": self.message_id, "class": self.kind, "body": self.body, "reason": self.reason,
-            "id": self.order_id, "receive_count": self.receive_count, "sent_ms": self.sent_ms,
+            "message_id": self.message_id,
+            "class": self.kind,
+            "body": self.body,
+            "reason": self.reason,
+            "id": self.order_id,
+            "receive_count": self.receive_count,
+            "sent_ms": self.sent_ms,
             "age_seconds": round((now_ms - self.sent_ms) / 1000) if self.sent_ms else None,
-            "requested": self.requested, "stored": self.stored,
-            "message_attributes": {name: _attribute_json(value) for name, value in self.message_attributes.items()},
+            "requested": self.requested,
+            "stored": self.stored,
+            "message_attributes": {
+                name: _attribute_json(value) for name, value in self.message_attributes.items()
+            },
         }
 
 
@@ -97,18 +106,22 @@ def _attribute_json(value: dict[str, Any]) -> dict[str, str]:
 
 def _batches(items: list, size: int = 10) -> Iterator[list]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 # --- reading a page at a time ----------------------------------------------------------------
 
+
 def _letter(message: dict[str, Any]) -> DeadLetter:
     attributes = message.get("Attributes", {})
     return DeadLetter(
-        message_id=message["MessageId"], body=message.get("Body", ""),
+        message_id=message["MessageId"],
+        body=message.get("Body", ""),
         receive_count=int(attributes.get("ApproximateReceiveCount", 0)),
         sent_ms=int(attributes["SentTimestamp"]) if "SentTimestamp" in attributes else None,
-        message_attributes=message.get("MessageAttributes", {}), receipt_handle=message["ReceiptHandle"])
+        message_attributes=message.get("MessageAttributes", {}),
+        receipt_handle=message["ReceiptHandle"],
+    )
 
 
 class DeadLetterReader:
@@ -116,25 +129,34 @@ class DeadLetterReader:
     extended before it runs out) until it is forgotten (deleted) or released; on exit everything
     still held is released, ten at a time."""
 
-    def __init__(self, sqs: Any, queue_url: str, hold_seconds: int = HOLD_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        sqs: Any,
+        queue_url: str,
+        hold_seconds: int = HOLD_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.sqs, self.queue_url, self.hold_seconds, self.clock = sqs, queue_url, hold_seconds, clock
         self.held: dict[str, tuple[DeadLetter, float]] = {}  # message id -> (letter, invisible until)
         self.seen: set[str] = set()
         self.reached_end = False
         self.unread_visible = 0  # what SQS still counted as visible when reading stopped
 
-    def __enter__(self) -> "DeadLetterReader":
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release(letter for letter, _ in list(self.held.values()))
 
     def counters(self) -> tuple[int, int]:
         """(visible, not visible), as SQS approximates them."""
-        attributes = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=[
-            "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
-        return int(attributes["ApproximateNumberOfMessages"]), int(attributes["ApproximateNumberOfMessagesNotVisible"])
+        attributes = self.sqs.get_queue_attributes(
+            QueueUrl=self.queue_url,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return int(attributes["ApproximateNumberOfMessages"]), int(
+            attributes["ApproximateNumberOfMessagesNotVisible"]
+        )
 
     def pages(self) -> Iterator[list[DeadLetter]]:
         """Pages of messages not seen before, until the end of the queue. A page's messages are
@@ -143,9 +165,13 @@ class DeadLetterReader:
         while True:
             self._extend_due()
             received = self.sqs.receive_message(
-                QueueUrl=self.queue_url, MaxNumberOfMessages=10, VisibilityTimeout=self.hold_seconds,
-                WaitTimeSeconds=END_OF_QUEUE_WAIT_SECONDS, MessageSystemAttributeNames=["All"],
-                MessageAttributeNames=["All"]).get("Messages", [])
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=10,
+                VisibilityTimeout=self.hold_seconds,
+                WaitTimeSeconds=END_OF_QUEUE_WAIT_SECONDS,
+                MessageSystemAttributeNames=["All"],
+                MessageAttributeNames=["All"],
+            ).get("Messages", [])
             until = self.clock() + self.hold_seconds
             page = []
             for message in received:
@@ -173,9 +199,17 @@ class DeadLetterReader:
         now = self.clock()
         due = [letter for letter, until in self.held.values() if until - now < self.hold_seconds / 2]
         for batch in _batches(due):
-            self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=[
-                {"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": self.hold_seconds}
-                for i, letter in enumerate(batch)])
+            self.sqs.change_message_visibility_batch(
+                QueueUrl=self.queue_url,
+                Entries=[
+                    {
+                        "Id": str(i),
+                        "ReceiptHandle": letter.receipt_handle,
+                        "VisibilityTimeout": self.hold_seconds,
+                    }
+                    for i, letter in enumerate(batch)
+                ],
+            )
             for letter in batch:
                 self.held[letter.message_id] = (letter, now + self.hold_seconds)
 
@@ -186,11 +220,17 @@ class DeadLetterReader:
 
     def release(self, letters: Iterable[DeadLetter]) -> None:
         """Make these visible again."""
-        letters = [self.held.pop(letter.message_id)[0] for letter in letters if letter.message_id in self.held]
+        letters = [
+            self.held.pop(letter.message_id)[0] for letter in letters if letter.message_id in self.held
+        ]
         for batch in _batches(letters):
-            self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=[
-                {"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": 0}
-                for i, letter in enumerate(batch)])
+            self.sqs.change_message_visibility_batch(
+                QueueUrl=self.queue_url,
+                Entries=[
+                    {"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": 0}
+                    for i, letter in enumerate(batch)
+                ],
+            )
 
     def in_flight_elsewhere(self) -> int:
         """Messages invisible to this reader that it does not hold: another reader's."""
@@ -198,6 +238,7 @@ class DeadLetterReader:
 
 
 # --- classification -------------------------------------------------------------------------
+
 
 def stored_orders(dynamodb: Any, table: str, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """The stored items of these order ids (strongly consistent), by id."""
@@ -247,6 +288,7 @@ def counts(letters: Iterable[DeadLetter]) -> dict[str, int]:
 
 # --- the operations ---------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Queues:
     """Where the DLQ's messages come from and go back to, and what judges them."""
@@ -261,7 +303,9 @@ def _lookup(clients: Any, queues: Queues) -> Callable[[Iterable[str]], dict[str,
     return lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids)
 
 
-def listing(clients: Any, queues: Queues, limit: int = LIST_LIMIT, hold_seconds: int = HOLD_SECONDS) -> dict[str, Any]:
+def listing(
+    clients: Any, queues: Queues, limit: int = LIST_LIMIT, hold_seconds: int = HOLD_SECONDS
+) -> dict[str, Any]:
     """At most `limit` DLQ messages, classified: {"messages", "counts", "complete", "reading"}.
     `counts` are exact for the whole queue when `complete`; otherwise they are those of the
     messages read, and `reading` has SQS's approximate count of the rest."""
@@ -279,8 +323,12 @@ def listing(clients: Any, queues: Queues, limit: int = LIST_LIMIT, hold_seconds:
         complete = (reader.reached_end or visible == 0) and elsewhere == 0
     now_ms = int(time.time() * 1000)
     letters.sort(key=lambda letter: (letter.sent_ms or 0, letter.message_id))
-    return {"messages": [letter.as_json(now_ms) for letter in letters], "counts": counts(letters), "complete": complete,
-            "reading": {"read": len(letters), "visible_after": visible, "in_flight_elsewhere": elsewhere}}
+    return {
+        "messages": [letter.as_json(now_ms) for letter in letters],
+        "counts": counts(letters),
+        "complete": complete,
+        "reading": {"read": len(letters), "visible_after": visible, "in_flight_elsewhere": elsewhere},
+    }
 
 
 def _send_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -296,7 +344,9 @@ def message_bytes(letter: DeadLetter) -> int:
     """A message's size as SQS counts it: the body and each attribute's name, type and value."""
     size = len(letter.body.encode())
     for name, value in letter.message_attributes.items():
-        data = value.get("BinaryValue", b"") if "BinaryValue" in value else value.get("StringValue", "").encode()
+        data = (
+            value.get("BinaryValue", b"") if "BinaryValue" in value else value.get("StringValue", "").encode()
+        )
         size += len(name.encode()) + len(value["DataType"].encode()) + len(data)
     return size
 
@@ -321,8 +371,10 @@ def parse_classes(text: str | None) -> tuple[str, ...]:
     chosen = tuple(part.strip() for part in (text or ",".join(SAFE_CLASSES)).split(",") if part.strip())
     wrong = [kind for kind in chosen if kind not in SAFE_CLASSES]
     if wrong or not chosen:
-        raise DlqError(f"cannot redrive class {', '.join(wrong) or '(none)'}: only {' and '.join(SAFE_CLASSES)} "
-                       "messages are sent back; decide on the others with `ops dlq discard`")
+        raise DlqError(
+            f"cannot redrive class {', '.join(wrong) or '(none)'}: only {' and '.join(SAFE_CLASSES)} "
+            "messages are sent back; decide on the others with `ops dlq discard`"
+        )
     return chosen
 
 
@@ -330,8 +382,9 @@ def parse_classes(text: str | None) -> tuple[str, ...]:
 class RedriveReport:
     classes: tuple[str, ...]
     dry_run: bool
-    counts: dict[str, dict[str, int]] = field(default_factory=lambda: {
-        kind: {"found": 0, "moved": 0, "failed": 0} for kind in CLASSES})
+    counts: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {kind: {"found": 0, "moved": 0, "failed": 0} for kind in CLASSES}
+    )
     moved: list[dict[str, str]] = field(default_factory=list)
     failures: list[dict[str, str]] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
@@ -347,12 +400,14 @@ class RedriveReport:
         self.failures.append({"message_id": letter.message_id, "reason": reason})
 
 
-def _move(sqs: Any, queues: Queues, reader: DeadLetterReader, letters: list[DeadLetter], report: RedriveReport) -> None:
+def _move(
+    sqs: Any, queues: Queues, reader: DeadLetterReader, letters: list[DeadLetter], report: RedriveReport
+) -> None:
     """Send these to the jobs queue, then delete them from the DLQ; a failed send is released."""
     for batch in send_batches(letters):
         entries = []
         for i, letter in enumerate(batch):
-            entry = {"Id": str(i), "MessageBody": letter.body}
+            entry: dict[str, Any] = {"Id": str(i), "MessageBody": letter.body}
             if letter.message_attributes:
                 entry["MessageAttributes"] = _send_attributes(letter.message_attributes)
             entries.append(entry)
@@ -365,22 +420,40 @@ def _move(sqs: Any, queues: Queues, reader: DeadLetterReader, letters: list[Dead
         copied = [letter for letter in batch if letter.message_id in copies]
         if not copied:
             continue
-        removed = sqs.delete_message_batch(QueueUrl=queues.dlq_url, Entries=[
-            {"Id": str(i), "ReceiptHandle": letter.receipt_handle} for i, letter in enumerate(copied)])
+        removed = sqs.delete_message_batch(
+            QueueUrl=queues.dlq_url,
+            Entries=[
+                {"Id": str(i), "ReceiptHandle": letter.receipt_handle} for i, letter in enumerate(copied)
+            ],
+        )
         gone = [copied[int(ok["Id"])] for ok in removed.get("Successful", [])]
         reader.forget(gone)
         for letter in gone:
             report.counts[letter.kind]["moved"] += 1
-            report.moved.append({"message_id": letter.message_id, "new_message_id": copies[letter.message_id],
-                                 "class": letter.kind})
+            report.moved.append(
+                {
+                    "message_id": letter.message_id,
+                    "new_message_id": copies[letter.message_id],
+                    "class": letter.kind,
+                }
+            )
         for failure in removed.get("Failed", []):
-            report.failed(copied[int(failure["Id"])], "sent, but not deleted from the DLQ (the copy will be a "
-                                                      f"duplicate): {failure.get('Message', failure['Code'])}")
+            report.failed(
+                copied[int(failure["Id"])],
+                "sent, but not deleted from the DLQ (the copy will be a "
+                f"duplicate): {failure.get('Message', failure['Code'])}",
+            )
 
 
-def redrive(clients: Any, queues: Queues, classes: Iterable[str] = SAFE_CLASSES, dry_run: bool = False,
-            hold_seconds: int = HOLD_SECONDS, max_held: int = MAX_HELD,
-            progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def redrive(
+    clients: Any,
+    queues: Queues,
+    classes: Iterable[str] = SAFE_CLASSES,
+    dry_run: bool = False,
+    hold_seconds: int = HOLD_SECONDS,
+    max_held: int = MAX_HELD,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     """Send the messages of `classes` back to the jobs queue, a page at a time (send, then
     delete), stepping past the rest; a dry run moves nothing and holds what it read. Returns per
     class found, moved and failed; each move's old and new message id; the failures; whether
@@ -399,19 +472,33 @@ def redrive(clients: Any, queues: Queues, classes: Iterable[str] = SAFE_CLASSES,
             if progress is not None:
                 progress(report.progress(len(reader.held)))
             if len(reader.held) >= max_held:
-                stopped = (f"stopped after stepping past {len(reader.held)} messages it may not move "
-                           f"(at most {max_held} are held at once): discard or decide on them, then run again")
+                stopped = (
+                    f"stopped after stepping past {len(reader.held)} messages it may not move "
+                    f"(at most {max_held} are held at once): discard or decide on them, then run again"
+                )
                 break
         elsewhere = reader.in_flight_elsewhere()
         complete = reader.reached_end and not stopped and elsewhere == 0
         if not stopped and not reader.reached_end:
-            stopped = (f"SQS returned no messages although it counts {reader.unread_visible} visible (its "
-                       "in-flight cap, or its counters lagging): run again")
-    return {"classes": list(report.classes), "dry_run": dry_run, "counts": report.counts, "moved": report.moved,
-            "failures": report.failures, "complete": complete, "in_flight_elsewhere": elsewhere, "stopped": stopped}
+            stopped = (
+                f"SQS returned no messages although it counts {reader.unread_visible} visible (its "
+                "in-flight cap, or its counters lagging): run again"
+            )
+    return {
+        "classes": list(report.classes),
+        "dry_run": dry_run,
+        "counts": report.counts,
+        "moved": report.moved,
+        "failures": report.failures,
+        "complete": complete,
+        "in_flight_elsewhere": elsewhere,
+        "stopped": stopped,
+    }
 
 
-def discard(clients: Any, queues: Queues, message_id: str, reason: str, hold_seconds: int = HOLD_SECONDS) -> dict[str, Any]:
+def discard(
+    clients: Any, queues: Queues, message_id: str, reason: str, hold_seconds: int = HOLD_SECONDS
+) -> dict[str, Any]:
     """Remove one conflict or malformed message after a human decided, with one audit record
     written first (who, when, why, the body and its class). A delete that fails is recorded
     beside it (`DISCARD_FAILED`, same `audit_id`) and raised."""
@@ -424,35 +511,61 @@ def discard(clients: Any, queues: Queues, message_id: str, reason: str, hold_sec
         raise DlqError(f"the reason is {len(reason)} characters; keep it under {MAX_REASON}")
     sqs = clients.client("sqs")
     with DeadLetterReader(sqs, queues.dlq_url, hold_seconds) as reader:
-        letter = next((letter for page in reader.pages() for letter in page if letter.message_id == message_id), None)
+        letter = next(
+            (letter for page in reader.pages() for letter in page if letter.message_id == message_id), None
+        )
         if letter is None:
             elsewhere = reader.in_flight_elsewhere()
-            held = f"; {elsewhere} message(s) are held by another reader, run again later" if elsewhere else ""
+            held = (
+                f"; {elsewhere} message(s) are held by another reader, run again later" if elsewhere else ""
+            )
             raise DlqError(f"message {message_id} is not in the dead-letter queue{held}")
         classify([letter], _lookup(clients, queues))
         if letter.kind in SAFE_CLASSES:
-            raise DlqError(f"message {message_id} is {letter.kind} ({letter.reason}): redrive it with "
-                           "`ops dlq redrive`; only conflict and malformed messages are discarded")
+            raise DlqError(
+                f"message {message_id} is {letter.kind} ({letter.reason}): redrive it with "
+                "`ops dlq redrive`; only conflict and malformed messages are discarded"
+            )
         record = {
-            "audit_id": str(uuid.uuid4()), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "audit_id": str(uuid.uuid4()),
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "who": clients.client("sts").get_caller_identity()["Arn"],
-            "reason": reason, "message_id": letter.message_id, "class": letter.kind, "why_not_redriven": letter.reason,
-            "body": letter.body, "order_id": letter.order_id, "requested": letter.requested, "stored": letter.stored,
-            "message_attributes": {name: _attribute_json(value) for name, value in letter.message_attributes.items()},
-            "receive_count": letter.receive_count, "sent_ms": letter.sent_ms,
+            "reason": reason,
+            "message_id": letter.message_id,
+            "class": letter.kind,
+            "why_not_redriven": letter.reason,
+            "body": letter.body,
+            "order_id": letter.order_id,
+            "requested": letter.requested,
+            "stored": letter.stored,
+            "message_attributes": {
+                name: _attribute_json(value) for name, value in letter.message_attributes.items()
+            },
+            "receive_count": letter.receive_count,
+            "sent_ms": letter.sent_ms,
         }
         logs = clients.client("logs")
         write_audit(logs, queues.audit_log_group, record)
         try:
             sqs.delete_message(QueueUrl=queues.dlq_url, ReceiptHandle=letter.receipt_handle)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - any failed delete is recorded and reported
             from ops.aws import error_line
 
-            write_audit(logs, queues.audit_log_group, {"audit_id": record["audit_id"], "message_id": message_id,
-                                                         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                                         "error": error_line(error)}, tag=AUDIT_FAILED_TAG)
-            raise DlqError(f"message {message_id} was not discarded: the delete failed ({error_line(error)}); "
-                           "the audit records the attempt as failed") from None
+            write_audit(
+                logs,
+                queues.audit_log_group,
+                {
+                    "audit_id": record["audit_id"],
+                    "message_id": message_id,
+                    "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "error": error_line(error),
+                },
+                tag=AUDIT_FAILED_TAG,
+            )
+            raise DlqError(
+                f"message {message_id} was not discarded: the delete failed ({error_line(error)}); "
+                "the audit records the attempt as failed"
+            ) from None
         reader.forget([letter])
     return {**record, "outcome": "discarded"}
 
@@ -462,9 +575,16 @@ def write_audit(logs: Any, log_group: str, record: dict[str, Any], tag: str = AU
         logs.create_log_stream(logGroupName=log_group, logStreamName=AUDIT_STREAM)
     except logs.exceptions.ResourceAlreadyExistsException:
         pass
-    logs.put_log_events(logGroupName=log_group, logStreamName=AUDIT_STREAM, logEvents=[{
-        "timestamp": int(time.time() * 1000),
-        "message": f"{tag} {json.dumps(record, sort_keys=True, default=str)}"}])
+    logs.put_log_events(
+        logGroupName=log_group,
+        logStreamName=AUDIT_STREAM,
+        logEvents=[
+            {
+                "timestamp": int(time.time() * 1000),
+                "message": f"{tag} {json.dumps(record, sort_keys=True, default=str)}",
+            }
+        ],
+    )
 
 
 def audit(clients: Any, queues: Queues) -> list[dict[str, Any]]:

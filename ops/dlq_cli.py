@@ -17,18 +17,38 @@ from ops.terminal import safe, safe_lines
 def add_commands(commands: Any, common: Any) -> None:
     parser = commands.add_parser("dlq", help="list, redrive, discard and audit dead-letter messages")
     actions = parser.add_subparsers(dest="action", required=True)
-    listing = actions.add_parser("list", help="DLQ messages with their class, id, receive count, age and reason")
-    listing.add_argument("--limit", type=int, default=dlq.LIST_LIMIT,
-                         help=f"read at most this many (default {dlq.LIST_LIMIT}); counts are exact when the whole "
-                              "queue was read, and say so")
-    listing.add_argument("--json", action="store_true", help='{"messages": [...], "counts": {...}, "complete": ...}')
-    redrive = actions.add_parser("redrive", help="send pending and stored messages back to the jobs queue, a page "
-                                                 "at a time (progress on stderr)")
+    listing = actions.add_parser(
+        "list", help="DLQ messages with their class, id, receive count, age and reason"
+    )
+    listing.add_argument(
+        "--limit",
+        type=int,
+        default=dlq.LIST_LIMIT,
+        help=f"read at most this many (default {dlq.LIST_LIMIT}); counts are exact when the whole "
+        "queue was read, and say so",
+    )
+    listing.add_argument(
+        "--json", action="store_true", help='{"messages": [...], "counts": {...}, "complete": ...}'
+    )
+    redrive = actions.add_parser(
+        "redrive",
+        help="send pending and stored messages back to the jobs queue, a page at a time (progress on stderr)",
+    )
     redrive.add_argument("--dry-run", action="store_true", help="classify and count, move nothing")
-    redrive.add_argument("--class", dest="classes", default="pending,stored", metavar="CLASSES", type=_classes,
-                         help="pending,stored (default), or one of them; conflicts and malformed bodies never")
-    redrive.add_argument("--json", action="store_true", help="the counts, and each moved message's old and new id")
-    discard = actions.add_parser("discard", help="remove one conflict or malformed message, with an audit record")
+    redrive.add_argument(
+        "--class",
+        dest="classes",
+        default="pending,stored",
+        metavar="CLASSES",
+        type=_classes,
+        help="pending,stored (default), or one of them; conflicts and malformed bodies never",
+    )
+    redrive.add_argument(
+        "--json", action="store_true", help="the counts, and each moved message's old and new id"
+    )
+    discard = actions.add_parser(
+        "discard", help="remove one conflict or malformed message, with an audit record"
+    )
     discard.add_argument("--message-id", required=True)
     discard.add_argument("--reason", required=True, help="why it may go (kept in the audit record)")
     discard.add_argument("--json", action="store_true")
@@ -37,9 +57,13 @@ def add_commands(commands: Any, common: Any) -> None:
     for sub in (listing, redrive, discard, audit):
         common(sub)
     for sub in (listing, redrive, discard):
-        sub.add_argument("--hold-seconds", type=int, default=dlq.HOLD_SECONDS,
-                         help=f"how long a message read stays hidden from others if this command dies (default "
-                              f"{dlq.HOLD_SECONDS}); extended while it works")
+        sub.add_argument(
+            "--hold-seconds",
+            type=int,
+            default=dlq.HOLD_SECONDS,
+            help=f"how long a message read stays hidden from others if this command dies (default "
+            f"{dlq.HOLD_SECONDS}); extended while it works",
+        )
 
 
 def _classes(text: str) -> tuple[str, ...]:
@@ -62,8 +86,12 @@ class Progress:
         if self.clock() - self.last < self.every:
             return
         self.last = self.clock()
-        print(f"seen {figures['seen']}, moved {figures['moved']}, held {figures['held']}, "
-              f"{figures['per_second']:g}/s", file=sys.stderr, flush=True)
+        print(
+            f"seen {figures['seen']}, moved {figures['moved']}, held {figures['held']}, "
+            f"{figures['per_second']:g}/s",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _age(seconds: int | None) -> str:
@@ -80,8 +108,16 @@ def _counts(counts: dict[str, int]) -> str:
 
 
 def _elsewhere(count: int) -> list[str]:
-    return [f"{count} more message(s) are held by another reader (in flight): not seen; run again when they "
-            "are released"] if count else []
+    return (
+        [
+            (
+                f"{count} more message(s) are held by another reader (in flight): not seen; run again when they "
+                "are released"
+            )
+        ]
+        if count
+        else []
+    )
 
 
 def format_listing(queue: str, result: dict[str, Any]) -> str:
@@ -89,24 +125,36 @@ def format_listing(queue: str, result: dict[str, Any]) -> str:
     if result["complete"]:
         lines = [f"{queue}: {len(messages)} message(s): {_counts(result['counts'])}"]
     else:
-        lines = [f"{queue}: the first {len(messages)} message(s) read: {_counts(result['counts'])}; "
-                 f"about {totals['visible_after']} more visible (--limit reads more)"]
+        lines = [
+            (
+                f"{queue}: the first {len(messages)} message(s) read: {_counts(result['counts'])}; "
+                f"about {totals['visible_after']} more visible (--limit reads more)"
+            )
+        ]
     lines += _elsewhere(totals["in_flight_elsewhere"])
     if messages:
         lines.append(f"{'class':<10} {'received':>8} {'age':>5}  {'message id':<36}  id / reason")
     for message in messages:
-        lines.append(f"{message['class']:<10} {message['receive_count']:>7}x {_age(message['age_seconds']):>5}  "
-                     f"{message['message_id']:<36}  {message['id'] if message['id'] is not None else '-'}: {message['reason']}")
+        lines.append(
+            f"{message['class']:<10} {message['receive_count']:>7}x {_age(message['age_seconds']):>5}  "
+            f"{message['message_id']:<36}  {message['id'] if message['id'] is not None else '-'}: {message['reason']}"
+        )
     return safe_lines(lines)
 
 
 def format_redrive(result: dict[str, Any]) -> str:
     counts = result["counts"]
-    moved = ", ".join(f"{counts[kind]['found' if result['dry_run'] else 'moved']} {kind}" for kind in result["classes"])
-    left = ", ".join(f"{n} {kind}" for kind in dlq.CLASSES if (n := counts[kind]["found"] - counts[kind]["moved"]))
-    lines = [f"{'would move' if result['dry_run'] else 'moved'} {moved} to the jobs queue",
-             f"left in the DLQ: {left or 'nothing'}",
-             f"failed: {sum(counts[kind]['failed'] for kind in dlq.CLASSES)}"]
+    moved = ", ".join(
+        f"{counts[kind]['found' if result['dry_run'] else 'moved']} {kind}" for kind in result["classes"]
+    )
+    left = ", ".join(
+        f"{n} {kind}" for kind in dlq.CLASSES if (n := counts[kind]["found"] - counts[kind]["moved"])
+    )
+    lines = [
+        f"{'would move' if result['dry_run'] else 'moved'} {moved} to the jobs queue",
+        f"left in the DLQ: {left or 'nothing'}",
+        f"failed: {sum(counts[kind]['failed'] for kind in dlq.CLASSES)}",
+    ]
     lines += [f"  {failure['message_id']}: {failure['reason']}" for failure in result["failures"]]
     lines += _elsewhere(result["in_flight_elsewhere"])
     if result["stopped"]:
@@ -120,25 +168,49 @@ def run(args: argparse.Namespace, clients: Clients) -> int:
         queues = target.queues()
         if args.action == "list":
             result = dlq.listing(clients, queues, limit=args.limit, hold_seconds=args.hold_seconds)
-            print(json.dumps(result, indent=2, sort_keys=True) if args.json else format_listing(target.dead_letter_queue, result))
+            print(
+                json.dumps(result, indent=2, sort_keys=True)
+                if args.json
+                else format_listing(target.dead_letter_queue, result)
+            )
             return 0
         if args.action == "redrive":
-            result = dlq.redrive(clients, queues, args.classes, dry_run=args.dry_run, hold_seconds=args.hold_seconds,
-                                 progress=Progress())
+            result = dlq.redrive(
+                clients,
+                queues,
+                args.classes,
+                dry_run=args.dry_run,
+                hold_seconds=args.hold_seconds,
+                progress=Progress(),
+            )
             print(json.dumps(result, indent=2, sort_keys=True) if args.json else format_redrive(result))
             return 1 if result["failures"] or not result["complete"] else 0
         if args.action == "discard":
-            record = dlq.discard(clients, queues, args.message_id, args.reason, hold_seconds=args.hold_seconds)
-            print(json.dumps(record, indent=2, sort_keys=True) if args.json else safe(
-                f"discarded {record['message_id']} ({record['class']}); audit record in {queues.audit_log_group}"))
+            record = dlq.discard(
+                clients, queues, args.message_id, args.reason, hold_seconds=args.hold_seconds
+            )
+            print(
+                json.dumps(record, indent=2, sort_keys=True)
+                if args.json
+                else safe(
+                    f"discarded {record['message_id']} ({record['class']}); audit record in {queues.audit_log_group}"
+                )
+            )
             return 0
         records = dlq.audit(clients, queues)
         if args.json:
             print(json.dumps(records, indent=2, sort_keys=True))
         else:
-            print(safe_lines([f"{r['time']}  {r['who']}  {r['class']}  {r['message_id']}  {r['outcome']}  {r['reason']}  "
-                              f"body {r['body']}"
-                              for r in records] or [f"no discards recorded in {queues.audit_log_group}"]))
+            print(
+                safe_lines(
+                    [
+                        f"{r['time']}  {r['who']}  {r['class']}  {r['message_id']}  {r['outcome']}  {r['reason']}  "
+                        f"body {r['body']}"
+                        for r in records
+                    ]
+                    or [f"no discards recorded in {queues.audit_log_group}"]
+                )
+            )
         return 0
     except (dlq.DlqError, TargetError) as error:
         print(safe(f"error: {error}"), file=sys.stderr)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 
@@ -23,6 +25,7 @@ _DESERIALIZER = TypeDeserializer()
 
 def plain_item(attributes: dict[str, Any]) -> dict[str, Any]:
     """A DynamoDB attribute map as plain JSON values (whole numbers as int)."""
+
     def plain(value: Any) -> Any:
         if isinstance(value, Decimal):
             return int(value) if value == value.to_integral_value() else float(value)
@@ -35,8 +38,11 @@ def queue_counters(sqs: Any, queue_url: str) -> dict[str, int]:
     """visible / in_flight / delayed, from the queue's approximate counters."""
     attributes = sqs.get_queue_attributes(
         QueueUrl=queue_url,
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-                        "ApproximateNumberOfMessagesDelayed"],
+        AttributeNames=[
+            "ApproximateNumberOfMessages",
+            "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed",
+        ],
     )["Attributes"]
     return {
         "visible": int(attributes.get("ApproximateNumberOfMessages", 0)),
@@ -123,7 +129,11 @@ def worker_log(logs: Any, log_group: str, start_time: int | None = None) -> Work
 
 def executions(logs: Any, log_group: str, start_time: int | None = None) -> int:
     """How many times the function ran: one START line per invocation."""
-    return sum(1 for event in log_events(logs, log_group, start_time) if event["message"].startswith("START RequestId:"))
+    return sum(
+        1
+        for event in log_events(logs, log_group, start_time)
+        if event["message"].startswith("START RequestId:")
+    )
 
 
 def abnormal_ends(logs: Any, log_group: str, start_time: int | None = None) -> Counter[str]:
@@ -149,39 +159,65 @@ def alarms(cloudwatch: Any, name_prefix: str) -> list[dict[str, Any]]:
     """The consumer's metric alarms: name, state, reason, when the state last changed and what the
     alarm means (its description)."""
     found = []
-    for page in cloudwatch.get_paginator("describe_alarms").paginate(AlarmNamePrefix=name_prefix, AlarmTypes=["MetricAlarm"]):
+    for page in cloudwatch.get_paginator("describe_alarms").paginate(
+        AlarmNamePrefix=name_prefix, AlarmTypes=["MetricAlarm"]
+    ):
         for alarm in page["MetricAlarms"]:
             updated = alarm.get("StateUpdatedTimestamp")
-            found.append({
-                "name": alarm["AlarmName"], "state": alarm.get("StateValue"), "reason": alarm.get("StateReason", ""),
-                "updated_ms": int(updated.timestamp() * 1000) if updated else None,
-                "metric": alarm.get("MetricName"), "threshold": alarm.get("Threshold"),
-                "description": alarm.get("AlarmDescription", ""),
-            })
+            found.append(
+                {
+                    "name": alarm["AlarmName"],
+                    "state": alarm.get("StateValue"),
+                    "reason": alarm.get("StateReason", ""),
+                    "updated_ms": int(updated.timestamp() * 1000) if updated else None,
+                    "metric": alarm.get("MetricName"),
+                    "threshold": alarm.get("Threshold"),
+                    "description": alarm.get("AlarmDescription", ""),
+                }
+            )
     return sorted(found, key=lambda alarm: alarm["name"])
 
 
-def metric_series(cloudwatch: Any, metrics: dict[str, tuple[str, str, dict[str, str], str]], start_ms: int,
-                  end_ms: int, period: int = 60) -> dict[str, list[list[float]]]:
+def metric_series(
+    cloudwatch: Any,
+    metrics: dict[str, tuple[str, str, dict[str, str], str]],
+    start_ms: int,
+    end_ms: int,
+    period: int = 60,
+) -> dict[str, list[list[float]]]:
     """`{key: [[time_ms, value], ...]}` oldest first, for `{key: (namespace, name, dimensions, statistic)}`."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    queries = [{
-        "Id": f"m{index}", "Label": key, "ReturnData": True,
-        "MetricStat": {"Metric": {"Namespace": namespace, "MetricName": name,
-                                  "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()]},
-                       "Period": period, "Stat": statistic},
-    } for index, (key, (namespace, name, dimensions, statistic)) in enumerate(metrics.items())]
+    queries = [
+        {
+            "Id": f"m{index}",
+            "Label": key,
+            "ReturnData": True,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": namespace,
+                    "MetricName": name,
+                    "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
+                },
+                "Period": period,
+                "Stat": statistic,
+            },
+        }
+        for index, (key, (namespace, name, dimensions, statistic)) in enumerate(metrics.items())
+    ]
     # CloudWatch rounds StartTime down to the minute anyway; starting on a period boundary keeps
     # each point on its own minute in every answer (and is what the API reference advises).
     start_ms = start_ms // (period * 1000) * period * 1000
     series: dict[str, list[list[float]]] = {key: [] for key in metrics}
     keys = {f"m{index}": key for index, key in enumerate(metrics)}
     for page in cloudwatch.get_paginator("get_metric_data").paginate(
-            MetricDataQueries=queries, ScanBy="TimestampAscending",
-            StartTime=datetime.fromtimestamp(start_ms / 1000, tz=timezone.utc),
-            EndTime=datetime.fromtimestamp(end_ms / 1000, tz=timezone.utc)):
+        MetricDataQueries=queries,
+        ScanBy="TimestampAscending",
+        StartTime=datetime.fromtimestamp(start_ms / 1000, tz=UTC),
+        EndTime=datetime.fromtimestamp(end_ms / 1000, tz=UTC),
+    ):
         for result in page["MetricDataResults"]:
-            series[keys[result["Id"]]] += [[int(t.timestamp() * 1000), float(v)]
-                                           for t, v in zip(result["Timestamps"], result["Values"])]
+            series[keys[result["Id"]]] += [
+                [int(t.timestamp() * 1000), float(v)] for t, v in zip(result["Timestamps"], result["Values"])
+            ]
     return {key: sorted(points) for key, points in series.items()}

@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 REASON = "ops prove-alarms: testing the notification path; nothing is wrong"
 
@@ -40,7 +41,9 @@ def judge(alarm: str, actions: list[str], items: list[dict[str, Any]]) -> Proof:
     outcomes: dict[str, tuple[str, str]] = {}
     for item in items:
         data = json.loads(item.get("HistoryData") or "{}")
-        resource = data.get("notificationResource") or next((a for a in actions if a in item["HistorySummary"]), None)
+        resource = data.get("notificationResource") or next(
+            (a for a in actions if a in item["HistorySummary"]), None
+        )
         if resource in actions and outcomes.get(resource, ("", ""))[0] != "failed":
             failed = data.get("actionState") == "Failed" or item["HistorySummary"].startswith("Failed")
             outcomes[resource] = ("failed", item["HistorySummary"]) if failed else ("delivered", resource)
@@ -53,12 +56,23 @@ def judge(alarm: str, actions: list[str], items: list[dict[str, Any]]) -> Proof:
     return Proof(alarm, "delivered", ", ".join(actions), tuple(actions))
 
 
-def prove(cloudwatch: Any, prefix: str, *, timeout: float = 60, progress: Callable[[str], None] = lambda _: None,
-          clock: Callable[[], float] = time.monotonic) -> list[Proof]:
+def prove(
+    cloudwatch: Any,
+    prefix: str,
+    *,
+    timeout: float = 60,
+    progress: Callable[[str], None] = lambda _: None,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[Proof]:
     """Test every metric alarm named `<prefix>-*`; see the module docstring."""
-    alarms = [alarm for page in cloudwatch.get_paginator("describe_alarms").paginate(
-        AlarmNamePrefix=f"{prefix}-", AlarmTypes=["MetricAlarm"]) for alarm in page["MetricAlarms"]]
-    started = datetime.now(timezone.utc) - timedelta(seconds=5)  # room for clock skew
+    alarms = [
+        alarm
+        for page in cloudwatch.get_paginator("describe_alarms").paginate(
+            AlarmNamePrefix=f"{prefix}-", AlarmTypes=["MetricAlarm"]
+        )
+        for alarm in page["MetricAlarms"]
+    ]
+    started = datetime.now(UTC) - timedelta(seconds=5)  # room for clock skew
     tested: dict[str, tuple[str, list[str]]] = {}
     for alarm in alarms:
         name, was = alarm["AlarmName"], alarm["StateValue"]
@@ -67,25 +81,31 @@ def prove(cloudwatch: Any, prefix: str, *, timeout: float = 60, progress: Callab
         tested[name] = (was, actions)
         if actions:
             cloudwatch.set_alarm_state(AlarmName=name, StateValue=to, StateReason=REASON)
-    progress(f"set {sum(1 for _, actions in tested.values() if actions)} alarm(s) to test their actions; "
-             f"waiting up to {timeout:.0f} s for CloudWatch's records")
+    progress(
+        f"set {sum(1 for _, actions in tested.values() if actions)} alarm(s) to test their actions; "
+        f"waiting up to {timeout:.0f} s for CloudWatch's records"
+    )
     deadline = clock() + timeout
     while True:
-        proofs = [judge(name, actions, _action_items(cloudwatch, name, started) if actions else [])
-                  for name, (_, actions) in tested.items()]
+        proofs = [
+            judge(name, actions, _action_items(cloudwatch, name, started) if actions else [])
+            for name, (_, actions) in tested.items()
+        ]
         if all(p.outcome != "not recorded" for p in proofs) or clock() >= deadline:
             break
         time.sleep(1)
     for name, (was, actions) in tested.items():
         if actions:
-            cloudwatch.set_alarm_state(AlarmName=name, StateValue="OK" if was != "ALARM" else "ALARM",
-                                       StateReason=REASON)
+            cloudwatch.set_alarm_state(
+                AlarmName=name, StateValue="OK" if was != "ALARM" else "ALARM", StateReason=REASON
+            )
     return sorted(proofs, key=lambda p: p.alarm)
 
 
 def _action_items(cloudwatch: Any, name: str, since: datetime) -> list[dict[str, Any]]:
     pages = cloudwatch.get_paginator("describe_alarm_history").paginate(
-        AlarmName=name, HistoryItemType="Action", StartDate=since, ScanBy="TimestampAscending")
+        AlarmName=name, HistoryItemType="Action", StartDate=since, ScanBy="TimestampAscending"
+    )
     return [item for page in pages for item in page["AlarmHistoryItems"]]
 
 
@@ -98,13 +118,24 @@ def run(args: Any, clients: Any) -> int:
     from ops.terminal import safe_lines
 
     if not args.yes:
-        print(f"error: this notifies every subscriber of the {args.prefix} alarms' topics (two notifications per "
-              f"alarm); pass --yes to go ahead", file=sys.stderr)
+        print(
+            f"error: this notifies every subscriber of the {args.prefix} alarms' topics (two notifications per "
+            f"alarm); pass --yes to go ahead",
+            file=sys.stderr,
+        )
         return 2
-    print(f"testing the notification path of every {args.prefix}-* alarm: subscribers get a test ALARM "
-          f"and its OK for each", file=sys.stderr, flush=True)
-    proofs = prove(clients.client("cloudwatch"), args.prefix, timeout=args.timeout,
-                   progress=lambda line: print(line, file=sys.stderr, flush=True))
+    print(
+        f"testing the notification path of every {args.prefix}-* alarm: subscribers get a test ALARM "
+        f"and its OK for each",
+        file=sys.stderr,
+        flush=True,
+    )
+    proofs = prove(
+        clients.client("cloudwatch"),
+        args.prefix,
+        timeout=args.timeout,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
     if args.json:
         print(json.dumps([{**asdict(p), "ok": p.ok} for p in proofs], indent=2))
     else:

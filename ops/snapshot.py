@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -50,12 +51,16 @@ class Target:
     names_from: str
     audit_log_group: str = ""
 
-    def queues(self) -> "Queues":
+    def queues(self) -> Queues:
         """What the DLQ tools work on (ops/dlq.py)."""
         from ops.dlq import Queues
 
-        return Queues(dlq_url=self.dlq_url, jobs_url=self.queue_url, orders_table=self.orders_table,
-                      audit_log_group=self.audit_log_group)
+        return Queues(
+            dlq_url=self.dlq_url,
+            jobs_url=self.queue_url,
+            orders_table=self.orders_table,
+            audit_log_group=self.audit_log_group,
+        )
 
     @property
     def jobs_queue(self) -> str:
@@ -86,23 +91,52 @@ def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | 
             queue_url = observe.find_queue_url(sqs, names.jobs_queue)
             dlq_url = observe.find_queue_url(sqs, names.dead_letter_queue)
         except ClientError as queue_error:
-            raise TargetError(f"stack {stack} {why}, and {error_line(queue_error)}: deploy the stack "
-                              "(make up, or cdk deploy) or pass --prefix/--stack") from None
-        return Target(stack, queue_url, dlq_url, names.orders_table, names.reference_table,
-                      names.worker_function, Names.log_group_of(names.worker_function),
-                      names_from=f"prefix {prefix} (stack {why})", audit_log_group=names.dlq_audit_log_group)
-    missing = [key for key in ("QueueUrl", "DeadLetterQueueUrl", "OrdersTableName", "ReferenceTableName",
-                               "FunctionName", "LogGroupName") if key not in outputs]
+            raise TargetError(
+                f"stack {stack} {why}, and {error_line(queue_error)}: deploy the stack "
+                "(make up, or cdk deploy) or pass --prefix/--stack"
+            ) from None
+        return Target(
+            stack,
+            queue_url,
+            dlq_url,
+            names.orders_table,
+            names.reference_table,
+            names.worker_function,
+            Names.log_group_of(names.worker_function),
+            names_from=f"prefix {prefix} (stack {why})",
+            audit_log_group=names.dlq_audit_log_group,
+        )
+    missing = [
+        key
+        for key in (
+            "QueueUrl",
+            "DeadLetterQueueUrl",
+            "OrdersTableName",
+            "ReferenceTableName",
+            "FunctionName",
+            "LogGroupName",
+        )
+        if key not in outputs
+    ]
     if missing:
-        raise TargetError(f"stack {stack} has no output {', '.join(missing)} (still deploying, or not this stack?)")
-    return Target(stack, outputs["QueueUrl"], outputs["DeadLetterQueueUrl"], outputs["OrdersTableName"],
-                  outputs["ReferenceTableName"], outputs["FunctionName"], outputs["LogGroupName"],
-                  names_from=f"stack {stack} outputs",
-                  audit_log_group=outputs.get("DlqAuditLogGroupName", names.dlq_audit_log_group))
+        raise TargetError(
+            f"stack {stack} has no output {', '.join(missing)} (still deploying, or not this stack?)"
+        )
+    return Target(
+        stack,
+        outputs["QueueUrl"],
+        outputs["DeadLetterQueueUrl"],
+        outputs["OrdersTableName"],
+        outputs["ReferenceTableName"],
+        outputs["FunctionName"],
+        outputs["LogGroupName"],
+        names_from=f"stack {stack} outputs",
+        audit_log_group=outputs.get("DlqAuditLogGroupName", names.dlq_audit_log_group),
+    )
 
 
 def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
 
 
 def decisions(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
@@ -119,13 +153,17 @@ def decisions(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
             "previous": record.data.get("previous"),
             "stored": record.data.get("stored"),
         }
-        for record in records if record.tag == "WRITE"
+        for record in records
+        if record.tag == "WRITE"
     ]
 
 
 def worker_errors(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
-    return [{"time_ms": record.timestamp, "time": _iso(record.timestamp), **record.data}
-            for record in records if record.tag == "ERROR"]
+    return [
+        {"time_ms": record.timestamp, "time": _iso(record.timestamp), **record.data}
+        for record in records
+        if record.tag == "ERROR"
+    ]
 
 
 # What one delivery of a message came to. `conflict`, `malformed` and `write_failed` are failed
@@ -152,9 +190,19 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
     open_in: dict[str, dict[str, Any]] = {}  # log stream -> the delivery whose lines are still coming
 
     def start(record: observe.LogRecord, message_id: Any, order_id: Any) -> dict[str, Any]:
-        delivery = {"time_ms": record.timestamp, "time": _iso(record.timestamp), "message_id": message_id,
-                    "id": order_id, "outcome": "unfinished", "requested": None, "previous": None, "stored": None,
-                    "error": None, "message": None, "receive_count": None}
+        delivery = {
+            "time_ms": record.timestamp,
+            "time": _iso(record.timestamp),
+            "message_id": message_id,
+            "id": order_id,
+            "outcome": "unfinished",
+            "requested": None,
+            "previous": None,
+            "stored": None,
+            "error": None,
+            "message": None,
+            "receive_count": None,
+        }
         found.append(delivery)
         return delivery
 
@@ -167,13 +215,21 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
         elif record.tag == "WRITE":
             if current is None or current["outcome"] != "unfinished" or current["id"] != data.get("id"):
                 current = open_in[record.stream] = start(record, None, data.get("id"))
-            current.update(outcome=_DECISION_OUTCOMES.get(data.get("decision"), "write_failed"),
-                           requested=data.get("requested"), previous=data.get("previous"), stored=data.get("stored"))
+            current.update(
+                outcome=_DECISION_OUTCOMES.get(data.get("decision") or "", "write_failed"),
+                requested=data.get("requested"),
+                previous=data.get("previous"),
+                stored=data.get("stored"),
+            )
         elif record.tag == "ERROR":
             if current is None or current["message_id"] != data.get("message_id"):
                 current = start(record, data.get("message_id"), None)
-            current.update(outcome=_error_outcome(data.get("error")), error=data.get("error"),
-                           message=data.get("message"), receive_count=data.get("receive_count"))
+            current.update(
+                outcome=_error_outcome(data.get("error")),
+                error=data.get("error"),
+                message=data.get("message"),
+                receive_count=data.get("receive_count"),
+            )
             open_in.pop(record.stream, None)
         elif record.tag == "RESULT":
             open_in.pop(record.stream, None)
@@ -191,18 +247,28 @@ def messages(delivered: list[dict[str, Any]]) -> list[dict[str, Any]]:
     found = []
     for group in grouped.values():
         latest = group[-1]
-
-        def last_known(key: str) -> Any:
-            return next((d[key] for d in reversed(group) if d[key] is not None), None)
-
-        found.append({
-            **latest, "id": last_known("id"), "requested": last_known("requested"),
-            "receive_count": last_known("receive_count"), "deliveries": len(group),
-            "first_ms": group[0]["time_ms"], "first": group[0]["time"],
-            "outcomes": {outcome: sum(1 for d in group if d["outcome"] == outcome)
-                         for outcome in OUTCOMES if any(d["outcome"] == outcome for d in group)},
-        })
+        found.append(
+            {
+                **latest,
+                "id": _last_known(group, "id"),
+                "requested": _last_known(group, "requested"),
+                "receive_count": _last_known(group, "receive_count"),
+                "deliveries": len(group),
+                "first_ms": group[0]["time_ms"],
+                "first": group[0]["time"],
+                "outcomes": {
+                    outcome: sum(1 for d in group if d["outcome"] == outcome)
+                    for outcome in OUTCOMES
+                    if any(d["outcome"] == outcome for d in group)
+                },
+            }
+        )
     return sorted(found, key=lambda message: message["time_ms"])
+
+
+def _last_known(deliveries: list[dict[str, Any]], key: str) -> Any:
+    """The latest delivery's value of `key` that is known (not None)."""
+    return next((d[key] for d in reversed(deliveries) if d[key] is not None), None)
 
 
 SERIES_MINUTES = 60
@@ -215,33 +281,69 @@ def plotted_metrics(target: Target) -> dict[str, tuple[str, str, dict[str, str],
     return {
         **{f"decision:{name}": (METRICS_NAMESPACE, name, worker, "Sum") for name in DECISION_METRICS},
         "function:errors": ("AWS/Lambda", "Errors", worker, "Sum"),
-        "queue:jobs": ("AWS/SQS", "ApproximateNumberOfMessagesVisible", {"QueueName": target.jobs_queue}, "Maximum"),
-        "queue:dlq": ("AWS/SQS", "ApproximateNumberOfMessagesVisible", {"QueueName": target.dead_letter_queue}, "Maximum"),
+        "queue:jobs": (
+            "AWS/SQS",
+            "ApproximateNumberOfMessagesVisible",
+            {"QueueName": target.jobs_queue},
+            "Maximum",
+        ),
+        "queue:dlq": (
+            "AWS/SQS",
+            "ApproximateNumberOfMessagesVisible",
+            {"QueueName": target.dead_letter_queue},
+            "Maximum",
+        ),
     }
 
 
-def take_snapshot(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | None = None,
-                  since_minutes: float = DEFAULT_SINCE_MINUTES) -> dict[str, Any]:
+def take_snapshot(
+    clients: Clients,
+    prefix: str = DEFAULT_PREFIX,
+    stack: str | None = None,
+    since_minutes: float = DEFAULT_SINCE_MINUTES,
+) -> dict[str, Any]:
     """Everything the view shows, as JSON-ready data. Never raises for AWS errors."""
     now_ms = int(time.time() * 1000)
     since_ms = now_ms - int(since_minutes * 60_000)
     snapshot: dict[str, Any] = {
-        "taken_at": _iso(now_ms), "taken_at_ms": now_ms, "endpoint": None, "region": None,
-        "error": None, "errors": {}, "target": None,
-        "queues": {"jobs": None, "dlq": None}, "mappings": None, "orders": None, "orders_truncated": False,
-        "reference": None, "decisions": None, "decisions_total": 0, "worker_errors": None,
-        "deliveries": None, "messages": None, "messages_total": 0,
-        "executions": None, "summary": None, "log_since": _iso(since_ms), "log_since_ms": since_ms,
-        "alarms": None, "series": None,
+        "taken_at": _iso(now_ms),
+        "taken_at_ms": now_ms,
+        "endpoint": None,
+        "region": None,
+        "error": None,
+        "errors": {},
+        "target": None,
+        "queues": {"jobs": None, "dlq": None},
+        "mappings": None,
+        "orders": None,
+        "orders_truncated": False,
+        "reference": None,
+        "decisions": None,
+        "decisions_total": 0,
+        "worker_errors": None,
+        "deliveries": None,
+        "messages": None,
+        "messages_total": 0,
+        "executions": None,
+        "summary": None,
+        "log_since": _iso(since_ms),
+        "log_since_ms": since_ms,
+        "alarms": None,
+        "series": None,
     }
     try:
         snapshot["endpoint"], snapshot["region"] = clients.describe(), clients.region
         target = resolve_target(clients, prefix, stack)
     except Exception as error:  # noqa: BLE001 - reported to the user, never raised
-        snapshot["error"] = str(error) if isinstance(error, TargetError) else error_line(error, snapshot["endpoint"])
+        snapshot["error"] = (
+            str(error) if isinstance(error, TargetError) else error_line(error, snapshot["endpoint"])
+        )
         return snapshot
-    snapshot["target"] = {**asdict(target), "jobs_queue": target.jobs_queue,
-                          "dead_letter_queue": target.dead_letter_queue}
+    snapshot["target"] = {
+        **asdict(target),
+        "jobs_queue": target.jobs_queue,
+        "dead_letter_queue": target.dead_letter_queue,
+    }
 
     def section(name: str, read: Callable[[], Any]) -> Any:
         try:
@@ -253,15 +355,21 @@ def take_snapshot(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | N
     sqs, dynamodb = clients.client("sqs"), clients.client("dynamodb")
     snapshot["queues"]["jobs"] = section("jobs", lambda: observe.queue_counters(sqs, target.queue_url))
     snapshot["queues"]["dlq"] = section("dlq", lambda: observe.queue_counters(sqs, target.dlq_url))
-    snapshot["mappings"] = section("mappings", lambda: observe.mappings(clients.client("lambda"), target.function_name))
+    snapshot["mappings"] = section(
+        "mappings", lambda: observe.mappings(clients.client("lambda"), target.function_name)
+    )
     orders = section("orders", lambda: observe.scan_items(dynamodb, target.orders_table, limit=ORDERS_LIMIT))
     if orders is not None:
         snapshot["orders"], snapshot["orders_truncated"] = orders, len(orders) >= ORDERS_LIMIT
     snapshot["reference"] = section("reference", lambda: observe.scan_items(dynamodb, target.reference_table))
     cloudwatch = clients.client("cloudwatch")
     snapshot["alarms"] = section("alarms", lambda: observe.alarms(cloudwatch, f"{prefix}-"))
-    snapshot["series"] = section("series", lambda: observe.metric_series(
-        cloudwatch, plotted_metrics(target), now_ms - SERIES_MINUTES * 60_000, now_ms))
+    snapshot["series"] = section(
+        "series",
+        lambda: observe.metric_series(
+            cloudwatch, plotted_metrics(target), now_ms - SERIES_MINUTES * 60_000, now_ms
+        ),
+    )
     log = section("log", lambda: observe.worker_log(clients.client("logs"), target.log_group, since_ms))
     if log is not None:
         written = decisions(log.records)
@@ -278,8 +386,15 @@ def take_snapshot(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | N
             "records": len(delivered),
             "messages": len(grouped),
             "failed_records": sum(counted[outcome] for outcome in FAILED_RECORD_OUTCOMES),
-            "invocation_errors": None if snapshot["series"] is None else int(sum(
-                value for time_ms, value in snapshot["series"]["function:errors"] if time_ms > since_ms - 60_000)),
+            "invocation_errors": None
+            if snapshot["series"] is None
+            else int(
+                sum(
+                    value
+                    for time_ms, value in snapshot["series"]["function:errors"]
+                    if time_ms > since_ms - 60_000
+                )
+            ),
         }
     return snapshot
 
@@ -288,8 +403,14 @@ def _compact(value: Any) -> str:
     return "-" if value is None else json.dumps(value, sort_keys=True, separators=(", ", ": "))
 
 
-OUTCOME_WORDS = {"accepted": "accepted", "duplicate": "duplicate", "conflict": "conflict", "malformed": "malformed",
-                 "write_failed": "write failed", "unfinished": "unfinished"}
+OUTCOME_WORDS = {
+    "accepted": "accepted",
+    "duplicate": "duplicate",
+    "conflict": "conflict",
+    "malformed": "malformed",
+    "write_failed": "write failed",
+    "unfinished": "unfinished",
+}
 
 
 def _without_id(item: Any) -> str:
@@ -322,8 +443,10 @@ def delivery_line(delivery: dict[str, Any], widths: tuple[int, int] = (0, 0)) ->
 
 def format_text(snapshot: dict[str, Any]) -> str:
     """The snapshot for a terminal: the same facts as the page, one block per section."""
-    lines = [f"endpoint  {snapshot['endpoint'] or '-'}  (region {snapshot['region'] or '-'})",
-             f"taken at  {snapshot['taken_at']}"]
+    lines = [
+        f"endpoint  {snapshot['endpoint'] or '-'}  (region {snapshot['region'] or '-'})",
+        f"taken at  {snapshot['taken_at']}",
+    ]
     if snapshot["error"]:
         return safe_lines([*lines, f"error     {snapshot['error']}"])
     target, errors = snapshot["target"], snapshot["errors"]
@@ -335,20 +458,27 @@ def format_text(snapshot: dict[str, Any]) -> str:
             return f"{label:<9} {name}: error: {errors[key]}"
         return f"{label:<9} {name}: visible {found['visible']}, in flight {found['in_flight']}, delayed {found['delayed']}"
 
-    lines += [counters("queue", "jobs", target["jobs_queue"]), counters("dlq", "dlq", target["dead_letter_queue"])]
+    lines += [
+        counters("queue", "jobs", target["jobs_queue"]),
+        counters("dlq", "dlq", target["dead_letter_queue"]),
+    ]
     if snapshot["mappings"] is None:
         lines.append(f"mapping   error: {errors['mappings']}")
     for mapping in snapshot["mappings"] or []:
-        lines.append(f"mapping   {mapping['source']} -> {mapping['function']}, batch size {mapping['batch_size']}, "
-                     f"{mapping['state']}")
+        lines.append(
+            f"mapping   {mapping['source']} -> {mapping['function']}, batch size {mapping['batch_size']}, "
+            f"{mapping['state']}"
+        )
     if snapshot["mappings"] == []:
         lines.append(f"mapping   none for {target['function_name']}")
     for key, label in (("orders", "orders"), ("reference", "reference")):
         if snapshot[key] is None:
             lines.append(f"{label:<9} error: {errors[key]}")
         else:
-            lines.append(f"{label:<9} {len(snapshot[key])} item(s) in "
-                         f"{target['orders_table' if key == 'orders' else 'reference_table']}")
+            lines.append(
+                f"{label:<9} {len(snapshot[key])} item(s) in "
+                f"{target['orders_table' if key == 'orders' else 'reference_table']}"
+            )
             lines += [f"          {_compact(item)}" for item in snapshot[key]]
     if snapshot["alarms"] is None:
         lines.append(f"alarms    error: {errors['alarms']}")
@@ -363,15 +493,19 @@ def format_text(snapshot: dict[str, Any]) -> str:
         invocation_errors = f"{'-' if summary['invocation_errors'] is None else summary['invocation_errors']} invocation error(s)"
         if snapshot["taken_at_ms"] - snapshot["log_since_ms"] > SERIES_MINUTES * 60_000:
             invocation_errors += f" (last {SERIES_MINUTES} min)"  # all the metrics read cover
-        lines.append(f"worker    since {snapshot['log_since']}: {snapshot['executions']} invocation(s), "
-                     f"{invocation_errors}; {summary['records']} record(s) of "
-                     f"{summary['messages']} message(s): {summary['accepted']} accepted, {summary['duplicate']} duplicate, "
-                     f"{summary['failed_records']} failed ({summary['conflict']} conflict, {summary['malformed']} malformed, "
-                     f"{summary['write_failed']} write failed)")
+        lines.append(
+            f"worker    since {snapshot['log_since']}: {snapshot['executions']} invocation(s), "
+            f"{invocation_errors}; {summary['records']} record(s) of "
+            f"{summary['messages']} message(s): {summary['accepted']} accepted, {summary['duplicate']} duplicate, "
+            f"{summary['failed_records']} failed ({summary['conflict']} conflict, {summary['malformed']} malformed, "
+            f"{summary['write_failed']} write failed)"
+        )
         if len(snapshot["deliveries"]) < summary["records"]:
             lines.append(f"          the last {len(snapshot['deliveries'])} records:")
         shown = snapshot["deliveries"]
-        widths = (max((len(_order_id(d)) for d in shown), default=0),
-                  max((len(OUTCOME_WORDS[d["outcome"]]) for d in shown), default=0))
+        widths = (
+            max((len(_order_id(d)) for d in shown), default=0),
+            max((len(OUTCOME_WORDS[d["outcome"]]) for d in shown), default=0),
+        )
         lines += [f"          {delivery_line(d, widths)}" for d in shown]
     return safe_lines(lines)

@@ -21,7 +21,9 @@ def safe(text: str) -> str:
     """`text` with every control, format and separator character written as a visible escape."""
     if text.isprintable():  # the common case: nothing to do
         return text
-    return "".join(_escape(char) if unicodedata.category(char) in _UNSAFE_CATEGORIES else char for char in text)
+    return "".join(
+        _escape(char) if unicodedata.category(char) in _UNSAFE_CATEGORIES else char for char in text
+    )
 
 
 def safe_lines(lines: list[str]) -> str:

@@ -4,8 +4,9 @@ context value is validated here, and synth stops with a one-line message naming 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from stacks.lambda_code import contract
 
@@ -181,7 +182,7 @@ class StackConfig:
         return max(0, self.dead_letter_days_guaranteed - DEAD_LETTER_EXPIRY_WARNING_DAYS)
 
     @classmethod
-    def from_context(cls, get: Mapping[str, Any] | Any) -> "StackConfig":
+    def from_context(cls, get: Mapping[str, Any] | Any) -> StackConfig:
         """Build from a mapping or from a callable like `node.try_get_context`."""
         lookup = get.get if isinstance(get, Mapping) else get
 
@@ -197,7 +198,9 @@ class StackConfig:
             )
         batch_size = _int(value("batch_size"), "batch_size", 1, 10)
         visibility = _int(value("visibility_timeout_seconds"), "visibility_timeout_seconds", 1, 43200)
-        timeout = _int(value("function_timeout_seconds"), "function_timeout_seconds", MIN_FUNCTION_TIMEOUT_SECONDS, 900)
+        timeout = _int(
+            value("function_timeout_seconds"), "function_timeout_seconds", MIN_FUNCTION_TIMEOUT_SECONDS, 900
+        )
         if visibility < VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO * timeout:
             raise ConfigError(
                 f"context visibility_timeout_seconds={visibility} is below "
@@ -209,14 +212,20 @@ class StackConfig:
         # AWS advises at least 5 receives so that throttled batches (which count) do not reach the
         # DLQ. A local run may go down to 2: tests that wait for dead letters wait receives x
         # visibility timeout, and nothing else shares its functions' concurrency.
-        max_receive = _int(value("max_receive_count"), "max_receive_count",
-                           LOCAL_MIN_RECEIVE_COUNT if target == "local" else MIN_RECEIVE_COUNT, 1000)
+        max_receive = _int(
+            value("max_receive_count"),
+            "max_receive_count",
+            LOCAL_MIN_RECEIVE_COUNT if target == "local" else MIN_RECEIVE_COUNT,
+            1000,
+        )
         # Lambda's ScalingConfig.MaximumConcurrency range for SQS event source mappings.
         max_concurrency = _int(value("max_concurrency"), "max_concurrency", 2, 1000)
         # SQS keeps a message at most 14 days; an age threshold beyond that could never fire.
         oldest_age = _int(value("oldest_job_age_alarm_seconds"), "oldest_job_age_alarm_seconds", 60, 1209600)
         job_days = _int(value("job_retention_days"), "job_retention_days", 1, MAX_RETENTION_DAYS - 1)
-        dead_days = _int(value("dead_letter_retention_days"), "dead_letter_retention_days", 2, MAX_RETENTION_DAYS)
+        dead_days = _int(
+            value("dead_letter_retention_days"), "dead_letter_retention_days", 2, MAX_RETENTION_DAYS
+        )
         if dead_days <= job_days:
             raise ConfigError(
                 f"context dead_letter_retention_days={dead_days} is invalid: it must exceed "
@@ -224,7 +233,9 @@ class StackConfig:
             )
         alarm_email = value("alarm_email") or None
         if alarm_email is not None and (not isinstance(alarm_email, str) or not _EMAIL_RE.match(alarm_email)):
-            raise ConfigError(f"context alarm_email={alarm_email!r} is invalid: use an email address, or leave it out")
+            raise ConfigError(
+                f"context alarm_email={alarm_email!r} is invalid: use an email address, or leave it out"
+            )
         return cls(
             names=Names(prefix),
             batch_size=batch_size,

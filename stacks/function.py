@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
-from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stacks.config import Names
+from stacks.nag import acknowledge
 
 LAMBDA_SOURCE = Path(__file__).resolve().parent.parent / "lambda"
 
@@ -57,17 +57,16 @@ class PythonFunction(Construct):
             runtime=lambda_.Runtime.PYTHON_3_14,
             architecture=lambda_.Architecture.ARM_64,
             handler="app.handler",
-            code=lambda_.Code.from_asset(
-                str(LAMBDA_SOURCE / source), exclude=["__pycache__", "*.pyc"]
-            ),
+            code=lambda_.Code.from_asset(str(LAMBDA_SOURCE / source), exclude=["__pycache__", "*.pyc"]),
             role=self.role,
             timeout=timeout,
             memory_size=256,
             environment=dict(environment or {}),
             log_group=self.log_group,
         )
-        NagSuppressions.add_resource_suppressions(self.function, [{
-            "id": "Serverless-LambdaTracing",
-            "reason": "Active tracing needs xray:PutTraceSegments on Resource '*', which the "
-                      "least-privilege roles here may not have; JOB/WRITE/RESULT log lines trace each order.",
-        }])
+        acknowledge(
+            self.function,
+            rule="Serverless-LambdaTracing",
+            reason="Active tracing needs xray:PutTraceSegments on Resource '*', which the "
+            "least-privilege roles here may not have; JOB/WRITE/RESULT log lines trace each order.",
+        )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_sqs as sqs
-from cdk_nag import NagSuppressions
 from constructs import Construct
+
+from stacks.nag import acknowledge
 
 
 class Messaging(Construct):
@@ -38,10 +39,11 @@ class Messaging(Construct):
             enforce_ssl=True,
             removal_policy=dead_letter_removal,
         )
-        NagSuppressions.add_resource_suppressions(self.dead_letter_queue, [{
-            "id": "Serverless-SQSRedrivePolicy",
-            "reason": "This is the terminal dead-letter queue; its messages wait for a human.",
-        }])
+        acknowledge(
+            self.dead_letter_queue,
+            rule="Serverless-SQSRedrivePolicy",
+            reason="This is the terminal dead-letter queue; its messages wait for a human.",
+        )
         self.queue = sqs.Queue(
             self,
             "Jobs",

@@ -22,10 +22,10 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
-from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stacks.config import DEAD_LETTER_EXPIRY_WARNING_DAYS, DECISION_METRICS, Names
+from stacks.nag import acknowledge
 
 PERIOD = Duration.minutes(1)
 
@@ -67,103 +67,186 @@ class Monitoring(Construct):
         # TLS deny: without this Allow, CloudWatch's alarm actions fail ("... is not authorized to
         # perform: SNS:Publish", re:Post knowledge center cloudwatch-receive-sns-for-alarm-trigger).
         # Scoped to this stack's alarms in this account, so no other alarm can page through it.
-        self.topic.add_to_resource_policy(iam.PolicyStatement(
-            sid="AllowThisStacksAlarms",
-            principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
-            actions=["sns:Publish"],
-            resources=[self.topic.topic_arn],
-            conditions={
-                "ArnLike": {"aws:SourceArn": stack.format_arn(
-                    service="cloudwatch", resource="alarm", resource_name=names.alarm("*"),
-                    arn_format=ArnFormat.COLON_RESOURCE_NAME)},
-                "StringEquals": {"aws:SourceAccount": stack.account},
-            },
-        ))
+        self.topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowThisStacksAlarms",
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[self.topic.topic_arn],
+                conditions={
+                    "ArnLike": {
+                        "aws:SourceArn": stack.format_arn(
+                            service="cloudwatch",
+                            resource="alarm",
+                            resource_name=names.alarm("*"),
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                        )
+                    },
+                    "StringEquals": {"aws:SourceAccount": stack.account},
+                },
+            )
+        )
         if alarm_email:
             subscription = self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
-            NagSuppressions.add_resource_suppressions(subscription, [{
-                "id": "Serverless-SNSRedrivePolicy",
-                "reason": "An alarm email SNS cannot deliver would wait in a queue nobody watches; the "
-                          "alarm's own history records every action, and the dashboard shows the state.",
-            }])
-        NagSuppressions.add_resource_suppressions(self.topic, [{
-            "id": "AwsSolutions-SNS2",
-            "reason": "Alarm notifications carry alarm names and states, never order data; CloudWatch cannot "
-                      "publish to a topic encrypted with the AWS-managed SNS key, and a customer key per "
-                      "stack would cost more than it protects.",
-        }])
+            acknowledge(
+                subscription,
+                rule="Serverless-SNSRedrivePolicy",
+                reason="An alarm email SNS cannot deliver would wait in a queue nobody watches; the "
+                "alarm's own history records every action, and the dashboard shows the state.",
+            )
+        acknowledge(
+            self.topic,
+            rule="AwsSolutions-SNS2",
+            reason="Alarm notifications carry alarm names and states, never order data; CloudWatch cannot "
+            "publish to a topic encrypted with the AWS-managed SNS key, and a customer key per "
+            "stack would cost more than it protects.",
+        )
 
         self.decisions = {
-            name: cloudwatch.Metric(namespace=metrics_namespace, metric_name=name, statistic="Sum", period=PERIOD,
-                                    dimensions_map={"FunctionName": function.function_name})
+            name: cloudwatch.Metric(
+                namespace=metrics_namespace,
+                metric_name=name,
+                statistic="Sum",
+                period=PERIOD,
+                dimensions_map={"FunctionName": function.function_name},
+            )
             for name in DECISION_METRICS
         }
         jobs_depth = queue.metric_approximate_number_of_messages_visible(statistic="Maximum", period=PERIOD)
-        jobs_in_flight = queue.metric_approximate_number_of_messages_not_visible(statistic="Maximum", period=PERIOD)
+        jobs_in_flight = queue.metric_approximate_number_of_messages_not_visible(
+            statistic="Maximum", period=PERIOD
+        )
         oldest_age = queue.metric_approximate_age_of_oldest_message(statistic="Maximum", period=PERIOD)
         # Not NumberOfMessagesSent: SQS's own moves to a dead-letter queue do not count there. Visible
         # plus in flight: an operator listing the DLQ holds its messages invisible, which is not the
         # DLQ emptying (nor, when released, new dead letters).
         dead_letters = cloudwatch.MathExpression(
-            expression="visible + held", period=PERIOD, label="Dead letters (visible + in flight)", using_metrics={
-                "visible": dead_letter_queue.metric_approximate_number_of_messages_visible(statistic="Maximum",
-                                                                                          period=PERIOD),
-                "held": dead_letter_queue.metric_approximate_number_of_messages_not_visible(statistic="Maximum",
-                                                                                           period=PERIOD)})
-        dead_letter_age = dead_letter_queue.metric_approximate_age_of_oldest_message(statistic="Maximum", period=PERIOD)
+            expression="visible + held",
+            period=PERIOD,
+            label="Dead letters (visible + in flight)",
+            using_metrics={
+                "visible": dead_letter_queue.metric_approximate_number_of_messages_visible(
+                    statistic="Maximum", period=PERIOD
+                ),
+                "held": dead_letter_queue.metric_approximate_number_of_messages_not_visible(
+                    statistic="Maximum", period=PERIOD
+                ),
+            },
+        )
+        dead_letter_age = dead_letter_queue.metric_approximate_age_of_oldest_message(
+            statistic="Maximum", period=PERIOD
+        )
         # Up by one or more in a minute: a new dead letter, also while older ones still wait (the
         # dead-letters alarm stays in ALARM then, and CloudWatch notifies on state changes only).
         new_dead_letters = cloudwatch.MathExpression(
-            expression="DIFF(depth)", using_metrics={"depth": dead_letters}, period=PERIOD,
-            label="New dead letters")
+            expression="DIFF(depth)",
+            using_metrics={"depth": dead_letters},
+            period=PERIOD,
+            label="New dead letters",
+        )
         errors = function.metric_errors(statistic="Sum", period=PERIOD)
         throttles = function.metric_throttles(statistic="Sum", period=PERIOD)
-        write_throttles = cloudwatch.Metric(namespace="AWS/DynamoDB", metric_name="WriteThrottleEvents",
-                                            statistic="Sum", period=PERIOD,
-                                            dimensions_map={"TableName": orders_table.table_name})
+        write_throttles = cloudwatch.Metric(
+            namespace="AWS/DynamoDB",
+            metric_name="WriteThrottleEvents",
+            statistic="Sum",
+            period=PERIOD,
+            dimensions_map={"TableName": orders_table.table_name},
+        )
 
         ge = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
         gt = cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD
         specs = [
-            AlarmSpec("conflicting-orders", self.decisions["Conflict"], 1, ge,
-                      "An order id arrived with other details than the stored order. It is never "
-                      "acknowledged and will reach the dead-letter queue: compare both (ops dlq list), "
-                      "then discard or fix the producer. See docs/operations.md."),
-            AlarmSpec("failed-records", self.decisions["Error"], 1, ge,
-                      "The worker could not write a record (access denied, a missing table, throttling "
-                      "past its retries, a timeout): it is retried and reaches the dead-letter queue if the "
-                      "cause stays. Read the ERROR line (errors-by-class query), fix the cause, then redrive."),
-            AlarmSpec("malformed-jobs", self.decisions["Malformed"], 1, ge,
-                      "A job body is not a valid order (the ERROR line names the field). It can never be "
-                      "written and will reach the dead-letter queue: fix the producer, then discard it."),
-            AlarmSpec("dead-letters", dead_letters, 1, ge,
-                      f"Messages wait in the dead-letter queue for a human. Each one is kept there at least "
-                      f"{dead_letter_days_guaranteed} days (expiry counts from its first enqueue): "
-                      f"ops dlq list, then redrive or discard."),
-            AlarmSpec("new-dead-letters", new_dead_letters, 1, ge,
-                      "A message moved to the dead-letter queue within the last minute, also while older "
-                      "ones wait there: ops dlq list shows it."),
-            AlarmSpec("dead-letter-expiry", dead_letter_age, dead_letter_expiry_alarm.to_seconds(), gt,
-                      f"The oldest dead letter has waited so long that it may expire within "
-                      f"{DEAD_LETTER_EXPIRY_WARNING_DAYS} days and be lost: redrive or discard it now."),
-            AlarmSpec("oldest-job-age", oldest_age, oldest_job_age_alarm.to_seconds(), gt,
-                      "The oldest job has waited longer than the threshold: the worker is not keeping up "
-                      "(see worker-throttles and failed-records) or the mapping is disabled."),
-            AlarmSpec("worker-errors", errors, 1, ge,
-                      "The worker function itself failed (an unhandled exception, a timeout, a crash, a "
-                      "runtime error): its whole batch is retried. Read the function's log."),
-            AlarmSpec("worker-throttles", throttles, 1, ge,
-                      "Lambda throttled the worker: concurrency is exhausted or capped. Jobs wait, none "
-                      "is lost; raise reserved concurrency or max_concurrency if it lasts."),
-            AlarmSpec("orders-throttled", write_throttles, 1, ge,
-                      "DynamoDB throttled writes to the orders table; the worker retries and, past its "
-                      "budget, fails the record (failed-records). Raise the table's capacity if it lasts."),
+            AlarmSpec(
+                "conflicting-orders",
+                self.decisions["Conflict"],
+                1,
+                ge,
+                "An order id arrived with other details than the stored order. It is never "
+                "acknowledged and will reach the dead-letter queue: compare both (ops dlq list), "
+                "then discard or fix the producer. See docs/operations.md.",
+            ),
+            AlarmSpec(
+                "failed-records",
+                self.decisions["Error"],
+                1,
+                ge,
+                "The worker could not write a record (access denied, a missing table, throttling "
+                "past its retries, a timeout): it is retried and reaches the dead-letter queue if the "
+                "cause stays. Read the ERROR line (errors-by-class query), fix the cause, then redrive.",
+            ),
+            AlarmSpec(
+                "malformed-jobs",
+                self.decisions["Malformed"],
+                1,
+                ge,
+                "A job body is not a valid order (the ERROR line names the field). It can never be "
+                "written and will reach the dead-letter queue: fix the producer, then discard it.",
+            ),
+            AlarmSpec(
+                "dead-letters",
+                dead_letters,
+                1,
+                ge,
+                f"Messages wait in the dead-letter queue for a human. Each one is kept there at least "
+                f"{dead_letter_days_guaranteed} days (expiry counts from its first enqueue): "
+                f"ops dlq list, then redrive or discard.",
+            ),
+            AlarmSpec(
+                "new-dead-letters",
+                new_dead_letters,
+                1,
+                ge,
+                "A message moved to the dead-letter queue within the last minute, also while older "
+                "ones wait there: ops dlq list shows it.",
+            ),
+            AlarmSpec(
+                "dead-letter-expiry",
+                dead_letter_age,
+                dead_letter_expiry_alarm.to_seconds(),
+                gt,
+                f"The oldest dead letter has waited so long that it may expire within "
+                f"{DEAD_LETTER_EXPIRY_WARNING_DAYS} days and be lost: redrive or discard it now.",
+            ),
+            AlarmSpec(
+                "oldest-job-age",
+                oldest_age,
+                oldest_job_age_alarm.to_seconds(),
+                gt,
+                "The oldest job has waited longer than the threshold: the worker is not keeping up "
+                "(see worker-throttles and failed-records) or the mapping is disabled.",
+            ),
+            AlarmSpec(
+                "worker-errors",
+                errors,
+                1,
+                ge,
+                "The worker function itself failed (an unhandled exception, a timeout, a crash, a "
+                "runtime error): its whole batch is retried. Read the function's log.",
+            ),
+            AlarmSpec(
+                "worker-throttles",
+                throttles,
+                1,
+                ge,
+                "Lambda throttled the worker: concurrency is exhausted or capped. Jobs wait, none "
+                "is lost; raise reserved concurrency or max_concurrency if it lasts.",
+            ),
+            AlarmSpec(
+                "orders-throttled",
+                write_throttles,
+                1,
+                ge,
+                "DynamoDB throttled writes to the orders table; the worker retries and, past its "
+                "budget, fails the record (failed-records). Raise the table's capacity if it lasts.",
+            ),
         ]
         action = actions.SnsAction(self.topic)
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         for spec in specs:
             alarm = cloudwatch.Alarm(
-                self, spec.what.title().replace("-", ""),
+                self,
+                spec.what.title().replace("-", ""),
                 alarm_name=names.alarm(spec.what),
                 alarm_description=spec.description,
                 metric=spec.metric,
@@ -179,28 +262,44 @@ class Monitoring(Construct):
 
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=names.dashboard)
         self.dashboard.add_widgets(
-            cloudwatch.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms.values()), width=24, height=3),
+            cloudwatch.AlarmStatusWidget(
+                title="Alarms", alarms=list(self.alarms.values()), width=24, height=3
+            ),
         )
         self.dashboard.add_widgets(
-            cloudwatch.GraphWidget(title="Write decisions per minute", left=list(self.decisions.values()),
-                                   stacked=True, width=12),
-            cloudwatch.GraphWidget(title="Jobs queue", left=[jobs_depth, jobs_in_flight], right=[oldest_age], width=12),
-        )
-        self.dashboard.add_widgets(
-            cloudwatch.GraphWidget(title="Dead-letter queue", left=[dead_letters], right=[dead_letter_age], width=8),
             cloudwatch.GraphWidget(
-                title="Worker", width=8,
+                title="Write decisions per minute", left=list(self.decisions.values()), stacked=True, width=12
+            ),
+            cloudwatch.GraphWidget(
+                title="Jobs queue", left=[jobs_depth, jobs_in_flight], right=[oldest_age], width=12
+            ),
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Dead-letter queue", left=[dead_letters], right=[dead_letter_age], width=8
+            ),
+            cloudwatch.GraphWidget(
+                title="Worker",
+                width=8,
                 left=[function.metric_invocations(statistic="Sum", period=PERIOD), errors, throttles],
-                right=[function.metric("ConcurrentExecutions", statistic="Maximum", period=PERIOD)]),
+                right=[function.metric("ConcurrentExecutions", statistic="Maximum", period=PERIOD)],
+            ),
             cloudwatch.GraphWidget(
-                title="Worker duration (ms)", width=8,
-                left=[function.metric_duration(statistic=statistic, period=PERIOD) for statistic in ("p50", "p99", "Maximum")]),
+                title="Worker duration (ms)",
+                width=8,
+                left=[
+                    function.metric_duration(statistic=statistic, period=PERIOD)
+                    for statistic in ("p50", "p99", "Maximum")
+                ],
+            ),
         )
         self.dashboard.add_widgets(
             cloudwatch.GraphWidget(
-                title="Orders table writes", width=24,
+                title="Orders table writes",
+                width=24,
                 left=[orders_table.metric_consumed_write_capacity_units(statistic="Sum", period=PERIOD)],
-                right=[write_throttles]),
+                right=[write_throttles],
+            ),
         )
 
         # Each worker line is a tag and sorted-key JSON ("WRITE {...}"), so queries match text.
@@ -208,17 +307,27 @@ class Monitoring(Construct):
             "decisions-for-one-order": logs.QueryString(
                 fields=["@timestamp", "@message"],
                 filter_statements=['@message like /"id": "ORDER-ID"/'],
-                sort="@timestamp asc", limit=200),
+                sort="@timestamp asc",
+                limit=200,
+            ),
             "conflicts": logs.QueryString(
                 fields=["@timestamp", "@message"],
                 filter_statements=['@message like /^WRITE .*"decision": "conflict"/'],
-                sort="@timestamp desc", limit=200),
+                sort="@timestamp desc",
+                limit=200,
+            ),
             "errors-by-class": logs.QueryString(
                 filter_statements=["@message like /^ERROR /"],
                 parse_statements=['@message \'"error": "*"\' as error_class'],
                 stats_statements=["count(*) as errors by error_class"],
-                sort="errors desc"),
+                sort="errors desc",
+            ),
         }
         for what, query in self.queries.items():
-            logs.QueryDefinition(self, what.title().replace("-", ""), query_definition_name=names.query(what),
-                                 query_string=query, log_groups=[log_group])
+            logs.QueryDefinition(
+                self,
+                what.title().replace("-", ""),
+                query_definition_name=names.query(what),
+                query_string=query,
+                log_groups=[log_group],
+            )

@@ -14,10 +14,10 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
-from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stacks.config import DLQ_AUDIT_STREAM, Names
+from stacks.nag import acknowledge
 
 
 class OperatorAccess(Construct):
@@ -39,41 +39,79 @@ class OperatorAccess(Construct):
         super().__init__(scope, construct_id)
         # Discards are decisions about orders: kept two years, and with the orders when retained.
         self.audit_log_group = logs.LogGroup(
-            self, "DlqAudit", log_group_name=names.dlq_audit_log_group,
-            retention=logs.RetentionDays.TWO_YEARS, removal_policy=audit_removal)
+            self,
+            "DlqAudit",
+            log_group_name=names.dlq_audit_log_group,
+            retention=logs.RetentionDays.TWO_YEARS,
+            removal_policy=audit_removal,
+        )
         stack = Stack.of(self)
-        stack_arn = stack.format_arn(service="cloudformation", resource="stack", resource_name=f"{names.stack}/*")
+        stack_arn = stack.format_arn(
+            service="cloudformation", resource="stack", resource_name=f"{names.stack}/*"
+        )
 
         def allow(sid: str, actions: list[str], resources: list[str]) -> iam.PolicyStatement:
             return iam.PolicyStatement(sid=sid, actions=actions, resources=resources)
 
         self.policy = iam.ManagedPolicy(
-            self, "Policy", managed_policy_name=names.operator_policy,
+            self,
+            "Policy",
+            managed_policy_name=names.operator_policy,
             description=f"Operate {names.stack}: status, live view, dead-letter list/redrive/discard/audit",
             statements=[
                 allow("ReadStack", ["cloudformation:DescribeStacks"], [stack_arn]),
-                allow("ReadQueues", ["sqs:GetQueueAttributes", "sqs:GetQueueUrl"],
-                      [queue.queue_arn, dead_letter_queue.queue_arn]),
+                allow(
+                    "ReadQueues",
+                    ["sqs:GetQueueAttributes", "sqs:GetQueueUrl"],
+                    [queue.queue_arn, dead_letter_queue.queue_arn],
+                ),
                 # ListEventSourceMappings and GetMetricData take no resource (IAM allows only "*");
                 # DescribeAlarms by name prefix is a list call, authorized on "*" too.
-                allow("ReadMappingsMetricsAlarms", ["lambda:ListEventSourceMappings", "cloudwatch:GetMetricData",
-                                                    "cloudwatch:DescribeAlarms"], ["*"]),
+                allow(
+                    "ReadMappingsMetricsAlarms",
+                    [
+                        "lambda:ListEventSourceMappings",
+                        "cloudwatch:GetMetricData",
+                        "cloudwatch:DescribeAlarms",
+                    ],
+                    ["*"],
+                ),
                 allow("ReadTables", ["dynamodb:Scan"], [orders_table.table_arn, reference_table.table_arn]),
                 allow("ClassifyDeadLetters", ["dynamodb:BatchGetItem"], [orders_table.table_arn]),
                 allow("ReadWorkerLog", ["logs:FilterLogEvents"], [worker_log_group.log_group_arn]),
-                allow("HoldAndRemoveDeadLetters", ["sqs:ReceiveMessage", "sqs:ChangeMessageVisibility",
-                                                   "sqs:DeleteMessage"], [dead_letter_queue.queue_arn]),
+                allow(
+                    "HoldAndRemoveDeadLetters",
+                    ["sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage"],
+                    [dead_letter_queue.queue_arn],
+                ),
                 allow("SendBackToJobs", ["sqs:SendMessage"], [queue.queue_arn]),
                 # Records go to one stream; the group is read whole. Nothing here deletes either.
-                allow("AuditDiscards", ["logs:CreateLogStream", "logs:PutLogEvents"], [stack.format_arn(
-                    service="logs", resource="log-group", arn_format=ArnFormat.COLON_RESOURCE_NAME,
-                    resource_name=f"{names.dlq_audit_log_group}:log-stream:{DLQ_AUDIT_STREAM}")]),
+                allow(
+                    "AuditDiscards",
+                    ["logs:CreateLogStream", "logs:PutLogEvents"],
+                    [
+                        stack.format_arn(
+                            service="logs",
+                            resource="log-group",
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                            resource_name=f"{names.dlq_audit_log_group}:log-stream:{DLQ_AUDIT_STREAM}",
+                        )
+                    ],
+                ),
                 allow("ReadAudit", ["logs:FilterLogEvents"], [self.audit_log_group.log_group_arn]),
             ],
         )
-        NagSuppressions.add_resource_suppressions(self.policy, [{
-            "id": "AwsSolutions-IAM5",
-            "reason": "lambda:ListEventSourceMappings and cloudwatch:GetMetricData support no resource-level "
-                      "permissions and DescribeAlarms by prefix is a list call (all three read only); log "
-                      "streams and the stack's id are matched under their own group and stack name.",
-        }])
+        # cdk-nag 3 acknowledges each wildcard finding on its own, named by the resource it found.
+        acknowledge(
+            self.policy,
+            rule="AwsSolutions-IAM5[Resource::*]",
+            reason="lambda:ListEventSourceMappings and cloudwatch:GetMetricData support no resource-level "
+            "permissions and DescribeAlarms by prefix is a list call; all three only read.",
+        )
+        acknowledge(
+            self.policy,
+            rule=f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:"
+            f"<AWS::AccountId>:stack/{names.stack}/*]",
+            reason="A stack's ARN ends in an id CloudFormation assigns at creation; the wildcard matches "
+            "only that id under this stack's own name, for DescribeStacks (read only).",
+        )

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Mapping
+from collections.abc import Mapping
 
 from aws_cdk import CustomResource, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
-from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stacks.function import PythonFunction
+from stacks.nag import acknowledge
 
 
-def _table(scope: Construct, construct_id: str, name: str, removal: RemovalPolicy,
-           deletion_protection: bool = False) -> dynamodb.Table:
+def _table(
+    scope: Construct, construct_id: str, name: str, removal: RemovalPolicy, deletion_protection: bool = False
+) -> dynamodb.Table:
     return dynamodb.Table(
         scope,
         construct_id,
@@ -48,8 +49,13 @@ class Storage(Construct):
         super().__init__(scope, construct_id)
         # The orders are the duplicate guard: a retained table is also protected from a delete
         # by hand (DeleteTable fails until deletion protection is switched off).
-        self.orders_table = _table(self, "Orders", orders_table_name, removal_policy,
-                                   deletion_protection=removal_policy == RemovalPolicy.RETAIN)
+        self.orders_table = _table(
+            self,
+            "Orders",
+            orders_table_name,
+            removal_policy,
+            deletion_protection=removal_policy == RemovalPolicy.RETAIN,
+        )
         self.reference_table = _table(self, "Reference", reference_table_name, removal_policy)
 
 
@@ -78,11 +84,12 @@ class SeededItem(Construct):
             timeout=Duration.seconds(30),
         )
         table.grant(self.seeder.role, "dynamodb:PutItem")
-        NagSuppressions.add_resource_suppressions(self.seeder.function, [{
-            "id": "Serverless-LambdaDLQ",
-            "reason": "Invoked by CloudFormation, which receives every outcome through the response URL "
-                      "and fails the deployment on error; a DLQ would hold nothing anyone reads.",
-        }])
+        acknowledge(
+            self.seeder.function,
+            rule="Serverless-LambdaDLQ",
+            reason="Invoked by CloudFormation, which receives every outcome through the response URL "
+            "and fails the deployment on error; a DLQ would hold nothing anyone reads.",
+        )
         self.resource = CustomResource(
             self,
             "Item",

@@ -5,11 +5,11 @@ from __future__ import annotations
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
-from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stacks.config import WORKER_METRICS_NAMESPACE_ENV, WORKER_TABLE_ENV
 from stacks.function import PythonFunction
+from stacks.nag import acknowledge
 
 
 class Worker(Construct):
@@ -57,13 +57,15 @@ class Worker(Construct):
             # The mapping's own counts (polled, filtered, invoked, failed, deleted events).
             metrics_config=lambda_.MetricsConfig(metrics=[lambda_.MetricType.EVENT_COUNT]),
         )
-        NagSuppressions.add_resource_suppressions(self.function, [{
-            "id": "Serverless-LambdaDLQ",
-            "reason": "Invoked synchronously by the SQS event source mapping; a failed order stays on the "
-                      "jobs queue and its redrive policy moves it to the queue's dead-letter queue.",
-        }])
-        NagSuppressions.add_resource_suppressions(self.mapping, [{
-            "id": "Serverless-LambdaEventSourceMappingDestination",
-            "reason": "An SQS event source mapping cannot take an on-failure destination; the jobs "
-                      "queue's redrive policy is the failure path.",
-        }])
+        acknowledge(
+            self.function,
+            rule="Serverless-LambdaDLQ",
+            reason="Invoked synchronously by the SQS event source mapping; a failed order stays on the "
+            "jobs queue and its redrive policy moves it to the queue's dead-letter queue.",
+        )
+        acknowledge(
+            self.mapping,
+            rule="Serverless-LambdaEventSourceMappingDestination",
+            reason="An SQS event source mapping cannot take an on-failure destination; the jobs "
+            "queue's redrive policy is the failure path.",
+        )

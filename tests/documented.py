@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = ("README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")))
-FENCE = re.compile(r"(?:<!-- (?P<marker>[^>]*?) -->\n)?```sh\n(?P<body>.*?)```", re.S)
+FENCE = re.compile(r"(?:<!-- (?P<marker>[^>]*?) -->\n)?```sh\n(?P<body>.*?)```", re.DOTALL)
 # What a fresh machine has: the system's Python and Node, make, bash, coreutils; no global AWS
 # CLI, pytest or pyenv (the test asserts that this PATH finds none of them).
 BARE_PATH = "/usr/bin:/bin"
@@ -56,7 +56,9 @@ def blocks(document: str) -> list[Block]:
             if pending.strip():
                 commands.append(pending)
             pending = ""
-        found.append(Block(document, text.count("\n", 0, match.start("body")), match["marker"], tuple(commands)))
+        found.append(
+            Block(document, text.count("\n", 0, match.start("body")), match["marker"], tuple(commands))
+        )
     return found
 
 
@@ -88,21 +90,33 @@ class Ran:
     ended: float  # epoch seconds
 
 
-def run_in_one_shell(commands: list[str], env: dict[str, str], timeout: float = 600,
-                     env_dump: Path | None = None) -> list[Ran]:
+def run_in_one_shell(
+    commands: list[str], env: dict[str, str], timeout: float = 600, env_dump: Path | None = None
+) -> list[Ran]:
     """Run `commands` as written, one after another, in one `bash` (so what one exports the next
     sees), each one's exit status and output recorded. With `env_dump`, the shell's environment
     at the end is written there (NUL-separated) for a later shell."""
     lines = ["exec 2>&1"]
     for number, command in enumerate(commands):
-        lines += [f"echo '{MARK} {number}'", command, f"echo \"{MARK} {number} rc=$? at=$(date +%s.%N)\""]
+        lines += [f"echo '{MARK} {number}'", command, f'echo "{MARK} {number} rc=$? at=$(date +%s.%N)"']
     if env_dump is not None:
         lines.append(f"env -0 > '{env_dump}'")
-    done = subprocess.run(["bash", "-c", "\n".join(lines)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.PIPE, text=True, timeout=timeout)
+    done = subprocess.run(
+        ["bash", "-c", "\n".join(lines)],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=timeout,
+    )
     found = []
     for number, command in enumerate(commands):
-        section = re.search(rf"^{MARK} {number}\n(.*?)^{MARK} {number} rc=(\d+) at=([\d.]+)$", done.stdout, re.S | re.M)
+        section = re.search(
+            rf"^{MARK} {number}\n(.*?)^{MARK} {number} rc=(\d+) at=([\d.]+)$",
+            done.stdout,
+            re.DOTALL | re.MULTILINE,
+        )
         assert section, f"command {number} ({command!r}) did not run to its end:\n{done.stdout[-3000:]}"
         found.append(Ran(command, int(section[2]), section[1], float(section[3])))
     return found
@@ -118,8 +132,12 @@ def bare_path_premise(env: dict[str, str]) -> None:
     assert which("aws", env) is None and which("pytest", env) is None, "BARE_PATH holds an aws or pytest"
     python = which("python3", env)
     assert python, "no python3 on BARE_PATH"
-    version = subprocess.run([python, "-c", "import sys; print(sys.version_info >= (3, 11))"],
-                             capture_output=True, text=True, env=env)
+    version = subprocess.run(
+        [python, "-c", "import sys; print(sys.version_info >= (3, 11))"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert version.stdout.strip() == "True", version
     assert which("node", env) and which("npm", env) and which("make", env)
     assert "pyenv" not in os.path.realpath(python)

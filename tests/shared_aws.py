@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from local.processes import alive
 from local.session import LocalSession, free_port
@@ -72,7 +72,9 @@ class SharedAWS:
         synthesized here; deleted afterwards so its pollers stop."""
         self.bootstrap_once()
         session = LocalSession(self.state_dir, context=context)
-        session.deploy(bootstrap=False, assembly=synth_assembly(session.context, workdir / f"assembly.{session.prefix}"))
+        session.deploy(
+            bootstrap=False, assembly=synth_assembly(session.context, workdir / f"assembly.{session.prefix}")
+        )
         try:
             yield session
         finally:

@@ -9,5 +9,5 @@ from tests.e2e.conftest import emulator  # noqa: F401 - the shared embedded AWS,
 
 
 @pytest.fixture
-def session(emulator):  # noqa: F811 - the shared fixture, under a shorter name
+def session(emulator):  # the shared fixture, under a shorter name
     return emulator

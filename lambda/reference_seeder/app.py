@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import boto3
 
@@ -34,17 +35,23 @@ def seed(properties: Mapping[str, Any], client: Any) -> str:
 
 
 def _respond(event: Mapping[str, Any], status: str, physical_id: str, reason: str) -> None:
-    body = json.dumps({
-        "Status": status,
-        "Reason": reason[:1000],
-        "PhysicalResourceId": physical_id,
-        "StackId": event["StackId"],
-        "RequestId": event["RequestId"],
-        "LogicalResourceId": event["LogicalResourceId"],
-    }).encode()
-    request = urllib.request.Request(event["ResponseURL"], data=body, method="PUT",
-                                     headers={"Content-Type": "", "Content-Length": str(len(body))})
-    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - URL from CloudFormation
+    body = json.dumps(
+        {
+            "Status": status,
+            "Reason": reason[:1000],
+            "PhysicalResourceId": physical_id,
+            "StackId": event["StackId"],
+            "RequestId": event["RequestId"],
+            "LogicalResourceId": event["LogicalResourceId"],
+        }
+    ).encode()
+    request = urllib.request.Request(
+        event["ResponseURL"],
+        data=body,
+        method="PUT",
+        headers={"Content-Type": "", "Content-Length": str(len(body))},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:  # URL from CloudFormation
         response.read()
 
 

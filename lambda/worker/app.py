@@ -18,10 +18,11 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -31,6 +32,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from order_contract import DECISIONS, METRICS_NAMESPACE_ENV, TABLE_NAME_ENV
 from order_contract import METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
+
 CONDITION = "attribute_not_exists(id)"
 UNIT_PRICE_CENTS = 250
 HANDLING_CENTS = 100
@@ -51,13 +53,19 @@ BACKOFF_BASE_SECONDS, BACKOFF_CAP_SECONDS = 0.05, 1.0
 # The records of one batch are written at the same time, at most this many at once: each PutItem
 # is a network round trip, and written one after another a batch of ten waited for ten of them.
 MAX_CONCURRENT_WRITES = 10
-RETRYABLE_CODES = frozenset({
-    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
-    "InternalServerError", "ServiceUnavailable",
-})
+RETRYABLE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+    }
+)
 
 
 # --- pure core ---------------------------------------------------------------------------
+
 
 class JobError(ValueError):
     """The message body is not a valid job; the message names the problem in one line."""
@@ -168,8 +176,12 @@ def same_order(job: Job, stored: Mapping[str, Any]) -> bool:
     boolean true is not quantity 1). `total_cents` is the result the first delivery reached and
     is not compared, so a later price change does not turn redeliveries into conflicts."""
     quantity = stored.get("quantity")
-    return (type(stored.get("id")) is str and stored["id"] == job.id
-            and type(quantity) is int and quantity == job.quantity)
+    return (
+        type(stored.get("id")) is str
+        and stored["id"] == job.id
+        and type(quantity) is int
+        and quantity == job.quantity
+    )
 
 
 def decide(job: Job, existing: Mapping[str, Any] | None) -> Outcome:
@@ -206,6 +218,7 @@ def has_time_for_attempt(remaining: float) -> bool:
 
 def _with_int_numbers(item: Mapping[str, Any]) -> dict[str, Any]:
     """DynamoDB numbers come back as Decimal; make whole numbers ints so items compare and log."""
+
     def plain(value: Any) -> Any:
         if isinstance(value, Decimal):
             return int(value) if value == value.to_integral_value() else str(value)
@@ -219,8 +232,11 @@ def _with_int_numbers(item: Mapping[str, Any]) -> dict[str, Any]:
 _CLIENT = None
 
 
-CLIENT_CONFIG = Config(connect_timeout=CONNECT_TIMEOUT_SECONDS, read_timeout=READ_TIMEOUT_SECONDS,
-                       retries={"total_max_attempts": 1})
+CLIENT_CONFIG = Config(
+    connect_timeout=CONNECT_TIMEOUT_SECONDS,
+    read_timeout=READ_TIMEOUT_SECONDS,
+    retries={"total_max_attempts": 1},
+)
 
 
 def _client() -> Any:
@@ -276,8 +292,12 @@ class PutOutcome:
     retried_after: tuple[str, ...] = ()
 
 
-def put_order(client: Any, request: Mapping[str, Any], remaining: Callable[[], float],
-              sleep: Callable[[float], None] = time.sleep) -> PutOutcome:
+def put_order(
+    client: Any,
+    request: Mapping[str, Any],
+    remaining: Callable[[], float],
+    sleep: Callable[[float], None] = time.sleep,
+) -> PutOutcome:
     """The conditional PutItem, retried while it is worth it and time allows; raises
     WriteFailed when it gives up."""
     failures: list[str] = []
@@ -299,21 +319,28 @@ def put_order(client: Any, request: Mapping[str, Any], remaining: Callable[[], f
         sleep(delay)
 
 
-def write_order(client: Any, table_name: str, job: Job,
-                remaining: Callable[[], float] = lambda: math.inf) -> Outcome:
+def write_order(
+    client: Any, table_name: str, job: Job, remaining: Callable[[], float] = lambda: math.inf
+) -> Outcome:
     """One conditional PutItem; on ConditionalCheckFailed the old item comes back in the error."""
     if not has_time_for_attempt(remaining()):
-        raise OutOfTime(f"order {job.id!r} not written: {remaining():.2f} s left, a write may take "
-                        f"{ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS:.2f} s")
+        raise OutOfTime(
+            f"order {job.id!r} not written: {remaining():.2f} s left, a write may take "
+            f"{ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS:.2f} s"
+        )
     requested = job.item()
-    put = put_order(client, {
-        "TableName": table_name,
-        "Item": _to_attributes(requested),
-        "ConditionExpression": CONDITION,
-        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-    }, remaining)
+    put = put_order(
+        client,
+        {
+            "TableName": table_name,
+            "Item": _to_attributes(requested),
+            "ConditionExpression": CONDITION,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        },
+        remaining,
+    )
     previous = put.previous
-    decision = {
+    decision: dict[str, Any] = {
         "condition": CONDITION,
         "id": job.id,
         "outcome": "Accepted" if previous is None else "ConditionalCheckFailed",
@@ -334,8 +361,9 @@ def write_order(client: Any, table_name: str, job: Job,
     return outcome
 
 
-def process_record(record: Mapping[str, Any], client: Any, table_name: str,
-                   remaining: Callable[[], float] = lambda: math.inf) -> dict[str, Any]:
+def process_record(
+    record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float] = lambda: math.inf
+) -> dict[str, Any]:
     """Parse, write, log one SQS record; raises on anything that must not be acknowledged."""
     message_id = record.get("messageId")
     body = record.get("body")
@@ -356,43 +384,50 @@ def failure_kind(error: Exception) -> str:
     return "Error"
 
 
-def metrics_line(counts: Mapping[str, int], function_name: str, namespace: str, now_ms: int) -> dict[str, Any]:
+def metrics_line(
+    counts: Mapping[str, int], function_name: str, namespace: str, now_ms: int
+) -> dict[str, Any]:
     """One embedded-metric-format record: CloudWatch Logs turns it into a metric per decision,
     with the function as the only dimension (never the order id, which would make a metric per
     order). All five are sent every time, zeros included, so graphs have no gaps."""
     return {
         "_aws": {
             "Timestamp": now_ms,
-            "CloudWatchMetrics": [{
-                "Namespace": namespace,
-                "Dimensions": [["FunctionName"]],
-                "Metrics": [{"Name": name, "Unit": "Count"} for name in DECISIONS],
-            }],
+            "CloudWatchMetrics": [
+                {
+                    "Namespace": namespace,
+                    "Dimensions": [["FunctionName"]],
+                    "Metrics": [{"Name": name, "Unit": "Count"} for name in DECISIONS],
+                }
+            ],
         },
         "FunctionName": function_name,
         **{name: counts.get(name, 0) for name in DECISIONS},
     }
 
 
-
-
-def _attempt(record: Mapping[str, Any], client: Any, table_name: str,
-             remaining: Callable[[], float]) -> tuple[dict[str, Any] | None, Exception | None]:
+def _attempt(
+    record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float]
+) -> tuple[dict[str, Any] | None, Exception | None]:
     """(the result, None) or (None, the error, logged): one record, never raising."""
     try:
         return process_record(record, client, table_name, remaining), None
     except Exception as error:  # noqa: BLE001 - every failure is reported, none acknowledged
-        _log("ERROR", {
-            "error": error.code if isinstance(error, WriteFailed) else type(error).__name__,
-            "message": str(error).splitlines()[0] if str(error) else type(error).__name__,
-            "message_id": record.get("messageId", ""),
-            "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
-        })
+        _log(
+            "ERROR",
+            {
+                "error": error.code if isinstance(error, WriteFailed) else type(error).__name__,
+                "message": str(error).splitlines()[0] if str(error) else type(error).__name__,
+                "message_id": record.get("messageId", ""),
+                "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
+            },
+        )
         return None, error
 
 
-def _attempt_keeping_lines(record: Mapping[str, Any], client: Any, table_name: str,
-                           remaining: Callable[[], float]) -> tuple[dict[str, Any] | None, Exception | None, list[str]]:
+def _attempt_keeping_lines(
+    record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float]
+) -> tuple[dict[str, Any] | None, Exception | None, list[str]]:
     lines: list[str] = []
     token = _RECORD_LINES.set(lines)
     try:
@@ -412,8 +447,9 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL
 
 
-def handle_event(event: Mapping[str, Any], client: Any, table_name: str,
-                 remaining: Callable[[], float] = lambda: math.inf) -> dict[str, Any]:
+def handle_event(
+    event: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float] = lambda: math.inf
+) -> dict[str, Any]:
     """Process every record; report the failed ones so only they are retried (partial batch
     response). A failed record is logged and left on the queue, never acknowledged. `remaining`
     gives the seconds left before the function's deadline. The records of a batch are written
@@ -426,22 +462,32 @@ def handle_event(event: Mapping[str, Any], client: Any, table_name: str,
     else:
         outcomes = []
         for result, error, lines in _pool().map(
-                lambda record: _attempt_keeping_lines(record, client, table_name, remaining), records):
+            lambda record: _attempt_keeping_lines(record, client, table_name, remaining), records
+        ):
             for line in lines:
                 print(line, flush=True)
             outcomes.append((result, error))
     failures = []
     counts = {name: 0 for name in DECISIONS}
     for record, (result, error) in zip(records, outcomes):
-        if error is None and result is not None:
-            counts["Duplicate" if result["duplicate"] else "Accepted"] += 1
-        else:
-            counts[failure_kind(error)] += 1
+        if error is not None or result is None:
+            counts[failure_kind(error) if error is not None else "Error"] += 1
             failures.append({"itemIdentifier": record.get("messageId", "")})
+        else:
+            counts["Duplicate" if result["duplicate"] else "Accepted"] += 1
     if records:
-        print(json.dumps(metrics_line(counts, os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "local"),
-                                      os.environ.get(METRICS_NAMESPACE_ENV, DEFAULT_METRICS_NAMESPACE),
-                                      int(time.time() * 1000)), sort_keys=True), flush=True)
+        print(
+            json.dumps(
+                metrics_line(
+                    counts,
+                    os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "local"),
+                    os.environ.get(METRICS_NAMESPACE_ENV, DEFAULT_METRICS_NAMESPACE),
+                    int(time.time() * 1000),
+                ),
+                sort_keys=True,
+            ),
+            flush=True,
+        )
     return {"batchItemFailures": failures}
 
 

@@ -23,18 +23,19 @@ import secrets
 import socket
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ops.aws import Clients, Endpoint, error_line
-from ops.guard import LOOPBACK_NAMES, refusal
 from ops import dlq
+from ops.aws import Clients, Endpoint, error_line
 from ops.dlq import DlqError
+from ops.guard import LOOPBACK_NAMES, refusal
 from ops.snapshot import DEFAULT_SINCE_MINUTES, TargetError, resolve_target, take_snapshot
 from stacks.config import DEFAULT_PREFIX
 
@@ -63,9 +64,15 @@ def to_json(value: Any) -> bytes:
 class View:
     """What the pages ask for, against one AWS endpoint and one deployed consumer."""
 
-    def __init__(self, clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | None = None,
-                 since_minutes: float = DEFAULT_SINCE_MINUTES, poll_ms: int = DEFAULT_POLL_MS,
-                 cache_seconds: float = 0.5) -> None:
+    def __init__(
+        self,
+        clients: Clients,
+        prefix: str = DEFAULT_PREFIX,
+        stack: str | None = None,
+        since_minutes: float = DEFAULT_SINCE_MINUTES,
+        poll_ms: int = DEFAULT_POLL_MS,
+        cache_seconds: float = 0.5,
+    ) -> None:
         self.clients, self.prefix, self.stack = clients, prefix, stack
         self.since_minutes, self.poll_ms, self.cache_seconds = since_minutes, poll_ms, cache_seconds
         self._lock = threading.Lock()
@@ -98,14 +105,20 @@ class View:
 
     def redrive(self, classes: list[str] | None = None) -> dict[str, Any]:
         """Send the safe messages (pending and stored) back; never a conflict or a malformed body."""
-        result = self._dlq_action(lambda target: dlq.redrive(self.clients, target.queues(), classes or dlq.SAFE_CLASSES))
+        result = self._dlq_action(
+            lambda target: dlq.redrive(self.clients, target.queues(), classes or dlq.SAFE_CLASSES)
+        )
         self._forget_snapshot()
         if result["error"] is None:
-            log.info("redrive from %s: %s", result["queue"], {k: v["moved"] for k, v in result["counts"].items()})
+            log.info(
+                "redrive from %s: %s", result["queue"], {k: v["moved"] for k, v in result["counts"].items()}
+            )
         return result
 
     def discard(self, message_id: str, reason: str) -> dict[str, Any]:
-        result = self._dlq_action(lambda target: {"discarded": dlq.discard(self.clients, target.queues(), message_id, reason)})
+        result = self._dlq_action(
+            lambda target: {"discarded": dlq.discard(self.clients, target.queues(), message_id, reason)}
+        )
         self._forget_snapshot()
         if result["error"] is None:
             log.info("discarded %s from %s: %s", message_id, result["queue"], reason)
@@ -130,7 +143,7 @@ def _host_names(bound: str) -> frozenset[str]:
         for name in {socket.gethostname(), socket.getfqdn()}:
             names.add(name.lower())
             try:
-                names.update(info[4][0] for info in socket.getaddrinfo(name, None))
+                names.update(str(info[4][0]) for info in socket.getaddrinfo(name, None))
             except OSError:
                 pass
     return frozenset(names)
@@ -154,7 +167,11 @@ class ViewHTTPServer(ThreadingHTTPServer):
     @property
     def base_url(self) -> str:
         host = self.server_address[0]
-        return f"http://{'localhost' if self.loopback or host in ('0.0.0.0', '::', '') else host}:{self.port}/"
+        if isinstance(host, bytes):
+            host = host.decode()
+        return (
+            f"http://{'localhost' if self.loopback or host in ('0.0.0.0', '::', '') else host}:{self.port}/"
+        )
 
     @property
     def url(self) -> str:
@@ -195,8 +212,13 @@ SECURITY_HEADERS = (
     ("Referrer-Policy", "no-referrer"),  # the page's URL carries the token
     ("X-Content-Type-Options", "nosniff"),
     ("X-Frame-Options", "DENY"),  # no framing: the redrive button cannot be clicked through another page
-    ("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-                                "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+    (
+        "Content-Security-Policy",
+        (
+            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+            "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        ),
+    ),
 )
 
 
@@ -210,7 +232,7 @@ class ViewHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 30  # seconds a connection may sit idle or trickle its body; then it is dropped
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:  # the base class's name
         log.debug("%s " + format, self.address_string(), *args)
 
     def _send(self, status: int, body: bytes, content_type: str, close: bool = False) -> None:
@@ -240,8 +262,13 @@ class ViewHandler(BaseHTTPRequestHandler):
         hosts = self.headers.get_all("Host") or []
         if len(hosts) != 1:
             raise Refused(HTTPStatus.BAD_REQUEST, "a request needs exactly one Host header")
-        refused = refusal(hosts[0], self.headers.get("Origin"), self.headers.get("Sec-Fetch-Site"),
-                          self.server.port, self.server.host_names)
+        refused = refusal(
+            hosts[0],
+            self.headers.get("Origin"),
+            self.headers.get("Sec-Fetch-Site"),
+            self.server.port,
+            self.server.host_names,
+        )
         if refused:
             raise Refused(*refused)
         if route.token or not self.server.loopback:
@@ -251,8 +278,11 @@ class ViewHandler(BaseHTTPRequestHandler):
     def _check_token(self) -> None:
         sent = self.headers.get("X-View-Token") or parse_qs(urlsplit(self.path).query).get("token", [""])[0]
         if not hmac.compare_digest(sent.encode(), self.server.token.encode()):
-            raise Refused(HTTPStatus.FORBIDDEN, "refused: this needs the view's token; open the URL that "
-                                                "`make up` or `make view` printed (it carries the token)")
+            raise Refused(
+                HTTPStatus.FORBIDDEN,
+                "refused: this needs the view's token; open the URL that "
+                "`make up` or `make view` printed (it carries the token)",
+            )
 
     def _body(self) -> bytes:
         """The request body, read only after every other check passed and only by exact length."""
@@ -269,7 +299,9 @@ class ViewHandler(BaseHTTPRequestHandler):
         if not lengths:
             raise Refused(HTTPStatus.LENGTH_REQUIRED, "refused: a POST needs a Content-Length")
         if len(lengths) > 1 or not lengths[0].isdigit() or not lengths[0].isascii():
-            raise Refused(HTTPStatus.BAD_REQUEST, f"refused: Content-Length {', '.join(lengths)!r} is not a length")
+            raise Refused(
+                HTTPStatus.BAD_REQUEST, f"refused: Content-Length {', '.join(lengths)!r} is not a length"
+            )
         length = int(lengths[0])
         if length > MAX_BODY_BYTES:
             raise Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"refused: a body over {MAX_BODY_BYTES} bytes")
@@ -289,15 +321,19 @@ class ViewHandler(BaseHTTPRequestHandler):
             self._send(refused.status, to_json({"error": str(refused)}), "application/json", close=True)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the browser went away mid-answer
-        except Exception as error:  # noqa: BLE001 - a request may fail, the server may not
+        except Exception as error:  # a request may fail, the server may not
             log.exception("request %s failed", urlsplit(self.path).path)
             try:
-                self._send(HTTPStatus.INTERNAL_SERVER_ERROR,
-                           to_json({"error": f"view server error: {error_line(error)}"}), "application/json", close=True)
+                self._send(
+                    HTTPStatus.INTERNAL_SERVER_ERROR,
+                    to_json({"error": f"view server error: {error_line(error)}"}),
+                    "application/json",
+                    close=True,
+                )
             except OSError:
                 pass
 
-    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch  # noqa: N815
+    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
 
     def _do_page(self, _: bytes) -> None:
         page = (STATIC / "index.html").read_text().replace("__VIEW_TOKEN__", self.server.token)
@@ -319,7 +355,9 @@ class ViewHandler(BaseHTTPRequestHandler):
 
     def _do_redrive(self, body: bytes) -> None:
         classes = self._request_object(body).get("classes")
-        if classes is not None and (not isinstance(classes, list) or not all(isinstance(c, str) for c in classes)):
+        if classes is not None and (
+            not isinstance(classes, list) or not all(isinstance(c, str) for c in classes)
+        ):
             raise Refused(HTTPStatus.BAD_REQUEST, 'send {"classes": ["pending", "stored"]} or {}')
         result = self.server.view.redrive(classes)
         self._json(result, HTTPStatus.OK if result["error"] is None else HTTPStatus.CONFLICT)
@@ -328,7 +366,9 @@ class ViewHandler(BaseHTTPRequestHandler):
         request = self._request_object(body)
         message_id, reason = request.get("message_id"), request.get("reason")
         if not isinstance(message_id, str) or not message_id or not isinstance(reason, str):
-            raise Refused(HTTPStatus.BAD_REQUEST, 'send {"message_id": "<id of a DLQ message>", "reason": "<why>"}')
+            raise Refused(
+                HTTPStatus.BAD_REQUEST, 'send {"message_id": "<id of a DLQ message>", "reason": "<why>"}'
+            )
         result = self.server.view.discard(message_id, reason)
         self._json(result, HTTPStatus.OK if result["error"] is None else HTTPStatus.CONFLICT)
 
@@ -343,11 +383,16 @@ class ViewHandler(BaseHTTPRequestHandler):
         return request
 
 
-def make_server(view: View, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> ViewHTTPServer:
+def make_server(
+    view: View, host: str = "127.0.0.1", port: int = 0, token: str | None = None
+) -> ViewHTTPServer:
     server = ViewHTTPServer((host, port), view, token)
     if not server.loopback:
-        log.warning("live view listens on %s:%s, beyond this machine: the token is required for "
-                    "every request", host, server.port)
+        log.warning(
+            "live view listens on %s:%s, beyond this machine: the token is required for every request",
+            host,
+            server.port,
+        )
     return server
 
 
@@ -368,7 +413,9 @@ class RunningView:
         self.thread.join(timeout=10)
 
 
-def start_in_thread(view: View, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> RunningView:
+def start_in_thread(
+    view: View, host: str = "127.0.0.1", port: int = 0, token: str | None = None
+) -> RunningView:
     server = make_server(view, host, port, token)
     thread = threading.Thread(target=server.serve_forever, name="ops-view", daemon=True)
     thread.start()

@@ -33,10 +33,14 @@ def function_zip(source: str | dict[str, str]) -> bytes:
     return buffer.getvalue()
 
 
-LAMBDA_TRUST = json.dumps({
-    "Version": "2012-10-17",
-    "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}],
-})
+LAMBDA_TRUST = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+        ],
+    }
+)
 
 
 def make_role(session: LocalSession, name: str, statements: list[dict]) -> str:
@@ -44,19 +48,28 @@ def make_role(session: LocalSession, name: str, statements: list[dict]) -> str:
     iam = session.client("iam")
     arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=LAMBDA_TRUST)["Role"]["Arn"]
     if statements:
-        iam.put_role_policy(RoleName=name, PolicyName="inline",
-                            PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}))
+        iam.put_role_policy(
+            RoleName=name,
+            PolicyName="inline",
+            PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}),
+        )
     return arn
 
 
 def consume_statement(*queue_arns: str) -> dict:
-    return {"Effect": "Allow", "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
-            "Resource": list(queue_arns)}
+    return {
+        "Effect": "Allow",
+        "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
+        "Resource": list(queue_arns),
+    }
 
 
 def logs_statement(function_name: str, account: str = "123456789012", region: str = "us-east-1") -> dict:
-    return {"Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-            "Resource": f"arn:aws:logs:{region}:{account}:log-group:/aws/lambda/{function_name}:*"}
+    return {
+        "Effect": "Allow",
+        "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+        "Resource": f"arn:aws:logs:{region}:{account}:log-group:/aws/lambda/{function_name}:*",
+    }
 
 
 @dataclass
@@ -70,29 +83,53 @@ class Pipeline:
 WORKER_TIMEOUT = 2  # the real worker starts a write only with 1.4 s left (lambda/worker/app.py)
 
 
-def pipeline(session: LocalSession, name: str, *, batch_size: int = 1, enabled: bool = True,
-             source: str | dict[str, str], handler: str = "app.handler", extra_statements: tuple = (), environment: dict | None = None,
-             create_mapping: bool = True, timeout: int = 1, visibility: int = 1) -> Pipeline:
+def pipeline(
+    session: LocalSession,
+    name: str,
+    *,
+    batch_size: int = 1,
+    enabled: bool = True,
+    source: str | dict[str, str],
+    handler: str = "app.handler",
+    extra_statements: tuple = (),
+    environment: dict | None = None,
+    create_mapping: bool = True,
+    timeout: int = 1,
+    visibility: int = 1,
+) -> Pipeline:
     """A queue with a DLQ (maxReceiveCount 2, `visibility` s), a function (`timeout` s) with its
     own role (consume + own logs + extras) and a mapping with partial batch responses."""
     sqs, lambda_api = session.client("sqs"), session.client("lambda")
     dlq_url = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
     dlq_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}-dlq"
-    queue_url = sqs.create_queue(QueueName=name, Attributes={
-        "VisibilityTimeout": str(visibility),
-        "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2}),
-    })["QueueUrl"]
+    queue_url = sqs.create_queue(
+        QueueName=name,
+        Attributes={
+            "VisibilityTimeout": str(visibility),
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2}),
+        },
+    )["QueueUrl"]
     queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"
-    role = make_role(session, f"{name}-role", [consume_statement(queue_arn), logs_statement(name), *extra_statements])
+    role = make_role(
+        session, f"{name}-role", [consume_statement(queue_arn), logs_statement(name), *extra_statements]
+    )
     session.client("logs").create_log_group(logGroupName=f"/aws/lambda/{name}")
     lambda_api.create_function(
-        FunctionName=name, Runtime="python3.14", Role=role, Handler=handler, Timeout=timeout,
-        Code={"ZipFile": function_zip(source)}, Environment={"Variables": environment or {}},
+        FunctionName=name,
+        Runtime="python3.14",
+        Role=role,
+        Handler=handler,
+        Timeout=timeout,
+        Code={"ZipFile": function_zip(source)},
+        Environment={"Variables": environment or {}},
     )
     mapping_id = ""
     if create_mapping:
         mapping_id = lambda_api.create_event_source_mapping(
-            EventSourceArn=queue_arn, FunctionName=name, BatchSize=batch_size, Enabled=enabled,
+            EventSourceArn=queue_arn,
+            FunctionName=name,
+            BatchSize=batch_size,
+            Enabled=enabled,
             FunctionResponseTypes=["ReportBatchItemFailures"],
         )["UUID"]
     return Pipeline(name, queue_url, dlq_url, mapping_id)
@@ -100,14 +137,17 @@ def pipeline(session: LocalSession, name: str, *, batch_size: int = 1, enabled: 
 
 def batches(session: LocalSession, name: str) -> list[dict]:
     events = observe.log_events(session.client("logs"), f"/aws/lambda/{name}")
-    return [json.loads(e["message"][len("BATCH "):]) for e in events if e["message"].startswith("BATCH ")]
+    return [json.loads(e["message"][len("BATCH ") :]) for e in events if e["message"].startswith("BATCH ")]
 
 
 def dead_letters(session: LocalSession, p: Pipeline, expected: int) -> list[str]:
     """Wait until the DLQ holds `expected` messages; return their bodies (left in place)."""
     sqs = session.client("sqs")
-    wait_for(lambda: observe.queue_counters(sqs, p.dlq_url)["visible"] == expected,
-             timeout=30, what=f"{expected} message(s) in {p.name}-dlq")
+    wait_for(
+        lambda: observe.queue_counters(sqs, p.dlq_url)["visible"] == expected,
+        timeout=30,
+        what=f"{expected} message(s) in {p.name}-dlq",
+    )
     received = sqs.receive_message(QueueUrl=p.dlq_url, MaxNumberOfMessages=10, VisibilityTimeout=0)
     return sorted(m["Body"] for m in received.get("Messages", []))
 
@@ -119,8 +159,11 @@ def drained(session: LocalSession, p: Pipeline) -> bool:
 
 def table(session: LocalSession, name: str) -> str:
     session.client("dynamodb").create_table(
-        TableName=name, KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST")
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
     return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}"
 
 

@@ -18,21 +18,33 @@ class Operator:
     env: dict[str, str]  # the process environment `ops` runs with: endpoint, region, the user's keys
 
     @classmethod
-    def create(cls, session: LocalSession) -> "Operator":
+    def create(cls, session: LocalSession) -> Operator:
         outputs, endpoint = session.outputs(), session.aws_env()
         user = f"{session.prefix}-operator-user"
         iam = session.client("iam")
         iam.create_user(UserName=user)
         iam.attach_user_policy(UserName=user, PolicyArn=outputs["OperatorPolicyArn"])
         key = iam.create_access_key(UserName=user)["AccessKey"]
-        return cls(session.prefix, {
-            **{name: value for name, value in os.environ.items() if not name.startswith("AWS_")},
-            "AWS_ENDPOINT_URL": endpoint["AWS_ENDPOINT_URL"], "AWS_REGION": endpoint["AWS_REGION"],
-            "AWS_ACCESS_KEY_ID": key["AccessKeyId"], "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"]})
+        return cls(
+            session.prefix,
+            {
+                **{name: value for name, value in os.environ.items() if not name.startswith("AWS_")},
+                "AWS_ENDPOINT_URL": endpoint["AWS_ENDPOINT_URL"],
+                "AWS_REGION": endpoint["AWS_REGION"],
+                "AWS_ACCESS_KEY_ID": key["AccessKeyId"],
+                "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"],
+            },
+        )
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "ops", *args, "--prefix", self.prefix], cwd=ROOT,
-                              env=self.env, capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "ops", *args, "--prefix", self.prefix],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     def json(self, *args: str):
         result = self.run(*args, "--json")

@@ -11,9 +11,9 @@ import json
 import random
 import time
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from hypothesis import HealthCheck, given, settings
 
@@ -53,8 +53,10 @@ class Stack:
         for body in [*bodies, None]:
             full = body is None or len(batch) == 10 or sum(map(len, batch)) + len(body) > 200_000
             if batch and full:
-                response = self.sqs.send_message_batch(QueueUrl=self.env["QUEUE_URL"], Entries=[
-                    {"Id": str(i), "MessageBody": text} for i, text in enumerate(batch)])
+                response = self.sqs.send_message_batch(
+                    QueueUrl=self.env["QUEUE_URL"],
+                    Entries=[{"Id": str(i), "MessageBody": text} for i, text in enumerate(batch)],
+                )
                 assert not response.get("Failed"), response["Failed"]
                 batch = []
             if body is not None:
@@ -71,12 +73,16 @@ class Stack:
         """Every body in the DLQ, removed so the next test starts from an empty DLQ."""
         url, bodies = self.env["DLQ_URL"], []
         while True:
-            messages = self.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=120).get("Messages", [])
+            messages = self.sqs.receive_message(
+                QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=120
+            ).get("Messages", [])
             if not messages:
                 return bodies
             bodies += [m["Body"] for m in messages]
-            self.sqs.delete_message_batch(QueueUrl=url, Entries=[
-                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+            self.sqs.delete_message_batch(
+                QueueUrl=url,
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)],
+            )
 
     def records(self, since: int, tag: str) -> list[observe.LogRecord]:
         return [r for r in observe.log_records(self.logs, self.env["LOG_GROUP"], since) if r.tag == tag]
@@ -87,13 +93,21 @@ class Stack:
         assert observe.abnormal_ends(self.logs, self.env["LOG_GROUP"], since) == Counter()
 
     def items(self, id_prefix: str) -> dict[str, dict]:
-        return {item["id"]: item for item in observe.scan_items(self.dynamodb, self.env["ORDERS_TABLE"])
-                if str(item["id"]).startswith(id_prefix)}
+        return {
+            item["id"]: item
+            for item in observe.scan_items(self.dynamodb, self.env["ORDERS_TABLE"])
+            if str(item["id"]).startswith(id_prefix)
+        }
 
 
 @contextmanager
-def deployed(shared_aws: SharedAWS, prefix: str, batch_size: int, workdir: Path,
-             timeouts: dict[str, str] = FAST_TIMEOUTS) -> Iterator[Stack]:
+def deployed(
+    shared_aws: SharedAWS,
+    prefix: str,
+    batch_size: int,
+    workdir: Path,
+    timeouts: dict[str, str] = FAST_TIMEOUTS,
+) -> Iterator[Stack]:
     """The real stack under `prefix` at `batch_size`, with short local timeouts."""
     context = {**timeouts, "prefix": prefix, "batch_size": str(batch_size)}
     with shared_aws.stack(context, workdir) as session:
@@ -108,8 +122,13 @@ def generated_bodies(count: int) -> list[str]:
     """`count` malformed bodies SQS can carry, the same ones on every run."""
     bodies: list[str] = []
 
-    @settings(max_examples=count, database=None, derandomize=True, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+    @settings(
+        max_examples=count,
+        database=None,
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )
     @given(body=malformed_bodies().filter(sqs_sendable))
     def collect(body: str) -> None:
         bodies.append(body)
@@ -151,7 +170,10 @@ def check_conservation(stack: Stack, batch_size: int, figure) -> None:
 
     stored = stack.items(f"{tag}-")
     assert sorted(stored) == sorted(versions)
-    winners = {order_id: json.dumps({"id": order_id, "quantity": item["quantity"]}) for order_id, item in stored.items()}
+    winners = {
+        order_id: json.dumps({"id": order_id, "quantity": item["quantity"]})
+        for order_id, item in stored.items()
+    }
     assert all(winners[order_id] in versions[order_id] for order_id in versions)
     assert all(item["total_cents"] == item["quantity"] * 250 + 100 for item in stored.values())
     acknowledged_expected = [b for b in bodies if b in winners.values()]
@@ -162,17 +184,32 @@ def check_conservation(stack: Stack, batch_size: int, figure) -> None:
     accepted = [w for w in writes if w["outcome"] == "Accepted"]
     # A write whose reply timed out (a busy emulator) is retried; if it had gone in, the retry
     # is rejected with the identical item: the order's first write, logged as a duplicate.
-    first_by_retry = [w for w in writes if w["decision"] == "duplicate" and w.get("retried_after")
-                      and w["id"] not in {a["id"] for a in accepted}]
-    duplicates = [r for r in stack.records(since, "RESULT") if str(r.data["id"]).startswith(f"{tag}-") and r.data["duplicate"]]
+    first_by_retry = [
+        w
+        for w in writes
+        if w["decision"] == "duplicate"
+        and w.get("retried_after")
+        and w["id"] not in {a["id"] for a in accepted}
+    ]
+    duplicates = [
+        r
+        for r in stack.records(since, "RESULT")
+        if str(r.data["id"]).startswith(f"{tag}-") and r.data["duplicate"]
+    ]
     assert Counter(dead) == Counter(dead_expected)
     assert Counter(w["id"] for w in accepted) == Counter({order_id: 1 for order_id in versions}) - Counter(
-        w["id"] for w in first_by_retry)  # no order written twice
+        w["id"] for w in first_by_retry
+    )  # no order written twice
     assert len(accepted) + len(first_by_retry) == len(versions)
     assert len(duplicates) - len(first_by_retry) == len(acknowledged_expected) - len(versions)
     assert len(bodies) == len(accepted) + len(duplicates) + len(dead)
-    figure(f"conservation (batch size {batch_size})",
-           f"sent {len(bodies)} = accepted {len(accepted)} + duplicates {len(duplicates)} + DLQ {len(dead)}; "
-           f"table holds exactly the {len(versions)} expected items"
-           + (f" ({len(first_by_retry)} first writes acknowledged as duplicates after a timed-out attempt)"
-              if first_by_retry else ""))
+    figure(
+        f"conservation (batch size {batch_size})",
+        f"sent {len(bodies)} = accepted {len(accepted)} + duplicates {len(duplicates)} + DLQ {len(dead)}; "
+        f"table holds exactly the {len(versions)} expected items"
+        + (
+            f" ({len(first_by_retry)} first writes acknowledged as duplicates after a timed-out attempt)"
+            if first_by_retry
+            else ""
+        ),
+    )

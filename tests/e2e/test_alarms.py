@@ -11,11 +11,11 @@ import os
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from local.session import ROOT, wait_for
+from local.session import ROOT, LocalError, wait_for
 from ops import observe
 from stacks.config import METRICS_NAMESPACE
 from tests.shared_aws import FAST_TIMEOUTS
@@ -48,13 +48,17 @@ def state(session, name: str) -> str:
 
 
 def wait_state(session, name: str, wanted: str) -> None:
-    wait_for(lambda: state(session, name) == wanted, timeout=DEADLINE, interval=0.25, what=f"{name} in {wanted}")
+    wait_for(
+        lambda: state(session, name) == wanted, timeout=DEADLINE, interval=0.25, what=f"{name} in {wanted}"
+    )
 
 
 def take_notifications(sqs, inbox: str) -> list[dict]:
     """The alarm messages waiting in the inbox (at most ten), parsed, and deleted from it."""
     found = []
-    for message in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
+    for message in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get(
+        "Messages", []
+    ):
         found.append(json.loads(json.loads(message["Body"])["Message"]))
         sqs.delete_message(QueueUrl=inbox, ReceiptHandle=message["ReceiptHandle"])
     return found
@@ -84,13 +88,16 @@ def notifications(session, inbox: str, alarms: set[str], new_state: str, since: 
     sqs, found = session.client("sqs"), set()
 
     def all_arrived() -> bool:
-        found.update(m["AlarmName"] for m in take_notifications(sqs, inbox)
-                     if m["AlarmName"] in alarms and entered(m, new_state, since))
+        found.update(
+            m["AlarmName"]
+            for m in take_notifications(sqs, inbox)
+            if m["AlarmName"] in alarms and entered(m, new_state, since)
+        )
         return found == alarms
 
     try:
         wait_for(all_arrived, timeout=DEADLINE, what=f"{new_state} notifications for {sorted(alarms)}")
-    except Exception as error:
+    except LocalError as error:
         raise AssertionError(f"{error}; arrived: {sorted(found)}") from None
     return found
 
@@ -98,8 +105,14 @@ def notifications(session, inbox: str, alarms: set[str], new_state: str, since: 
 def prove_alarms(session, *args: str) -> subprocess.CompletedProcess:
     """`python -m ops prove-alarms --prefix <PREFIX> ...` with the stack's endpoint and keys."""
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
-    return subprocess.run([sys.executable, "-m", "ops", "prove-alarms", "--prefix", PREFIX, *args], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "ops", "prove-alarms", "--prefix", PREFIX, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def send(session, env, order: dict) -> None:
@@ -111,8 +124,14 @@ def decision_sums(session, function_name: str, since: datetime) -> dict[str, flo
     sums = {}
     for name in ("Accepted", "Duplicate", "Conflict", "Malformed", "Error"):
         points = cloudwatch.get_metric_statistics(
-            Namespace=METRICS_NAMESPACE, MetricName=name, Dimensions=[{"Name": "FunctionName", "Value": function_name}],
-            StartTime=since, EndTime=datetime.now(timezone.utc) + timedelta(minutes=1), Period=60, Statistics=["Sum"])
+            Namespace=METRICS_NAMESPACE,
+            MetricName=name,
+            Dimensions=[{"Name": "FunctionName", "Value": function_name}],
+            StartTime=since,
+            EndTime=datetime.now(UTC) + timedelta(minutes=1),
+            Period=60,
+            Statistics=["Sum"],
+        )
         sums[name] = sum(point["Sum"] for point in points["Datapoints"])
     return sums
 
@@ -120,24 +139,42 @@ def decision_sums(session, function_name: str, since: datetime) -> dict[str, flo
 def test_every_alarm_exists_with_its_name_and_starts_without_alarming(stack):
     session, _, _ = stack
     names = [alarm["name"] for alarm in observe.alarms(session.client("cloudwatch"), f"{PREFIX}-")]
-    assert names == sorted(f"{PREFIX}-{what}" for what in (
-        "conflicting-orders", "failed-records", "malformed-jobs", "dead-letters", "new-dead-letters",
-        "dead-letter-expiry", "oldest-job-age", "worker-errors", "worker-throttles", "orders-throttled"))
+    assert names == sorted(
+        f"{PREFIX}-{what}"
+        for what in (
+            "conflicting-orders",
+            "failed-records",
+            "malformed-jobs",
+            "dead-letters",
+            "new-dead-letters",
+            "dead-letter-expiry",
+            "oldest-job-age",
+            "worker-errors",
+            "worker-throttles",
+            "orders-throttled",
+        )
+    )
     assert all(state(session, name) in ("OK", "INSUFFICIENT_DATA") for name in names)
 
 
 def test_decision_metrics_count_exactly_the_lab_scenario(stack):
     """dedup-order x3 and other-order x1: 2 accepted, 2 duplicates, nothing else."""
     session, env, _ = stack
-    since = datetime.now(timezone.utc) - timedelta(minutes=1)
+    since = datetime.now(UTC) - timedelta(minutes=1)
     send(session, env, {"id": "dedup-order", "quantity": 4})
-    wait_for(lambda: decision_sums(session, env["FUNCTION_NAME"], since)["Accepted"] == 1, timeout=DEADLINE,
-             what="the first order's Accepted metric")
+    wait_for(
+        lambda: decision_sums(session, env["FUNCTION_NAME"], since)["Accepted"] == 1,
+        timeout=DEADLINE,
+        what="the first order's Accepted metric",
+    )
     for order in ({"id": "dedup-order", "quantity": 4},) * 2 + ({"id": "other-order", "quantity": 1},):
         send(session, env, order)
     expected = {"Accepted": 2, "Duplicate": 2, "Conflict": 0, "Malformed": 0, "Error": 0}
-    wait_for(lambda: decision_sums(session, env["FUNCTION_NAME"], since) == expected, timeout=DEADLINE,
-             what=f"decision metrics {expected}")
+    wait_for(
+        lambda: decision_sums(session, env["FUNCTION_NAME"], since) == expected,
+        timeout=DEADLINE,
+        what=f"decision metrics {expected}",
+    )
 
 
 def test_a_conflicting_copy_raises_the_conflict_alarm_and_notifies_the_topic(stack, inbox):
@@ -146,9 +183,14 @@ def test_a_conflicting_copy_raises_the_conflict_alarm_and_notifies_the_topic(sta
     send(session, env, {"id": "dedup-order", "quantity": 5})  # stored with quantity 4 by the lab scenario
     wait_state(session, name, "ALARM")
     message = notification(session, inbox, name, "ALARM")
-    assert message["Trigger"]["MetricName"] == "Conflict" and message["Trigger"]["Namespace"] == METRICS_NAMESPACE
+    assert (
+        message["Trigger"]["MetricName"] == "Conflict"
+        and message["Trigger"]["Namespace"] == METRICS_NAMESPACE
+    )
     assert message["NewStateReason"].startswith("Threshold Crossed")
-    history = session.client("cloudwatch").describe_alarm_history(AlarmName=name, HistoryItemType="StateUpdate")
+    history = session.client("cloudwatch").describe_alarm_history(
+        AlarmName=name, HistoryItemType="StateUpdate"
+    )
     assert any("to ALARM" in item["HistorySummary"] for item in history["AlarmHistoryItems"])
 
 
@@ -162,7 +204,9 @@ def test_a_dead_letter_raises_the_dlq_alarm_and_an_empty_dlq_clears_it(stack, in
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "broken", "quantity": "lots"}')
     wait_state(session, name, "ALARM")
     metrics = notification(session, inbox, name, "ALARM")["Trigger"]["Metrics"]
-    assert [m["Expression"] for m in metrics if "Expression" in m] == ["visible + held"]  # in flight counts too
+    assert [m["Expression"] for m in metrics if "Expression" in m] == [
+        "visible + held"
+    ]  # in flight counts too
     started = time.monotonic()
     sqs.purge_queue(QueueUrl=env["DLQ_URL"])
     wait_state(session, name, "OK")
@@ -182,12 +226,16 @@ def test_a_second_dead_letter_notifies_while_the_first_still_waits(stack, inbox)
     notification(session, inbox, name, "OK")  # the depth stopped rising
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "second-dead", "quantity": "y"}')
     message = notification(session, inbox, name, "ALARM")
-    assert [m["Expression"] for m in message["Trigger"]["Metrics"] if "Expression" in m] == ["DIFF(depth)", "visible + held"]
+    assert [m["Expression"] for m in message["Trigger"]["Metrics"] if "Expression" in m] == [
+        "DIFF(depth)",
+        "visible + held",
+    ]
     assert state(session, f"{PREFIX}-dead-letters") == "ALARM"
     drained = 0
     while drained < 2:  # PurgeQueue runs once a minute per queue, and the previous test used it
-        for message in sqs.receive_message(QueueUrl=env["DLQ_URL"], MaxNumberOfMessages=10,
-                                           WaitTimeSeconds=1).get("Messages", []):
+        for message in sqs.receive_message(
+            QueueUrl=env["DLQ_URL"], MaxNumberOfMessages=10, WaitTimeSeconds=1
+        ).get("Messages", []):
             sqs.delete_message(QueueUrl=env["DLQ_URL"], ReceiptHandle=message["ReceiptHandle"])
             drained += 1
     wait_state(session, f"{PREFIX}-dead-letters", "OK")
@@ -199,10 +247,16 @@ def test_a_denied_write_alarms_failed_records_at_its_first_attempt(stack, inbox)
     the worker's Error decision turns `<prefix>-failed-records` to ALARM and notifies the topic
     within a minute, long before the message could reach the DLQ."""
     session, env, _ = stack
-    role = session.client("lambda").get_function_configuration(FunctionName=env["FUNCTION_NAME"])["Role"].split("/")[-1]
+    role = (
+        session.client("lambda")
+        .get_function_configuration(FunctionName=env["FUNCTION_NAME"])["Role"]
+        .split("/")[-1]
+    )
     iam = session.client("iam")
-    deny = {"Version": "2012-10-17", "Statement": [
-        {"Effect": "Deny", "Action": "dynamodb:PutItem", "Resource": "*"}]}
+    deny = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Deny", "Action": "dynamodb:PutItem", "Resource": "*"}],
+    }
     iam.put_role_policy(RoleName=role, PolicyName="deny-writes", PolicyDocument=json.dumps(deny))
     try:
         send(session, env, {"id": "denied-order", "quantity": 2})
@@ -242,7 +296,10 @@ def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(
     session, _, outputs = stack
     sns, topic = session.client("sns"), outputs["AlarmTopicArn"]
     own = sns.get_topic_attributes(TopicArn=topic)["Attributes"]["Policy"]
-    tls_only = {"Version": "2012-10-17", "Statement": [s for s in json.loads(own)["Statement"] if s["Effect"] == "Deny"]}
+    tls_only = {
+        "Version": "2012-10-17",
+        "Statement": [s for s in json.loads(own)["Statement"] if s["Effect"] == "Deny"],
+    }
     assert len(tls_only["Statement"]) == 1
     sqs = session.client("sqs")
     while sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10).get("Messages"):
@@ -256,11 +313,18 @@ def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 10 and all(line.startswith("failed ") for line in lines), lines
     alarm_arn = f"arn:aws:cloudwatch:{session.state['region']}:123456789012:alarm:{PREFIX}-oldest-job-age"
-    assert (f'Failed to execute action {topic}. Received error: "Resource: {alarm_arn} is not authorized to '
-            f'perform: SNS:Publish on resource: {topic}"') in done.stdout
-    arrived = sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
-    assert [json.loads(json.loads(m["Body"])["Message"])["AlarmName"] for m in arrived
-            if "prove-alarms" in m["Body"]] == []
+    assert (
+        f'Failed to execute action {topic}. Received error: "Resource: {alarm_arn} is not authorized to '
+        f'perform: SNS:Publish on resource: {topic}"'
+    ) in done.stdout
+    arrived = sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get(
+        "Messages", []
+    )
+    assert [
+        json.loads(json.loads(m["Body"])["Message"])["AlarmName"]
+        for m in arrived
+        if "prove-alarms" in m["Body"]
+    ] == []
 
 
 def test_every_other_failure_of_the_operations_table_reaches_the_topic(stack, inbox):
@@ -269,14 +333,23 @@ def test_every_other_failure_of_the_operations_table_reaches_the_topic(stack, in
     failed-records; Lambda throttling (reserved concurrency 0) -> worker-throttles; an invocation
     that fails as a whole (a configuration without the table's name) -> worker-errors. (A denied
     write, a conflict and dead letters: the tests above.)"""
-    session, env, outputs = stack
+    session, env, _outputs = stack
     for what in ("malformed-jobs", "orders-throttled", "failed-records", "worker-throttles", "worker-errors"):
-        wait_for(lambda: state(session, f"{PREFIX}-{what}") != "ALARM", timeout=DEADLINE, interval=0.25,
-                 what=f"{PREFIX}-{what} out of ALARM (earlier tests set states)")
-    since = datetime.now(timezone.utc) - timedelta(seconds=1)
+        wait_for(
+            lambda what=what: state(session, f"{PREFIX}-{what}") != "ALARM",
+            timeout=DEADLINE,
+            interval=0.25,
+            what=f"{PREFIX}-{what} out of ALARM (earlier tests set states)",
+        )
+    since = datetime.now(UTC) - timedelta(seconds=1)
     send(session, env, {"id": "no-quantity"})
-    session.inject_fault(action="PutItem", table=env["ORDERS_TABLE"], code="ProvisionedThroughputExceededException",
-                         status=400, count=4)  # one invocation's attempts
+    session.inject_fault(
+        action="PutItem",
+        table=env["ORDERS_TABLE"],
+        code="ProvisionedThroughputExceededException",
+        status=400,
+        count=4,
+    )  # one invocation's attempts
     send(session, env, {"id": "throttled-order", "quantity": 3})
     wanted = {f"{PREFIX}-{what}" for what in ("malformed-jobs", "orders-throttled", "failed-records")}
     assert notifications(session, inbox, wanted, "ALARM", since) == wanted
@@ -285,7 +358,12 @@ def test_every_other_failure_of_the_operations_table_reaches_the_topic(stack, in
     lambda_api.put_function_concurrency(FunctionName=function, ReservedConcurrentExecutions=0)
     try:
         send(session, env, {"id": "throttled-invocation", "quantity": 1})
-        assert notification(session, inbox, f"{PREFIX}-worker-throttles", "ALARM", since)["Trigger"]["MetricName"] == "Throttles"
+        assert (
+            notification(session, inbox, f"{PREFIX}-worker-throttles", "ALARM", since)["Trigger"][
+                "MetricName"
+            ]
+            == "Throttles"
+        )
     finally:
         lambda_api.delete_function_concurrency(FunctionName=function)
 
@@ -294,9 +372,14 @@ def test_every_other_failure_of_the_operations_table_reaches_the_topic(stack, in
     lambda_api.update_function_configuration(FunctionName=function, Environment={"Variables": broken})
     try:
         send(session, env, {"id": "broken-config", "quantity": 1})
-        assert notification(session, inbox, f"{PREFIX}-worker-errors", "ALARM", since)["Trigger"]["MetricName"] == "Errors"
+        assert (
+            notification(session, inbox, f"{PREFIX}-worker-errors", "ALARM", since)["Trigger"]["MetricName"]
+            == "Errors"
+        )
     finally:
-        lambda_api.update_function_configuration(FunctionName=function, Environment={"Variables": configuration})
+        lambda_api.update_function_configuration(
+            FunctionName=function, Environment={"Variables": configuration}
+        )
 
 
 def test_a_deleted_table_and_too_little_time_for_a_write_are_failed_records(stack, inbox):
@@ -309,35 +392,56 @@ def test_a_deleted_table_and_too_little_time_for_a_write_are_failed_records(stac
     test_each_batch_counts_its_decisions_in_one_metrics_line.)"""
     session, env, _ = stack
     alarm = f"{PREFIX}-failed-records"
-    wait_for(lambda: state(session, alarm) != "ALARM", timeout=DEADLINE, interval=0.25,
-             what=f"{alarm} out of ALARM (earlier tests set it)")
-    since = datetime.now(timezone.utc) - timedelta(seconds=1)
+    wait_for(
+        lambda: state(session, alarm) != "ALARM",
+        timeout=DEADLINE,
+        interval=0.25,
+        what=f"{alarm} out of ALARM (earlier tests set it)",
+    )
+    since = datetime.now(UTC) - timedelta(seconds=1)
     dynamodb, logs = session.client("dynamodb"), session.client("logs")
     lambda_api, function, table = session.client("lambda"), env["FUNCTION_NAME"], env["ORDERS_TABLE"]
 
     def sent(order: dict) -> str:
-        return session.client("sqs").send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))["MessageId"]
+        return session.client("sqs").send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))[
+            "MessageId"
+        ]
 
     def errors_of(message_id: str) -> list[str]:
-        return [r.data["error"] for r in observe.log_records(logs, f"/aws/lambda/{function}")
-                if r.tag == "ERROR" and r.data.get("message_id") == message_id]
+        return [
+            r.data["error"]
+            for r in observe.log_records(logs, f"/aws/lambda/{function}")
+            if r.tag == "ERROR" and r.data.get("message_id") == message_id
+        ]
 
     shape = dynamodb.describe_table(TableName=table)["Table"]
     dynamodb.delete_table(TableName=table)
     try:
         message_id = sent({"id": "no-table", "quantity": 2})
-        assert wait_for(lambda: errors_of(message_id), timeout=DEADLINE, what="the missing table's ERROR line")[0] \
+        assert (
+            wait_for(lambda: errors_of(message_id), timeout=DEADLINE, what="the missing table's ERROR line")[
+                0
+            ]
             == "ResourceNotFoundException"
+        )
     finally:
-        dynamodb.create_table(TableName=table, KeySchema=shape["KeySchema"], AttributeDefinitions=shape["AttributeDefinitions"],
-                              BillingMode="PAY_PER_REQUEST")
+        dynamodb.create_table(
+            TableName=table,
+            KeySchema=shape["KeySchema"],
+            AttributeDefinitions=shape["AttributeDefinitions"],
+            BillingMode="PAY_PER_REQUEST",
+        )
 
     timeout = lambda_api.get_function_configuration(FunctionName=function)["Timeout"]
     lambda_api.update_function_configuration(FunctionName=function, Timeout=1)
     try:
         message_id = sent({"id": "no-time", "quantity": 2})
-        assert wait_for(lambda: errors_of(message_id), timeout=DEADLINE, what="the short timeout's ERROR line")[0] \
+        assert (
+            wait_for(lambda: errors_of(message_id), timeout=DEADLINE, what="the short timeout's ERROR line")[
+                0
+            ]
             == "OutOfTime"
+        )
     finally:
         lambda_api.update_function_configuration(FunctionName=function, Timeout=timeout)
     assert notification(session, inbox, alarm, "ALARM", since)["Trigger"]["MetricName"] == "Error"

@@ -35,28 +35,41 @@ def made(emulator):
 
 
 def test_a_dlq_ten_times_its_in_flight_cap_is_redriven_completely(emulator, figure):
-    found = redrive_at_scale(emulator, pending=1_960, stored=20, conflicts=10, malformed=10, in_flight_limit=200,
-                             hold_seconds=HOLD)
+    found = redrive_at_scale(
+        emulator, pending=1_960, stored=20, conflicts=10, malformed=10, in_flight_limit=200, hold_seconds=HOLD
+    )
     result = found["result"]
     assert result["complete"] is True and result["failures"] == [], result["stopped"]
     assert {kind: c["found"] for kind, c in result["counts"].items()} == {
-        "pending": 1_960, "stored": 20, "conflict": 10, "malformed": 10}
+        "pending": 1_960,
+        "stored": 20,
+        "conflict": 10,
+        "malformed": 10,
+    }
     assert {kind: c["moved"] for kind, c in result["counts"].items()} == {
-        "pending": 1_960, "stored": 20, "conflict": 0, "malformed": 0}
+        "pending": 1_960,
+        "stored": 20,
+        "conflict": 0,
+        "malformed": 0,
+    }
     assert found["sent_each_safe_once"] and found["sent"] == 1_980  # none unsafe, none twice
     assert found["left"] == (20, 0)  # the unsafe ones, released
     assert found["max_held"] <= 30  # the unsafe ones and one page, never the queue
     assert found["seconds"] > 2 * HOLD  # the holds were extended, not outlasted
-    figure("dlq redrive at scale", f"2,000 dead letters behind an in-flight cap of 200, hold {HOLD} s: 1,980 moved "
-           f"in {found['seconds']:.1f} s ({found['pages']} pages), 20 left, at most {found['max_held']} held")
+    figure(
+        "dlq redrive at scale",
+        f"2,000 dead letters behind an in-flight cap of 200, hold {HOLD} s: 1,980 moved "
+        f"in {found['seconds']:.1f} s ({found['pages']} pages), 20 left, at most {found['max_held']} held",
+    )
 
 
 def test_a_listing_beside_a_redrive_loses_nothing_and_each_is_told(emulator, made):
     safe = made.fill(pending=600, conflicts=5)
     done = {}
-    operator = lambda: Clients(Endpoint.from_env(emulator.aws_env()))  # noqa: E731 - one each, as two people
-    redriving = threading.Thread(target=lambda: done.setdefault(
-        "redrive", dlq.redrive(operator(), made.queues, hold_seconds=HOLD)))
+    operator = lambda: Clients(Endpoint.from_env(emulator.aws_env()))
+    redriving = threading.Thread(
+        target=lambda: done.setdefault("redrive", dlq.redrive(operator(), made.queues, hold_seconds=HOLD))
+    )
     redriving.start()
     listing = dlq.listing(operator(), made.queues, limit=300, hold_seconds=HOLD)
     redriving.join(timeout=120)
@@ -75,19 +88,40 @@ def test_a_listing_beside_a_redrive_loses_nothing_and_each_is_told(emulator, mad
 def test_a_listing_killed_mid_way_hides_nothing_past_its_hold(emulator, made):
     made.fill(pending=400)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **emulator.aws_env()}
-    script = ("import os, sys; from ops import dlq; from ops.aws import Clients, Endpoint; "
-              "q = dlq.Queues(*sys.argv[1:5]); "
-              f"dlq.listing(Clients(Endpoint.from_env(os.environ)), q, limit=10_000, hold_seconds={HOLD})")
-    listing = subprocess.Popen([sys.executable, "-c", script, made.queues.dlq_url, made.queues.jobs_url,
-                                made.queues.orders_table, made.queues.audit_log_group], cwd=ROOT, env=env)
+    script = (
+        "import os, sys; from ops import dlq; from ops.aws import Clients, Endpoint; "
+        "q = dlq.Queues(*sys.argv[1:5]); "
+        f"dlq.listing(Clients(Endpoint.from_env(os.environ)), q, limit=10_000, hold_seconds={HOLD})"
+    )
+    listing = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            script,
+            made.queues.dlq_url,
+            made.queues.jobs_url,
+            made.queues.orders_table,
+            made.queues.audit_log_group,
+        ],
+        cwd=ROOT,
+        env=env,
+    )
     try:
-        wait_for(lambda: made.counters(made.queues.dlq_url)[1] >= 50, timeout=30, interval=0.05,
-                 what="the listing holding messages")
+        wait_for(
+            lambda: made.counters(made.queues.dlq_url)[1] >= 50,
+            timeout=30,
+            interval=0.05,
+            what="the listing holding messages",
+        )
     finally:
         listing.send_signal(signal.SIGKILL)
         listing.wait(timeout=30)
-    wait_for(lambda: made.counters(made.queues.dlq_url) == (400, 0), timeout=30, interval=0.2,
-             what="every message visible again once the killed listing's hold ran out")
+    wait_for(
+        lambda: made.counters(made.queues.dlq_url) == (400, 0),
+        timeout=30,
+        interval=0.2,
+        what="every message visible again once the killed listing's hold ran out",
+    )
     again = dlq.listing(emulator, made.queues, hold_seconds=HOLD)
     assert again["complete"] is True and len(again["messages"]) == 400
 

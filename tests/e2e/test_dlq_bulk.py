@@ -39,14 +39,30 @@ def test_a_dlq_of_two_hundred_is_listed_and_redriven_completely(stack, operator)
     sqs = session.client("sqs")
     bodies = [order(f"rec-bulk-{n}", 1 + n % 10) for n in range(200)]
     for start in range(0, 200, 10):
-        sqs.send_message_batch(QueueUrl=env["DLQ_URL"], Entries=[
-            {"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start:start + 10])])
+        sqs.send_message_batch(
+            QueueUrl=env["DLQ_URL"],
+            Entries=[
+                {"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start : start + 10])
+            ],
+        )
     listing = operator.json("dlq", "list")
     assert listing["counts"]["pending"] == 200 and len(listing["messages"]) == 200
     redriven = operator.json("dlq", "redrive")
     assert redriven["counts"]["pending"]["moved"] == 200 and redriven["failures"] == []
-    wait_for(lambda: len([i for i in observe.scan_items(session.client("dynamodb"), env["ORDERS_TABLE"])
-                          if str(i["id"]).startswith("rec-bulk-")]) == 200, timeout=SETTLE, what="the 200 orders written")
+    wait_for(
+        lambda: (
+            len(
+                [
+                    i
+                    for i in observe.scan_items(session.client("dynamodb"), env["ORDERS_TABLE"])
+                    if str(i["id"]).startswith("rec-bulk-")
+                ]
+            )
+            == 200
+        ),
+        timeout=SETTLE,
+        what="the 200 orders written",
+    )
     assert observe.queue_counters(sqs, env["DLQ_URL"])["visible"] == 0
 
 
@@ -57,9 +73,21 @@ def test_sqs_move_task_moves_what_is_left_and_completes(stack, operator):
     session.client("sqs").send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "bulk-bad"}')
     dlq_arn = f"arn:aws:sqs:{env['AWS_REGION']}:123456789012:{PREFIX}-jobs-dlq"
     admin = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
-    started = subprocess.run([str(aws_cli.aws()), "sqs", "start-message-move-task", "--source-arn", dlq_arn,
-                              "--destination-arn", outputs["QueueArn"]],
-                             env=admin, capture_output=True, text=True, timeout=120)
+    started = subprocess.run(
+        [
+            str(aws_cli.aws()),
+            "sqs",
+            "start-message-move-task",
+            "--source-arn",
+            dlq_arn,
+            "--destination-arn",
+            outputs["QueueArn"],
+        ],
+        env=admin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert started.returncode == 0, started.stderr
     sqs = session.client("sqs")
 
@@ -68,14 +96,17 @@ def test_sqs_move_task_moves_what_is_left_and_completes(stack, operator):
         return task if task["Status"] != "RUNNING" else None
 
     task = wait_for(finished, timeout=60, what="the move task to finish")
-    assert (task["Status"], task["ApproximateNumberOfMessagesMoved"], task["ApproximateNumberOfMessagesToMove"]) == (
-        "COMPLETED", 1, 1)
+    assert (
+        task["Status"],
+        task["ApproximateNumberOfMessagesMoved"],
+        task["ApproximateNumberOfMessagesToMove"],
+    ) == ("COMPLETED", 1, 1)
 
 
 def test_the_operator_policy_covers_status_and_nothing_more(stack, operator):
     """With the operator's policy alone, `ops status` reads every section (the live view reads
     the same); writing an order or deleting the queue is denied."""
-    session, env, _ = stack
+    _session, env, _ = stack
     status = operator.run("status", "--json")
     snapshot = json.loads(status.stdout)
     assert status.returncode == 0, (snapshot["error"], snapshot["errors"])
@@ -85,13 +116,19 @@ def test_the_operator_policy_covers_status_and_nothing_more(stack, operator):
     from botocore.exceptions import ClientError
 
     def as_operator(service):
-        return boto3.client(service, endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
-                            aws_access_key_id=operator.env["AWS_ACCESS_KEY_ID"],
-                            aws_secret_access_key=operator.env["AWS_SECRET_ACCESS_KEY"])
+        return boto3.client(
+            service,
+            endpoint_url=env["AWS_ENDPOINT_URL"],
+            region_name=env["AWS_REGION"],
+            aws_access_key_id=operator.env["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=operator.env["AWS_SECRET_ACCESS_KEY"],
+        )
 
-    for call in (lambda: as_operator("dynamodb").put_item(TableName=env["ORDERS_TABLE"], Item={"id": {"S": "x"}}),
-                 lambda: as_operator("sqs").delete_queue(QueueUrl=env["QUEUE_URL"]),
-                 lambda: as_operator("logs").delete_log_group(logGroupName=f"{PREFIX}-dlq-audit")):
+    for call in (
+        lambda: as_operator("dynamodb").put_item(TableName=env["ORDERS_TABLE"], Item={"id": {"S": "x"}}),
+        lambda: as_operator("sqs").delete_queue(QueueUrl=env["QUEUE_URL"]),
+        lambda: as_operator("logs").delete_log_group(logGroupName=f"{PREFIX}-dlq-audit"),
+    ):
         with pytest.raises(ClientError) as denied:
             call()
         assert denied.value.response["ResponseMetadata"]["HTTPStatusCode"] in (400, 403)

@@ -25,7 +25,9 @@ SETTLE = 120  # a deadline: two failed deliveries, 12 s apart, on a loaded machi
 
 @pytest.fixture(scope="module")
 def stack(shared_aws, tmp_path_factory):
-    with shared_aws.stack({**FAST_TIMEOUTS, **TWO_RECEIVES, "prefix": PREFIX}, tmp_path_factory.mktemp(PREFIX)) as session:
+    with shared_aws.stack(
+        {**FAST_TIMEOUTS, **TWO_RECEIVES, "prefix": PREFIX}, tmp_path_factory.mktemp(PREFIX)
+    ) as session:
         yield session, session.user_env(), session.outputs()
 
 
@@ -37,29 +39,53 @@ def operator(stack):
 @pytest.fixture(scope="module")
 def dead_letters(stack):
     """The DLQ of 15: what it holds, by class."""
-    session, env, outputs = stack
+    session, env, _outputs = stack
     sqs, dynamodb = session.client("sqs"), session.client("dynamodb")
     for order_id, quantity in (("rec-stored", 2), ("rec-conflict", 3)):
-        dynamodb.put_item(TableName=env["ORDERS_TABLE"], Item={
-            "id": {"S": order_id}, "quantity": {"N": str(quantity)}, "total_cents": {"N": str(quantity * 250 + 100)}})
+        dynamodb.put_item(
+            TableName=env["ORDERS_TABLE"],
+            Item={
+                "id": {"S": order_id},
+                "quantity": {"N": str(quantity)},
+                "total_cents": {"N": str(quantity * 250 + 100)},
+            },
+        )
     # Through the worker: a DynamoDB outage fails two new orders on every delivery; the conflicting
     # copy fails as a conflict (or as the outage; either way it is judged again in the DLQ).
-    session.inject_fault(action="PutItem", table=env["ORDERS_TABLE"], code="ServiceUnavailable", status=503, count=1000)
+    session.inject_fault(
+        action="PutItem", table=env["ORDERS_TABLE"], code="ServiceUnavailable", status=503, count=1000
+    )
     through_worker = [order("rec-pending-0", 1), order("rec-pending-1", 2), order("rec-conflict", 4)]
     for body in through_worker:
         sqs.send_message(QueueUrl=env["QUEUE_URL"], MessageBody=body)
-    direct = [order(f"rec-pending-{n}", 1 + n % 10) for n in range(2, 12)] + [order("rec-stored", 2), '{"id": "rec-bad"}']
+    direct = [order(f"rec-pending-{n}", 1 + n % 10) for n in range(2, 12)] + [
+        order("rec-stored", 2),
+        '{"id": "rec-bad"}',
+    ]
     for body in direct:
-        sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody=body, MessageAttributes={
-            "origin": {"DataType": "String", "StringValue": "test"}})
-    wait_for(lambda: observe.queue_counters(sqs, env["DLQ_URL"])["visible"] == 15, timeout=SETTLE, interval=0.5,
-             what="the three failed orders to reach the DLQ beside the twelve sent there")
-    session.inject_fault(action="PutItem", table=env["ORDERS_TABLE"], code="ServiceUnavailable", status=503, count=0)
+        sqs.send_message(
+            QueueUrl=env["DLQ_URL"],
+            MessageBody=body,
+            MessageAttributes={"origin": {"DataType": "String", "StringValue": "test"}},
+        )
+    wait_for(
+        lambda: observe.queue_counters(sqs, env["DLQ_URL"])["visible"] == 15,
+        timeout=SETTLE,
+        interval=0.5,
+        what="the three failed orders to reach the DLQ beside the twelve sent there",
+    )
+    session.inject_fault(
+        action="PutItem", table=env["ORDERS_TABLE"], code="ServiceUnavailable", status=503, count=0
+    )
     return {"pending": 12, "stored": 1, "conflict": 1, "malformed": 1}
 
 
 def results(session, env, since_ms: int) -> list[dict]:
-    return [r.data for r in observe.log_records(session.client("logs"), env["LOG_GROUP"], since_ms) if r.tag == "RESULT"]
+    return [
+        r.data
+        for r in observe.log_records(session.client("logs"), env["LOG_GROUP"], since_ms)
+        if r.tag == "RESULT"
+    ]
 
 
 def test_list_classifies_all_fifteen(stack, dead_letters, operator):
@@ -72,15 +98,22 @@ def test_list_classifies_all_fifteen(stack, dead_letters, operator):
     assert malformed["reason"] == "missing field: quantity"
     text = operator.run("dlq", "list")
     assert text.returncode == 0 and text.stdout.splitlines()[0] == (
-        f"{PREFIX}-jobs-dlq: 15 message(s): 12 pending, 1 stored, 1 conflict, 1 malformed")
+        f"{PREFIX}-jobs-dlq: 15 message(s): 12 pending, 1 stored, 1 conflict, 1 malformed"
+    )
 
 
-def test_redrive_writes_the_pending_acknowledges_the_stored_and_leaves_the_rest(stack, dead_letters, operator):
+def test_redrive_writes_the_pending_acknowledges_the_stored_and_leaves_the_rest(
+    stack, dead_letters, operator
+):
     session, env, _ = stack
     since = int(time.time() * 1000) - 1000
     redriven = operator.json("dlq", "redrive")
     assert {kind: counts["moved"] for kind, counts in redriven["counts"].items()} == {
-        "pending": 12, "stored": 1, "conflict": 0, "malformed": 0}
+        "pending": 12,
+        "stored": 1,
+        "conflict": 0,
+        "malformed": 0,
+    }
     assert redriven["failures"] == []
     wait_for(lambda: len(results(session, env, since)) >= 13, timeout=SETTLE, what="13 RESULT lines")
     done = results(session, env, since)
@@ -97,9 +130,13 @@ def test_discard_removes_the_conflict_with_an_audit_record(stack, dead_letters, 
     (conflict,) = [m for m in listing["messages"] if m["class"] == "conflict"]
     (malformed,) = [m for m in listing["messages"] if m["class"] == "malformed"]
     refused = operator.run("dlq", "discard", "--message-id", conflict["message_id"], "--reason", " ")
-    assert refused.returncode == 1 and refused.stderr.strip() == "error: a discard needs --reason: why this message may go"
-    done = operator.run("dlq", "discard", "--message-id", conflict["message_id"],
-               "--reason", "customer confirmed quantity 3")
+    assert (
+        refused.returncode == 1
+        and refused.stderr.strip() == "error: a discard needs --reason: why this message may go"
+    )
+    done = operator.run(
+        "dlq", "discard", "--message-id", conflict["message_id"], "--reason", "customer confirmed quantity 3"
+    )
     assert done.returncode == 0, done.stderr
     (record,) = [r for r in operator.json("dlq", "audit") if r["message_id"] == conflict["message_id"]]
     assert record["reason"] == "customer confirmed quantity 3" and record["class"] == "conflict"

@@ -9,6 +9,7 @@ the state folder come from `PORT` and `LOCAL_STATE_DIR`, so the run cannot meet 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import signal
@@ -33,8 +34,14 @@ from tests.documented import (
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(150)]
 ME = "tests/e2e/test_documented_commands.py"
-TRUST_LAMBDA = json.dumps({"Version": "2012-10-17", "Statement": [
-    {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]})
+TRUST_LAMBDA = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+        ],
+    }
+)
 
 
 def by_command(ran: list[Ran]) -> dict[str, Ran]:
@@ -48,8 +55,12 @@ def shell(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("docs")
     (tmp / "aws-config").write_text("[profile ops]\nregion = us-east-1\n")  # the operator's own profile
     port = free_port()
-    env = clean_env(tmp / "home", PORT=str(port), LOCAL_STATE_DIR=str(tmp / "state"),
-                    AWS_CONFIG_FILE=str(tmp / "aws-config"))
+    env = clean_env(
+        tmp / "home",
+        PORT=str(port),
+        LOCAL_STATE_DIR=str(tmp / "state"),
+        AWS_CONFIG_FILE=str(tmp / "aws-config"),
+    )
     bare_path_premise(env)
     readme = block_starting("README.md", 'eval "$(make -s up)"', ME)
     assert readme.commands[-1].startswith("make down")
@@ -61,10 +72,21 @@ def shell(tmp_path_factory):
     dlq = block_starting("docs/operations.md", ".venv/bin/python -m ops dlq", ME)
     prove = block_starting("docs/operations.md", ".venv/bin/python -m ops prove-alarms", ME)
     # The role the operations page attaches its policy to: the operator's, not in any doc.
-    given = [f"aws iam create-role --role-name OnCall --assume-role-policy-document '{TRUST_LAMBDA}' > /dev/null"]
+    given = [
+        f"aws iam create-role --role-name OnCall --assume-role-policy-document '{TRUST_LAMBDA}' > /dev/null"
+    ]
     long_running = [c for c in profile.commands if " ops view" in c]
-    commands = [*readme.commands[:-1], *local.commands, *faults.commands, *given, *attach.commands, *view.commands,
-                *[c for c in profile.commands if c not in long_running], *dlq.commands, *prove.commands]
+    commands = [
+        *readme.commands[:-1],
+        *local.commands,
+        *faults.commands,
+        *given,
+        *attach.commands,
+        *view.commands,
+        *[c for c in profile.commands if c not in long_running],
+        *dlq.commands,
+        *prove.commands,
+    ]
     up_line, *commands = commands
     (up,) = run_in_one_shell([up_line], env, env_dump=tmp / "env-up")
     session = LocalSession(tmp / "state")
@@ -72,8 +94,16 @@ def shell(tmp_path_factory):
         assert up.rc == 0 and session.state, up.output
         lab = run_lab_scenario(session)  # on the fresh stack, before anything else sends an order
         ran = run_in_one_shell(commands, read_env_dump(tmp / "env-up"), env_dump=tmp / "env")
-        yield {"ran": {up_line: up, **by_command(ran)}, "env": read_env_dump(tmp / "env"), "port": port,
-               "long_running": long_running, "readme": readme, "tmp": tmp, "session": session, "lab": lab}
+        yield {
+            "ran": {up_line: up, **by_command(ran)},
+            "env": read_env_dump(tmp / "env"),
+            "port": port,
+            "long_running": long_running,
+            "readme": readme,
+            "tmp": tmp,
+            "session": session,
+            "lab": lab,
+        }
     finally:
         if session.state:  # the last test runs the README's `make down`; this only tidies up after a failure
             session.down()
@@ -84,9 +114,15 @@ def test_every_command_exits_zero(shell, figure):
     failed = {r.command: r.output[-800:] for r in shell["ran"].values() if r.rc != 0}
     assert failed == {}
     ran = sorted(shell["ran"].values(), key=lambda r: r.ended)
-    took = [(later.ended - earlier.ended, later.command.split("  #")[0][:40]) for earlier, later in zip(ran, ran[1:])]
-    figure("documented commands", f"{len(ran)} run as written; slowest after make up: "
-           + ", ".join(f"{name} {seconds:.1f} s" for seconds, name in sorted(took, reverse=True)[:4]))
+    took = [
+        (later.ended - earlier.ended, later.command.split("  #")[0][:40])
+        for earlier, later in itertools.pairwise(ran)
+    ]
+    figure(
+        "documented commands",
+        f"{len(ran)} run as written; slowest after make up: "
+        + ", ".join(f"{name} {seconds:.1f} s" for seconds, name in sorted(took, reverse=True)[:4]),
+    )
 
 
 def test_lab_scenario_figures(shell):
@@ -121,8 +157,20 @@ def test_the_readme_order_reaches_the_table(shell):
     assert {"id": {"S": "dedup-order"}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}} in scan["Items"]
 
     def stored() -> bool:
-        done = subprocess.run(["aws", "dynamodb", "get-item", "--table-name", env["ORDERS_TABLE"],
-                               "--key", '{"id": {"S": "dedup-order"}}'], env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                "aws",
+                "dynamodb",
+                "get-item",
+                "--table-name",
+                env["ORDERS_TABLE"],
+                "--key",
+                '{"id": {"S": "dedup-order"}}',
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         return '"1100"' in done.stdout
 
     wait_for(stored, timeout=30, what="the README's order in the orders table")
@@ -138,24 +186,41 @@ def test_status_view_and_docs_commands_print_what_the_docs_say(shell):
     assert "labex-q05-jobs" in status and "labex-q05-worker" in status
     view = next(r for c, r in ran.items() if c.startswith("make view"))
     assert re.search(r"live view: http://localhost:\d+/\?token=\S{20,}", view.output), view.output
-    mappings = json.loads(next(r for c, r in ran.items() if c.startswith("aws lambda list-event-source-mappings")).output)
+    mappings = json.loads(
+        next(r for c, r in ran.items() if c.startswith("aws lambda list-event-source-mappings")).output
+    )
     assert [(m["BatchSize"], m["State"]) for m in mappings["EventSourceMappings"]] == [(1, "Enabled")]
     queue = json.loads(next(r for c, r in ran.items() if c.startswith("aws sqs get-queue-attributes")).output)
     assert queue["Attributes"]["VisibilityTimeout"] == "30"
     profile_json = json.loads(next(r for c, r in ran.items() if c.startswith("AWS_PROFILE=ops")).output)
     assert [(m["source"], m["state"]) for m in profile_json["mappings"]] == [("labex-q05-jobs", "Enabled")]
     faults = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m local faults list")).output
-    assert faults.splitlines() == ["PutItem on labex-q05-orders: each waits 5 ms",
-                                   "PutItem on labex-q05-orders: 12 more fail with 400 "
-                                   "ProvisionedThroughputExceededException (0 served)"], faults
-    assert next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m local faults clear")).output.strip() == \
-        "cleared 2 rule(s)"
+    assert faults.splitlines() == [
+        "PutItem on labex-q05-orders: each waits 5 ms",
+        (
+            "PutItem on labex-q05-orders: 12 more fail with 400 "
+            "ProvisionedThroughputExceededException (0 served)"
+        ),
+    ], faults
+    assert (
+        next(
+            r for c, r in ran.items() if c.startswith(".venv/bin/python -m local faults clear")
+        ).output.strip()
+        == "cleared 2 rule(s)"
+    )
     dlq_list = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops dlq list")).output
     assert "0 message(s)" in dlq_list, dlq_list
     proved = next(r for c, r in ran.items() if c.startswith(".venv/bin/python -m ops prove-alarms")).output
-    assert len(re.findall(r"^delivered +labex-q05-\S+ +arn:aws:sns:\S+:labex-q05-alarms$", proved, re.M)) == 10, proved
-    attached = subprocess.run(["aws", "iam", "list-attached-role-policies", "--role-name", "OnCall"],
-                              env=env, capture_output=True, text=True)
+    assert (
+        len(re.findall(r"^delivered +labex-q05-\S+ +arn:aws:sns:\S+:labex-q05-alarms$", proved, re.MULTILINE))
+        == 10
+    ), proved
+    attached = subprocess.run(
+        ["aws", "iam", "list-attached-role-policies", "--role-name", "OnCall"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert "labex-q05-operator" in attached.stdout, attached.stderr
 
 
@@ -163,8 +228,16 @@ def test_ops_view_line_serves_until_ctrl_c(shell):
     """The operations page's `ops view` line prints a URL that serves the page with its token,
     and Ctrl-C (SIGINT) stops it cleanly, without a traceback."""
     (line,) = shell["long_running"]
-    view = subprocess.Popen(["bash", "-c", line], cwd=ROOT, env=shell["env"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    view = subprocess.Popen(
+        ["bash", "-c", line],
+        cwd=ROOT,
+        env=shell["env"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         printed: list[str] = []
 
@@ -187,21 +260,44 @@ def test_second_up_reuses_and_another_port_is_refused(shell):
     """`make -s up` again reuses the running stack (no second deploy) and prints the same
     exports; `make up PORT=...` naming another port is refused with one line saying how."""
     env = shell["env"]
-    again = subprocess.run(["bash", "-c", "make -s up"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        ["bash", "-c", "make -s up"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert again.returncode == 0, again.stderr
     assert "reusing the local stack already running" in again.stderr and "cdk deploy" not in again.stderr
     assert f"export QUEUE_URL={env['QUEUE_URL']}" in again.stdout
-    lines = again.stdout.strip().splitlines()  # paste-ready: export lines only, naming everything a user needs
+    lines = (
+        again.stdout.strip().splitlines()
+    )  # paste-ready: export lines only, naming everything a user needs
     assert all(re.fullmatch(r"export [A-Z_]+=\S+", line) for line in lines), lines
-    exported = {line[len("export "):].split("=", 1)[0] for line in lines}
-    assert {"PATH", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "QUEUE_URL",
-            "DLQ_URL", "ORDERS_TABLE", "REFERENCE_TABLE", "FUNCTION_NAME", "LOG_GROUP"} <= exported
+    exported = {line[len("export ") :].split("=", 1)[0] for line in lines}
+    assert {
+        "PATH",
+        "AWS_ENDPOINT_URL",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_REGION",
+        "QUEUE_URL",
+        "DLQ_URL",
+        "ORDERS_TABLE",
+        "REFERENCE_TABLE",
+        "FUNCTION_NAME",
+        "LOG_GROUP",
+    } <= exported
     other = free_port()
-    moved = subprocess.run(["bash", "-c", f"make -s up PORT={other}"], cwd=ROOT, env=env, capture_output=True,
-                           text=True, timeout=120)
+    moved = subprocess.run(
+        ["bash", "-c", f"make -s up PORT={other}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert moved.returncode != 0 and moved.stdout == ""
-    assert f"error: a local stack already runs on port {shell['port']}; to move it to {other}: `make down`, " \
-           f"then `make up PORT={other}`" in moved.stderr
+    assert (
+        f"error: a local stack already runs on port {shell['port']}; to move it to {other}: `make down`, "
+        f"then `make up PORT={other}`" in moved.stderr
+    )
 
 
 def test_quick_loop_as_the_readme_spells_it(shell):
@@ -209,8 +305,14 @@ def test_quick_loop_as_the_readme_spells_it(shell):
     one file by PYTEST_ADDOPTS, so the suite does not run itself)."""
     readme = (ROOT / "README.md").read_text()
     assert "`make quick` is the quick loop" in readme
-    env = {**shell["env"], "PYTEST_ADDOPTS": "-p no:cacheprovider tests/unit/test_terminal.py", "TEST_WORKERS": "0"}
-    done = subprocess.run(["bash", "-c", "make quick"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    env = {
+        **shell["env"],
+        "PYTEST_ADDOPTS": "-p no:cacheprovider tests/unit/test_terminal.py",
+        "TEST_WORKERS": "0",
+    }
+    done = subprocess.run(
+        ["bash", "-c", "make quick"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert re.search(r"\d+ passed", done.stdout), done.stdout[-1000:]
 
@@ -253,7 +355,8 @@ def test_the_worker_uploaded_by_hand_runs_at_the_next_delivery(shell, tmp_path):
         "\n\n_deployed_handler = handler\n\n\n"
         "def handler(event, context):\n"
         "    print('HAND-UPLOADED worker')\n"
-        "    return _deployed_handler(event, context)\n")
+        "    return _deployed_handler(event, context)\n"
+    )
     package = tmp_path / "worker.zip"
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -263,21 +366,42 @@ def test_the_worker_uploaded_by_hand_runs_at_the_next_delivery(shell, tmp_path):
                 archive.write(module, module.name)
     package.write_bytes(buffer.getvalue())
     upload = subprocess.run(
-        [str(aws_cli.aws()), "lambda", "update-function-code", "--function-name",
-         outputs["FunctionName"], "--zip-file", f"fileb://{package}"],
-        capture_output=True, text=True, env=shell["env"], timeout=120)
+        [
+            str(aws_cli.aws()),
+            "lambda",
+            "update-function-code",
+            "--function-name",
+            outputs["FunctionName"],
+            "--zip-file",
+            f"fileb://{package}",
+        ],
+        capture_output=True,
+        text=True,
+        env=shell["env"],
+        timeout=120,
+    )
     assert upload.returncode == 0, upload.stderr
-    session.client("sqs").send_message(QueueUrl=session.local_queue_url(outputs["QueueUrl"]),
-                                       MessageBody='{"id": "hand-uploaded", "quantity": 1}')
+    session.client("sqs").send_message(
+        QueueUrl=session.local_queue_url(outputs["QueueUrl"]),
+        MessageBody='{"id": "hand-uploaded", "quantity": 1}',
+    )
     logs = session.client("logs")
 
     def hand_uploaded_ran() -> bool:
-        return any("HAND-UPLOADED worker" in e["message"] for e in observe.log_events(logs, outputs["LogGroupName"]))
+        return any(
+            "HAND-UPLOADED worker" in e["message"] for e in observe.log_events(logs, outputs["LogGroupName"])
+        )
 
     wait_for(hand_uploaded_ran, timeout=30, what="the hand-uploaded worker's line in the log group")
     dynamodb = session.client("dynamodb")
-    wait_for(lambda: "Item" in dynamodb.get_item(TableName=outputs["OrdersTableName"], Key={"id": {"S": "hand-uploaded"}}),
-             timeout=30, what="the order stored")
+    wait_for(
+        lambda: (
+            "Item"
+            in dynamodb.get_item(TableName=outputs["OrdersTableName"], Key={"id": {"S": "hand-uploaded"}})
+        ),
+        timeout=30,
+        what="the order stored",
+    )
 
 
 def test_the_labs_clean_up_by_hand_then_down_leaves_nothing_running(shell):
@@ -288,7 +412,9 @@ def test_the_labs_clean_up_by_hand_then_down_leaves_nothing_running(shell):
     session = shell["session"]
     env = session.user_env()
     lambda_api = session.client("lambda")
-    for mapping in lambda_api.list_event_source_mappings(FunctionName=env["FUNCTION_NAME"])["EventSourceMappings"]:
+    for mapping in lambda_api.list_event_source_mappings(FunctionName=env["FUNCTION_NAME"])[
+        "EventSourceMappings"
+    ]:
         lambda_api.delete_event_source_mapping(UUID=mapping["UUID"])
     session.client("sqs").delete_queue(QueueUrl=env["QUEUE_URL"])
     for order_id in ("dedup-order", "other-order"):

@@ -5,7 +5,7 @@ disabled mappings left alone, IAM enforced with the function's own role, real co
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -13,12 +13,20 @@ from local.session import wait_for
 from ops import observe
 from stacks.lambda_code import package_files
 from tests.e2e.conftest import (
-    ACCOUNT, REGION, WORKER_TIMEOUT, batches, dead_letters, drained, pipeline, put_item_on, table,
+    ACCOUNT,
+    REGION,
+    WORKER_TIMEOUT,
+    batches,
+    dead_letters,
+    drained,
+    pipeline,
+    put_item_on,
+    table,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-PROBE = '''
+PROBE = """
 import json, time
 
 def handler(event, context):
@@ -35,7 +43,7 @@ def handler(event, context):
         if record["body"].startswith("fail"):
             failures.append({"itemIdentifier": record["messageId"]})
     return {"batchItemFailures": failures}
-'''
+"""
 
 
 def test_poison_message_redrives_to_dlq_with_body_intact(emulator):
@@ -58,8 +66,11 @@ def test_partial_batch_failure_retries_only_failed_records(emulator):
     for body in ("ok-1", "fail-2", "ok-3"):
         sqs.send_message(QueueUrl=p.queue_url, MessageBody=body)
     emulator.client("lambda").create_event_source_mapping(
-        EventSourceArn=f"arn:aws:sqs:{REGION}:{ACCOUNT}:partial", FunctionName="partial", BatchSize=3,
-        FunctionResponseTypes=["ReportBatchItemFailures"])
+        EventSourceArn=f"arn:aws:sqs:{REGION}:{ACCOUNT}:partial",
+        FunctionName="partial",
+        BatchSize=3,
+        FunctionResponseTypes=["ReportBatchItemFailures"],
+    )
     assert dead_letters(emulator, p, 1) == ["fail-2"]
     wait_for(lambda: drained(emulator, p), timeout=30, what="the partial queue to drain")
     seen = batches(emulator, p.name)
@@ -76,8 +87,11 @@ def test_disabled_mapping_is_not_polled_until_enabled(emulator):
     sqs, lambda_api = emulator.client("sqs"), emulator.client("lambda")
     sqs.send_message(QueueUrl=off.queue_url, MessageBody="waiting")
     sqs.send_message(QueueUrl=control.queue_url, MessageBody="served")
-    wait_for(lambda: drained(emulator, control) and batches(emulator, "control"),
-             timeout=30, what="the enabled mapping's message")
+    wait_for(
+        lambda: drained(emulator, control) and batches(emulator, "control"),
+        timeout=30,
+        what="the enabled mapping's message",
+    )
     assert observe.queue_counters(sqs, off.queue_url) == {"visible": 1, "in_flight": 0, "delayed": 0}
     assert batches(emulator, "disabled") == []
     lambda_api.update_event_source_mapping(UUID=off.mapping_id, Enabled=True)
@@ -98,10 +112,24 @@ def test_iam_denial_fails_the_message_instead_of_acknowledging_it(emulator):
     timeout = WORKER_TIMEOUT + 1
     denied_arn = table(emulator, "denied-orders")
     other_arn = table(emulator, "other-orders")
-    denied = pipeline(emulator, "worker-denied", source=WORKER_SOURCE, extra_statements=(put_item_on(other_arn),),
-                      environment={"TABLE_NAME": "denied-orders"}, timeout=timeout, visibility=timeout + 1)
-    allowed = pipeline(emulator, "worker-allowed", source=WORKER_SOURCE, extra_statements=(put_item_on(other_arn),),
-                       environment={"TABLE_NAME": "other-orders"}, timeout=timeout, visibility=timeout + 1)
+    denied = pipeline(
+        emulator,
+        "worker-denied",
+        source=WORKER_SOURCE,
+        extra_statements=(put_item_on(other_arn),),
+        environment={"TABLE_NAME": "denied-orders"},
+        timeout=timeout,
+        visibility=timeout + 1,
+    )
+    allowed = pipeline(
+        emulator,
+        "worker-allowed",
+        source=WORKER_SOURCE,
+        extra_statements=(put_item_on(other_arn),),
+        environment={"TABLE_NAME": "other-orders"},
+        timeout=timeout,
+        visibility=timeout + 1,
+    )
     sqs, dynamodb, logs = emulator.client("sqs"), emulator.client("dynamodb"), emulator.client("logs")
     order = '{"id": "iam-order", "quantity": 2}'
     sqs.send_message(QueueUrl=denied.queue_url, MessageBody=order)
@@ -109,18 +137,23 @@ def test_iam_denial_fails_the_message_instead_of_acknowledging_it(emulator):
 
     assert dead_letters(emulator, denied, 1) == [order]
     assert observe.scan_items(dynamodb, "denied-orders") == []
+
     def error_lines() -> list[dict]:
         return [r.data for r in observe.log_records(logs, "/aws/lambda/worker-denied") if r.tag == "ERROR"]
 
     # The second delivery's log can land just after the queue moved the message: a new sandbox's
     # init is not part of the 1 s visibility timeout.
-    errors = wait_for(lambda: len(error_lines()) >= 2 and error_lines(), timeout=30, what="both deliveries' ERROR lines")
+    errors = wait_for(
+        lambda: len(error_lines()) >= 2 and error_lines(), timeout=30, what="both deliveries' ERROR lines"
+    )
     assert len(errors) == 2 and all(e["error"] == "AccessDeniedException" for e in errors)
     assert "(AccessDeniedException)" in errors[0]["message"]
     assert f"is not authorized to perform: dynamodb:PutItem on resource: {denied_arn}" in errors[0]["message"]
 
     wait_for(lambda: drained(emulator, allowed), timeout=30, what="the allowed worker's order")
-    assert observe.scan_items(dynamodb, "other-orders") == [{"id": "iam-order", "quantity": 2, "total_cents": 600}]
+    assert observe.scan_items(dynamodb, "other-orders") == [
+        {"id": "iam-order", "quantity": 2, "total_cents": 600}
+    ]
 
 
 def test_invoke_api_runs_the_deployed_code(emulator):
@@ -128,7 +161,9 @@ def test_invoke_api_runs_the_deployed_code(emulator):
     error's type and message; a handler running past its timeout is stopped and reported."""
     pipeline(emulator, "direct", source=PROBE, create_mapping=False)
     lambda_api = emulator.client("lambda")
-    event = {"Records": [{"messageId": "m-1", "body": "fail-now", "attributes": {"ApproximateReceiveCount": "1"}}]}
+    event = {
+        "Records": [{"messageId": "m-1", "body": "fail-now", "attributes": {"ApproximateReceiveCount": "1"}}]
+    }
     ok = lambda_api.invoke(FunctionName="direct", Payload=json.dumps(event))
     assert "FunctionError" not in ok
     assert json.loads(ok["Payload"].read()) == {"batchItemFailures": [{"itemIdentifier": "m-1"}]}
@@ -147,12 +182,18 @@ def test_invoke_api_runs_the_deployed_code(emulator):
 
     # The exception and the timeout each count in Lambda's Errors, the worker-errors alarm's metric
     # (the handled batch failure does not).
-    cloudwatch, now = emulator.client("cloudwatch"), datetime.now(timezone.utc)
+    cloudwatch, now = emulator.client("cloudwatch"), datetime.now(UTC)
 
     def errors() -> float:
         points = cloudwatch.get_metric_statistics(
-            Namespace="AWS/Lambda", MetricName="Errors", Dimensions=[{"Name": "FunctionName", "Value": "direct"}],
-            StartTime=now - timedelta(minutes=10), EndTime=now + timedelta(minutes=1), Period=60, Statistics=["Sum"])
+            Namespace="AWS/Lambda",
+            MetricName="Errors",
+            Dimensions=[{"Name": "FunctionName", "Value": "direct"}],
+            StartTime=now - timedelta(minutes=10),
+            EndTime=now + timedelta(minutes=1),
+            Period=60,
+            Statistics=["Sum"],
+        )
         return sum(point["Sum"] for point in points["Datapoints"])
 
     wait_for(lambda: errors() == 2, timeout=10, what="two Errors for direct")

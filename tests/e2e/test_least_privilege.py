@@ -194,7 +194,7 @@ def handler(event, context):
 
 def probe_module() -> dict:
     namespace: dict = {}
-    exec(compile(PROBE, "least_privilege_probe.py", "exec"), namespace)
+    exec(compile(PROBE, "least_privilege_probe.py", "exec"), namespace)  # noqa: S102 - our own probe, above
     return namespace
 
 
@@ -210,8 +210,9 @@ def held_receipt_handle(session: LocalSession, queue_url: str, body: str) -> str
     message_id = sqs.send_message(QueueUrl=queue_url, MessageBody=body)["MessageId"]
 
     def received() -> str | None:
-        for message in sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, VisibilityTimeout=300,
-                                           WaitTimeSeconds=1).get("Messages", []):
+        for message in sqs.receive_message(
+            QueueUrl=queue_url, MaxNumberOfMessages=10, VisibilityTimeout=300, WaitTimeSeconds=1
+        ).get("Messages", []):
             if message["MessageId"] == message_id:
                 return message["ReceiptHandle"]
         return None
@@ -236,32 +237,56 @@ def test_worker_role_can_do_its_job_and_nothing_else(stack, figure):
     # The worker's own poller must not take the messages the probe receives.
     (mapping,) = observe.mappings(lambda_api, WORKER)
     lambda_api.update_event_source_mapping(UUID=mapping["uuid"], Enabled=False)
-    wait_for(lambda: observe.mappings(lambda_api, WORKER)[0]["state"] == "Disabled", timeout=10,
-             what="the worker's mapping to be disabled")
+    wait_for(
+        lambda: observe.mappings(lambda_api, WORKER)[0]["state"] == "Disabled",
+        timeout=10,
+        what="the worker's mapping to be disabled",
+    )
 
     other_log_group = f"/aws/lambda/{outputs['SeederFunctionName']}"
     logs.create_log_stream(logGroupName=other_log_group, logStreamName="existing")
     logs.create_log_group(logGroupName=SHADOW_LOG_GROUP)
     admin_arn = iam.get_user(UserName="local-admin")["User"]["Arn"]
-    admin_only_role = iam.create_role(RoleName=ADMIN_ONLY_ROLE, AssumeRolePolicyDocument=json.dumps({
-        "Version": "2012-10-17",
-        "Statement": [{"Effect": "Allow", "Principal": {"AWS": admin_arn}, "Action": "sts:AssumeRole"}],
-    }))["Role"]["Arn"]
-    message_ids = [sqs.send_message(QueueUrl=queue_url, MessageBody=f"least-privilege probe {i}")["MessageId"]
-                   for i in (1, 2)]
+    admin_only_role = iam.create_role(
+        RoleName=ADMIN_ONLY_ROLE,
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {"Effect": "Allow", "Principal": {"AWS": admin_arn}, "Action": "sts:AssumeRole"}
+                ],
+            }
+        ),
+    )["Role"]["Arn"]
+    message_ids = [
+        sqs.send_message(QueueUrl=queue_url, MessageBody=f"least-privilege probe {i}")["MessageId"]
+        for i in (1, 2)
+    ]
     names = {
-        "orders": outputs["OrdersTableName"], "reference": outputs["ReferenceTableName"],
-        "queue_url": queue_url, "dlq_url": dlq_url, "log_group": outputs["LogGroupName"],
-        "other_log_group": other_log_group, "other_log_stream": "existing", "shadow_log_group": SHADOW_LOG_GROUP,
-        "role_name": role_arn.rsplit("/", 1)[-1], "admin_user": "local-admin",
-        "admin_only_role_arn": admin_only_role, "function": WORKER, "order_id": "least-privilege-order",
+        "orders": outputs["OrdersTableName"],
+        "reference": outputs["ReferenceTableName"],
+        "queue_url": queue_url,
+        "dlq_url": dlq_url,
+        "log_group": outputs["LogGroupName"],
+        "other_log_group": other_log_group,
+        "other_log_stream": "existing",
+        "shadow_log_group": SHADOW_LOG_GROUP,
+        "role_name": role_arn.rsplit("/", 1)[-1],
+        "admin_user": "local-admin",
+        "admin_only_role_arn": admin_only_role,
+        "function": WORKER,
+        "order_id": "least-privilege-order",
         "message_ids": message_ids,
         "dlq_receipt_handle": held_receipt_handle(session, dlq_url, "held by the test"),
     }
 
     lambda_api.create_function(
-        FunctionName=PROBE_NAME, Runtime="python3.12", Role=role_arn, Handler="app.handler",
-        Code={"ZipFile": function_zip(PROBE)}, Timeout=30,
+        FunctionName=PROBE_NAME,
+        Runtime="python3.12",
+        Role=role_arn,
+        Handler="app.handler",
+        Code={"ZipFile": function_zip(PROBE)},
+        Timeout=30,
     )
     response = lambda_api.invoke(FunctionName=PROBE_NAME, Payload=json.dumps(names).encode())
     payload = json.loads(response["Payload"].read())
@@ -273,8 +298,11 @@ def test_worker_role_can_do_its_job_and_nothing_else(stack, figure):
     assert unexpected == [], "calls failed for a reason other than IAM"
     succeeded = [r["name"] for r in allowed if r["outcome"] == "succeeded"]
     denied = [r["name"] for r in forbidden if r["outcome"] == "denied"]
-    figure("least privilege", f"{len(forbidden)} forbidden calls tried, {len(denied)} denied; "
-                              f"{len(allowed)} allowed calls, {len(succeeded)} succeeded")
+    figure(
+        "least privilege",
+        f"{len(forbidden)} forbidden calls tried, {len(denied)} denied; "
+        f"{len(allowed)} allowed calls, {len(succeeded)} succeeded",
+    )
     assert [r["name"] for r in forbidden if r["outcome"] != "denied"] == []
     assert [r["name"] for r in allowed if r["outcome"] != "succeeded"] == []
     assert len(forbidden) >= 40 and len(allowed) == 7
@@ -282,21 +310,30 @@ def test_worker_role_can_do_its_job_and_nothing_else(stack, figure):
     # The allowed calls had their effect, the forbidden ones none.
     dynamodb = session.client("dynamodb")
     assert observe.scan_items(dynamodb, names["orders"]) == [
-        {"id": "least-privilege-order", "quantity": 3, "total_cents": 850}]
+        {"id": "least-privilege-order", "quantity": 3, "total_cents": 850}
+    ]
     assert observe.scan_items(dynamodb, names["reference"]) == [{"id": "reference", "note": "keep unchanged"}]
     assert observe.queue_counters(sqs, queue_url) == {"visible": 0, "in_flight": 0, "delayed": 0}
     assert observe.queue_counters(sqs, dlq_url)["in_flight"] == 1  # the test's own held message
-    written = [e["message"] for e in observe.log_events(logs, names["log_group"])
-               if e["logStreamName"] == "least-privilege-probe"]
+    written = [
+        e["message"]
+        for e in observe.log_events(logs, names["log_group"])
+        if e["logStreamName"] == "least-privilege-probe"
+    ]
     assert written == ["PROBE written by the worker role"]
 
     # Each replayable forbidden call, made with admin credentials, goes through.
-    replay_names = {**names, "jobs_receipt_handle": held_receipt_handle(session, queue_url, "replay"),
-                    "dlq_receipt_handle": held_receipt_handle(session, dlq_url, "replay")}
+    replay_names = {
+        **names,
+        "jobs_receipt_handle": held_receipt_handle(session, queue_url, "replay"),
+        "dlq_receipt_handle": held_receipt_handle(session, dlq_url, "replay"),
+    }
     probe = probe_module()
     calls = [call for call in probe["forbidden_calls"](replay_names) if call[4]]
     replayed = probe["run_calls"](calls, session.client)
     replay_failed = [(r["name"], r.get("message")) for r in replayed if r["outcome"] != "succeeded"]
-    figure("least privilege (admin replay)", f"{len(replayed)} forbidden calls replayed as admin, "
-                                             f"{len(replayed) - len(replay_failed)} succeeded")
+    figure(
+        "least privilege (admin replay)",
+        f"{len(replayed)} forbidden calls replayed as admin, {len(replayed) - len(replay_failed)} succeeded",
+    )
     assert replay_failed == []

@@ -20,8 +20,9 @@ pytestmark = [pytest.mark.e2e]
 
 
 def make(target: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-c", f"make -s {target}"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        ["bash", "-c", f"make -s {target}"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_ctrl_c_during_up_stops_what_it_started(tmp_path):
@@ -30,10 +31,19 @@ def test_ctrl_c_during_up_stops_what_it_started(tmp_path):
     port = free_port()
     state = tmp_path / "state"
     env = clean_env(tmp_path / "home", PORT=str(port), LOCAL_STATE_DIR=str(state))
-    up = subprocess.Popen(["bash", "-c", "make -s up"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    up = subprocess.Popen(
+        ["bash", "-c", "make -s up"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     seen: list[str] = []
     try:
+
         def deploying() -> bool:
             seen.append(up.stderr.readline())
             assert seen[-1], f"make up ended early: {''.join(seen)}"
@@ -47,7 +57,9 @@ def test_ctrl_c_during_up_stops_what_it_started(tmp_path):
         if up.poll() is None:
             os.killpg(up.pid, signal.SIGKILL)
     ours = [line for line in rest.splitlines() if not line.startswith("make")]
-    assert ours == ["interrupted: `up` stopped the embedded AWS it had started; nothing is left running"], rest
+    assert ours == ["interrupted: `up` stopped the embedded AWS it had started; nothing is left running"], (
+        rest
+    )
     assert "Traceback" not in rest and stdout == ""
     assert not alive(emulator) and not port_in_use(port)
 
@@ -61,8 +73,10 @@ def test_busy_port_names_the_make_variable(tmp_path):
         env = clean_env(tmp_path / "home", PORT=str(port), LOCAL_STATE_DIR=str(tmp_path / "state"))
         done = make("up", env)
     assert done.returncode != 0 and done.stdout == ""
-    assert (f"error: port {port} is already in use by another program; pick another port: "
-            f"`make up PORT={port + 1}` (python -m local: --port {port + 1})") in done.stderr
+    assert (
+        f"error: port {port} is already in use by another program; pick another port: "
+        f"`make up PORT={port + 1}` (python -m local: --port {port + 1})"
+    ) in done.stderr
 
 
 def test_down_with_nothing_running_says_so(tmp_path):

@@ -46,6 +46,8 @@ def test_malformed_bodies_end_in_the_dlq_intact(stack, figure):
     assert len(deliveries) == len(bodies)
     assert all(counts == {str(n) for n in range(1, MAX_RECEIVES + 1)} for counts in deliveries.values())
     failures = sum(map(len, deliveries.values()))
-    figure("bad input (through the queue)",
-           f"{len(bodies)} malformed bodies: 0 written, 0 acknowledged, {failures} failed deliveries "
-           f"({MAX_RECEIVES} each), {len(dead)}/{len(bodies)} in the DLQ byte-for-byte")
+    figure(
+        "bad input (through the queue)",
+        f"{len(bodies)} malformed bodies: 0 written, 0 acknowledged, {failures} failed deliveries "
+        f"({MAX_RECEIVES} each), {len(dead)}/{len(bodies)} in the DLQ byte-for-byte",
+    )

@@ -16,8 +16,13 @@ BATCH_SIZE = 1
 
 @pytest.fixture(scope="module")
 def stack(shared_aws, tmp_path_factory):
-    with deployed(shared_aws, "relmix1", BATCH_SIZE, tmp_path_factory.mktemp("relmix1"),
-                  {**FAST_TIMEOUTS, **TWO_RECEIVES}) as deployed_stack:
+    with deployed(
+        shared_aws,
+        "relmix1",
+        BATCH_SIZE,
+        tmp_path_factory.mktemp("relmix1"),
+        {**FAST_TIMEOUTS, **TWO_RECEIVES},
+    ) as deployed_stack:
         yield deployed_stack
 
 

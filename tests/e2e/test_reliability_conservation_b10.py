@@ -15,8 +15,13 @@ BATCH_SIZE = 10
 
 @pytest.fixture(scope="module")
 def stack(shared_aws, tmp_path_factory):
-    with deployed(shared_aws, "relmix10", BATCH_SIZE, tmp_path_factory.mktemp("relmix10"),
-                  {**BATCH_TIMEOUTS, **TWO_RECEIVES}) as deployed_stack:
+    with deployed(
+        shared_aws,
+        "relmix10",
+        BATCH_SIZE,
+        tmp_path_factory.mktemp("relmix10"),
+        {**BATCH_TIMEOUTS, **TWO_RECEIVES},
+    ) as deployed_stack:
         yield deployed_stack
 
 

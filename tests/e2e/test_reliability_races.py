@@ -33,9 +33,16 @@ def test_concurrent_conditional_writes_accept_exactly_one(stack, figure):
     worker's own write path: one Accepted, 23 acknowledged duplicates, the item unchanged."""
     worker = load_lambda("worker")
     env, n = stack.env, 24
-    clients = [boto3.client("dynamodb", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
-                            aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
-               for _ in range(n)]
+    clients = [
+        boto3.client(
+            "dynamodb",
+            endpoint_url=env["AWS_ENDPOINT_URL"],
+            region_name=env["AWS_REGION"],
+            aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+        )
+        for _ in range(n)
+    ]
     barrier, decisions, errors = threading.Barrier(n), [], []
     job = worker.Job("race-threads", 3)
 
@@ -53,8 +60,13 @@ def test_concurrent_conditional_writes_accept_exactly_one(stack, figure):
         thread.join(timeout=60)
     assert errors == []
     assert Counter(decisions) == {"written": 1, "duplicate": n - 1}
-    assert stack.items("race-threads") == {"race-threads": {"id": "race-threads", "quantity": 3, "total_cents": 850}}
-    figure("race (threads)", f"{n} simultaneous writes of one order: 1 accepted, {n - 1} duplicates, item unchanged")
+    assert stack.items("race-threads") == {
+        "race-threads": {"id": "race-threads", "quantity": 3, "total_cents": 850}
+    }
+    figure(
+        "race (threads)",
+        f"{n} simultaneous writes of one order: 1 accepted, {n - 1} duplicates, item unchanged",
+    )
 
 
 def test_concurrent_identical_deliveries_write_once(stack, figure):
@@ -68,14 +80,19 @@ def test_concurrent_identical_deliveries_write_once(stack, figure):
     assert Counter(r.data["outcome"] for r in writes) == {"Accepted": 1, "ConditionalCheckFailed": n - 1}
     assert Counter(r["duplicate"] for r in results) == {False: 1, True: n - 1}
     assert stack.take_dead_letters() == []
-    assert stack.items("race-queue") == {"race-queue": {"id": "race-queue", "quantity": 5, "total_cents": 1350}}
+    assert stack.items("race-queue") == {
+        "race-queue": {"id": "race-queue", "quantity": 5, "total_cents": 1350}
+    }
     sandboxes = len({r.stream for r in writes})
     assert sandboxes >= 2, "the copies were never processed concurrently"
-    figure("race (queue)", f"{n} identical deliveries over {sandboxes} concurrent sandboxes: 1 accepted, "
-                           f"{n - 1} acknowledged duplicates, 0 in the DLQ")
+    figure(
+        "race (queue)",
+        f"{n} identical deliveries over {sandboxes} concurrent sandboxes: 1 accepted, "
+        f"{n - 1} acknowledged duplicates, 0 in the DLQ",
+    )
 
 
-CRASH_AFTER_WRITE = '''
+CRASH_AFTER_WRITE = """
 import os
 
 import app
@@ -88,7 +105,7 @@ def handler(event, context):
         open(marker, "w").close()
         os._exit(137)  # the sandbox dies after the write, before the service can delete the message
     return response
-'''
+"""
 
 
 def test_crash_between_write_and_acknowledgement(stack, figure, tmp_path):
@@ -96,20 +113,42 @@ def test_crash_between_write_and_acknowledgement(stack, figure, tmp_path):
     redelivery is acknowledged as a duplicate and the stored item is unchanged."""
     session = stack.session
     table_arn = table(session, "crash-orders")
-    p = pipeline(session, "crash-worker", source={**package_files("worker"), "crash.py": CRASH_AFTER_WRITE},
-                 handler="crash.handler", extra_statements=(put_item_on(table_arn),),
-                 environment={"TABLE_NAME": "crash-orders", "CRASH_MARKER": str(tmp_path / f"crashed-{uuid.uuid4().hex}")},
-                 timeout=WORKER_TIMEOUT, visibility=WORKER_TIMEOUT + 1)
+    p = pipeline(
+        session,
+        "crash-worker",
+        source={**package_files("worker"), "crash.py": CRASH_AFTER_WRITE},
+        handler="crash.handler",
+        extra_statements=(put_item_on(table_arn),),
+        environment={
+            "TABLE_NAME": "crash-orders",
+            "CRASH_MARKER": str(tmp_path / f"crashed-{uuid.uuid4().hex}"),
+        },
+        timeout=WORKER_TIMEOUT,
+        visibility=WORKER_TIMEOUT + 1,
+    )
     sqs, logs, dynamodb = session.client("sqs"), session.client("logs"), session.client("dynamodb")
     sqs.send_message(QueueUrl=p.queue_url, MessageBody='{"id": "crash-order", "quantity": 3}')
-    wait_for(lambda: drained(session, p) and len(observe.log_records(logs, "/aws/lambda/crash-worker")) >= 5,
-             timeout=60, what="the crashed order to be redelivered and acknowledged")
+    wait_for(
+        lambda: drained(session, p) and len(observe.log_records(logs, "/aws/lambda/crash-worker")) >= 5,
+        timeout=60,
+        what="the crashed order to be redelivered and acknowledged",
+    )
     records = observe.log_records(logs, "/aws/lambda/crash-worker")
     writes = [r.data for r in records if r.tag == "WRITE"]
-    assert [(w["outcome"], w["decision"]) for w in writes] == [("Accepted", "written"), ("ConditionalCheckFailed", "duplicate")]
+    assert [(w["outcome"], w["decision"]) for w in writes] == [
+        ("Accepted", "written"),
+        ("ConditionalCheckFailed", "duplicate"),
+    ]
     assert [r.data["duplicate"] for r in records if r.tag == "RESULT"] == [False, True]
     assert observe.queue_counters(sqs, p.dlq_url)["visible"] == 0
-    assert observe.scan_items(dynamodb, "crash-orders") == [{"id": "crash-order", "quantity": 3, "total_cents": 850}]
-    exits = [e for e in observe.log_events(logs, "/aws/lambda/crash-worker") if "REPORT RequestId" in e["message"]]
+    assert observe.scan_items(dynamodb, "crash-orders") == [
+        {"id": "crash-order", "quantity": 3, "total_cents": 850}
+    ]
+    exits = [
+        e for e in observe.log_events(logs, "/aws/lambda/crash-worker") if "REPORT RequestId" in e["message"]
+    ]
     assert len(exits) == 2
-    figure("crash between write and acknowledgement", "1 write, sandbox killed, 1 redelivery acknowledged as a duplicate, item unchanged")
+    figure(
+        "crash between write and acknowledgement",
+        "1 write, sandbox killed, 1 redelivery acknowledged as a duplicate, item unchanged",
+    )

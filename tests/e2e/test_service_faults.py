@@ -32,10 +32,13 @@ def stack(shared_aws, tmp_path_factory):
         yield session, session.outputs()
 
 
-@pytest.mark.parametrize("kind, code, status", [
-    ("throttling", "ProvisionedThroughputExceededException", 400),
-    ("5xx", "InternalServerError", 500),
-])
+@pytest.mark.parametrize(
+    "kind, code, status",
+    [
+        ("throttling", "ProvisionedThroughputExceededException", 400),
+        ("5xx", "InternalServerError", 500),
+    ],
+)
 def test_dynamodb_fault_is_retried_not_acknowledged_and_written_once(stack, kind, code, status, figure):
     """FAULTS PutItem faults on the orders table: the first delivery spends all its attempts
     and logs ERROR, nothing is written and the message stays on the queue; the redelivery meets
@@ -53,8 +56,11 @@ def test_dynamodb_fault_is_retried_not_acknowledged_and_written_once(stack, kind
     message_id = sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps(order))["MessageId"]
 
     def records(tag: str) -> list[dict]:
-        return [r.data for r in observe.log_records(logs, log_group, started)
-                if r.tag == tag and (r.data.get("id") == order["id"] or r.data.get("message_id") == message_id)]
+        return [
+            r.data
+            for r in observe.log_records(logs, log_group, started)
+            if r.tag == tag and (r.data.get("id") == order["id"] or r.data.get("message_id") == message_id)
+        ]
 
     (error,) = wait_for(lambda: records("ERROR"), timeout=40, what=f"the ERROR line of {order['id']}")
     # The ERROR line is logged after the invocation ended, and the next delivery is a visibility
@@ -63,24 +69,34 @@ def test_dynamodb_fault_is_retried_not_acknowledged_and_written_once(stack, kind
     attempts = rule["served"]
     assert attempts == ATTEMPTS
     assert error["receive_count"] == "1" and error["error"] == code
-    assert error["message"].startswith(f"PutItem failed after {ATTEMPTS} attempts: ") and f"({code})" in error["message"]
+    assert (
+        error["message"].startswith(f"PutItem failed after {ATTEMPTS} attempts: ")
+        and f"({code})" in error["message"]
+    )
     assert observe.queue_counters(sqs, queue_url)["in_flight"] == 1, "a failed delivery was acknowledged"
     assert dynamodb.get_item(TableName=orders, Key={"id": {"S": order["id"]}}).get("Item") is None
 
     wait_for(lambda: records("RESULT"), timeout=90, what=f"the RESULT line of {order['id']}")
-    wait_for(lambda: observe.queue_counters(sqs, queue_url) == {"visible": 0, "in_flight": 0, "delayed": 0},
-             timeout=30, what="the jobs queue to drain")
+    wait_for(
+        lambda: observe.queue_counters(sqs, queue_url) == {"visible": 0, "in_flight": 0, "delayed": 0},
+        timeout=30,
+        what="the jobs queue to drain",
+    )
     deliveries = len(records("JOB"))
     writes = records("WRITE")
     (rule,) = [rule for rule in session.faults() if rule["table"] == orders]
-    figure(f"service faults ({kind})", f"{FAULTS} x {status} {code} on PutItem; {attempts} attempts in the "
-          f"failed invocation; {deliveries - 1} SQS redelivery; {rule['served']} faults served; "
-          f"{len(writes)} write {writes[0]['outcome'] if writes else '-'}; "
-          f"DLQ {observe.queue_counters(sqs, dlq_url)['visible']}")
+    figure(
+        f"service faults ({kind})",
+        f"{FAULTS} x {status} {code} on PutItem; {attempts} attempts in the "
+        f"failed invocation; {deliveries - 1} SQS redelivery; {rule['served']} faults served; "
+        f"{len(writes)} write {writes[0]['outcome'] if writes else '-'}; "
+        f"DLQ {observe.queue_counters(sqs, dlq_url)['visible']}",
+    )
     assert (rule["served"], rule["remaining"]) == (FAULTS, 0)
     assert deliveries == 2 and len(records("ERROR")) == 1
     assert [(w["outcome"], w["decision"]) for w in writes] == [("Accepted", "written")]
     assert records("RESULT") == [{**order, "processed": True, "duplicate": False}]
-    assert observe.plain_item(dynamodb.get_item(TableName=orders, Key={"id": {"S": order["id"]}})["Item"]) == {
-        **order, "total_cents": 3 * 250 + 100}
+    assert observe.plain_item(
+        dynamodb.get_item(TableName=orders, Key={"id": {"S": order["id"]}})["Item"]
+    ) == {**order, "total_cents": 3 * 250 + 100}
     assert observe.queue_counters(sqs, dlq_url)["visible"] == 0

@@ -8,8 +8,14 @@ import json
 import pytest
 
 from stacks.config import (
-    CONTEXT_DEFAULTS, DECISION_METRICS, METRICS_NAMESPACE, WORKER_METRICS_NAMESPACE_ENV, WORKER_TABLE_ENV, ConfigError,
-    Names, StackConfig,
+    CONTEXT_DEFAULTS,
+    DECISION_METRICS,
+    METRICS_NAMESPACE,
+    WORKER_METRICS_NAMESPACE_ENV,
+    WORKER_TABLE_ENV,
+    ConfigError,
+    Names,
+    StackConfig,
 )
 from tests.conftest import ROOT
 
@@ -23,10 +29,21 @@ def test_defaults_match_cdk_json_context():
 def test_default_names_are_the_labs():
     """Every physical name derives from the prefix labex-q05."""
     names = StackConfig.from_context({}).names
-    assert (names.jobs_queue, names.dead_letter_queue, names.orders_table, names.reference_table,
-            names.worker_function, Names.log_group_of(names.worker_function)) == (
-        "labex-q05-jobs", "labex-q05-jobs-dlq", "labex-q05-orders", "labex-q05-reference",
-        "labex-q05-worker", "/aws/lambda/labex-q05-worker")
+    assert (
+        names.jobs_queue,
+        names.dead_letter_queue,
+        names.orders_table,
+        names.reference_table,
+        names.worker_function,
+        Names.log_group_of(names.worker_function),
+    ) == (
+        "labex-q05-jobs",
+        "labex-q05-jobs-dlq",
+        "labex-q05-orders",
+        "labex-q05-reference",
+        "labex-q05-worker",
+        "/aws/lambda/labex-q05-worker",
+    )
 
 
 def test_string_context_values_are_parsed():
@@ -48,21 +65,47 @@ def test_string_context_values_are_parsed():
         ({"batch_size": "ten"}, "context batch_size='ten' is invalid"),
         ({"batch_size": True}, "context batch_size=True is invalid"),
         ({"batch_size": 2.5}, "context batch_size=2.5 is invalid"),
-        ({"visibility_timeout_seconds": 29}, "visibility_timeout_seconds=29 is below 6 x function_timeout_seconds=5 (needs at least 30)"),
-        ({"function_timeout_seconds": 6}, "visibility_timeout_seconds=30 is below 6 x function_timeout_seconds=6"),
-        ({"function_timeout_seconds": 1}, "context function_timeout_seconds=1 is invalid: use a whole number from 2 to 900"),
-        ({"max_receive_count": 4}, "context max_receive_count=4 is invalid: use a whole number from 5 to 1000"),
-        ({"max_receive_count": 1, "target": "local"}, "context max_receive_count=1 is invalid: use a whole number from 2"),
+        (
+            {"visibility_timeout_seconds": 29},
+            "visibility_timeout_seconds=29 is below 6 x function_timeout_seconds=5 (needs at least 30)",
+        ),
+        (
+            {"function_timeout_seconds": 6},
+            "visibility_timeout_seconds=30 is below 6 x function_timeout_seconds=6",
+        ),
+        (
+            {"function_timeout_seconds": 1},
+            "context function_timeout_seconds=1 is invalid: use a whole number from 2 to 900",
+        ),
+        (
+            {"max_receive_count": 4},
+            "context max_receive_count=4 is invalid: use a whole number from 5 to 1000",
+        ),
+        (
+            {"max_receive_count": 1, "target": "local"},
+            "context max_receive_count=1 is invalid: use a whole number from 2",
+        ),
         ({"removal": "keep"}, "context removal='keep' is invalid: use one of retain, destroy"),
         ({"target": "docker"}, "context target='docker' is invalid: use one of aws, local"),
         ({"max_concurrency": 1}, "context max_concurrency=1 is invalid: use a whole number from 2 to 1000"),
         ({"max_concurrency": "1001"}, "context max_concurrency='1001' is invalid"),
         ({"oldest_job_age_alarm_seconds": 30}, "context oldest_job_age_alarm_seconds=30 is invalid"),
-        ({"alarm_email": "not-an-address"}, "context alarm_email='not-an-address' is invalid: use an email address"),
-        ({"job_retention_days": 14}, "context job_retention_days=14 is invalid: use a whole number from 1 to 13"),
-        ({"dead_letter_retention_days": 15}, "context dead_letter_retention_days=15 is invalid: use a whole number from 2 to 14"),
-        ({"job_retention_days": 9, "dead_letter_retention_days": 9},
-         "context dead_letter_retention_days=9 is invalid: it must exceed job_retention_days=9"),
+        (
+            {"alarm_email": "not-an-address"},
+            "context alarm_email='not-an-address' is invalid: use an email address",
+        ),
+        (
+            {"job_retention_days": 14},
+            "context job_retention_days=14 is invalid: use a whole number from 1 to 13",
+        ),
+        (
+            {"dead_letter_retention_days": 15},
+            "context dead_letter_retention_days=15 is invalid: use a whole number from 2 to 14",
+        ),
+        (
+            {"job_retention_days": 9, "dead_letter_retention_days": 9},
+            "context dead_letter_retention_days=9 is invalid: it must exceed job_retention_days=9",
+        ),
     ],
 )
 def test_bad_context_is_a_one_line_error_naming_the_value(context, message):

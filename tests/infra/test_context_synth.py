@@ -1,5 +1,6 @@
-"""Every context value the README documents synthesizes cleanly on its own: no error or warning
-annotation (cdk-nag findings included) in the cloud assembly, as `cdk synth` would refuse. One
+"""Every context value the README documents synthesizes cleanly on its own: cdk-nag finds nothing
+(a finding fails the synth itself) and no error or warning annotation is left in the cloud
+assembly, as `cdk synth` would refuse. One
 app holds one stack per value (each under a prefix of its own, cdk.json's context otherwise),
 with the rule packs app.py adds, synthesized once: a synth per value costs seconds of jsii each."""
 
@@ -34,7 +35,7 @@ EXAMPLES = {
 
 def documented_keys() -> list[str]:
     readme = (ROOT / "README.md").read_text()
-    return re.findall(r"^\| `(\w+)` \| ", readme, re.M)
+    return re.findall(r"^\| `(\w+)` \| ", readme, re.MULTILINE)
 
 
 def test_every_documented_key_has_an_example_and_a_default():
@@ -53,11 +54,17 @@ def annotations(tmp_path_factory) -> dict[str, list[tuple[str, str, str]]]:
     stacks = {}
     for key, value in EXAMPLES.items():
         prefix = value if key == "prefix" else f"ctx-{key.replace('_', '-')}"
-        stacks[key] = consumer_stack(app, StackConfig.from_context({**CDK_JSON_CONTEXT, "prefix": prefix, key: value}))
+        stacks[key] = consumer_stack(
+            app, StackConfig.from_context({**CDK_JSON_CONTEXT, "prefix": prefix, key: value})
+        )
     assembly = app.synth()
-    return {key: [(str(m.level.value).lower(), m.id, m.entry.data)
-                  for m in assembly.get_stack_artifact(stack.artifact_id).messages]
-            for key, stack in stacks.items()}
+    return {
+        key: [
+            (str(m.level.value).lower(), m.id, m.entry.data)
+            for m in assembly.get_stack_artifact(stack.artifact_id).messages
+        ]
+        for key, stack in stacks.items()
+    }
 
 
 @pytest.mark.parametrize("key", sorted(EXAMPLES))

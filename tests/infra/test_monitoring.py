@@ -15,7 +15,9 @@ PREFIX = "labex-q05"
 
 
 def topic_ref(template: Template) -> dict:
-    (logical_id,) = template.find_resources("AWS::SNS::Topic", {"Properties": {"TopicName": f"{PREFIX}-alarms"}})
+    (logical_id,) = template.find_resources(
+        "AWS::SNS::Topic", {"Properties": {"TopicName": f"{PREFIX}-alarms"}}
+    )
     return {"Ref": logical_id}
 
 
@@ -27,40 +29,121 @@ def ref_of(template: Template, resource_type: str, properties: dict) -> dict:
 
 def alarm_cases(template: Template) -> list[tuple[str, dict]]:
     worker = ref_of(template, "AWS::Lambda::Function", {"FunctionName": f"{PREFIX}-worker"})
-    jobs_name = {"Fn::GetAtt": [ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs"})["Ref"], "QueueName"]}
-    dlq_name = {"Fn::GetAtt": [ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs-dlq"})["Ref"],
-                               "QueueName"]}
+    jobs_name = {
+        "Fn::GetAtt": [
+            ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs"})["Ref"],
+            "QueueName",
+        ]
+    }
+    dlq_name = {
+        "Fn::GetAtt": [
+            ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs-dlq"})["Ref"],
+            "QueueName",
+        ]
+    }
     orders = ref_of(template, "AWS::DynamoDB::Table", {"TableName": f"{PREFIX}-orders"})
     return [
-        ("conflicting-orders", {"Namespace": "IdempotentOrderConsumer", "MetricName": "Conflict", "Statistic": "Sum",
-                                "Dimensions": [{"Name": "FunctionName", "Value": worker}],
-                                "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
-        ("failed-records", {"Namespace": "IdempotentOrderConsumer", "MetricName": "Error", "Statistic": "Sum",
-                            "Dimensions": [{"Name": "FunctionName", "Value": worker}],
-                            "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
-        ("malformed-jobs", {"Namespace": "IdempotentOrderConsumer", "MetricName": "Malformed", "Statistic": "Sum",
-                            "Dimensions": [{"Name": "FunctionName", "Value": worker}],
-                            "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
-        ("dead-letter-expiry", {"Namespace": "AWS/SQS", "MetricName": "ApproximateAgeOfOldestMessage",
-                                "Statistic": "Maximum", "Dimensions": [{"Name": "QueueName", "Value": dlq_name}],
-                                "ComparisonOperator": "GreaterThanThreshold", "Threshold": 5 * 86400}),
-        ("oldest-job-age", {"Namespace": "AWS/SQS", "MetricName": "ApproximateAgeOfOldestMessage",
-                            "Statistic": "Maximum", "Dimensions": [{"Name": "QueueName", "Value": jobs_name}],
-                            "ComparisonOperator": "GreaterThanThreshold", "Threshold": 300}),
-        ("worker-errors", {"Namespace": "AWS/Lambda", "MetricName": "Errors", "Statistic": "Sum",
-                           "Dimensions": [{"Name": "FunctionName", "Value": worker}],
-                           "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
-        ("worker-throttles", {"Namespace": "AWS/Lambda", "MetricName": "Throttles", "Statistic": "Sum",
-                              "Dimensions": [{"Name": "FunctionName", "Value": worker}],
-                              "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
-        ("orders-throttled", {"Namespace": "AWS/DynamoDB", "MetricName": "WriteThrottleEvents", "Statistic": "Sum",
-                              "Dimensions": [{"Name": "TableName", "Value": orders}],
-                              "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1}),
+        (
+            "conflicting-orders",
+            {
+                "Namespace": "IdempotentOrderConsumer",
+                "MetricName": "Conflict",
+                "Statistic": "Sum",
+                "Dimensions": [{"Name": "FunctionName", "Value": worker}],
+                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                "Threshold": 1,
+            },
+        ),
+        (
+            "failed-records",
+            {
+                "Namespace": "IdempotentOrderConsumer",
+                "MetricName": "Error",
+                "Statistic": "Sum",
+                "Dimensions": [{"Name": "FunctionName", "Value": worker}],
+                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                "Threshold": 1,
+            },
+        ),
+        (
+            "malformed-jobs",
+            {
+                "Namespace": "IdempotentOrderConsumer",
+                "MetricName": "Malformed",
+                "Statistic": "Sum",
+                "Dimensions": [{"Name": "FunctionName", "Value": worker}],
+                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                "Threshold": 1,
+            },
+        ),
+        (
+            "dead-letter-expiry",
+            {
+                "Namespace": "AWS/SQS",
+                "MetricName": "ApproximateAgeOfOldestMessage",
+                "Statistic": "Maximum",
+                "Dimensions": [{"Name": "QueueName", "Value": dlq_name}],
+                "ComparisonOperator": "GreaterThanThreshold",
+                "Threshold": 5 * 86400,
+            },
+        ),
+        (
+            "oldest-job-age",
+            {
+                "Namespace": "AWS/SQS",
+                "MetricName": "ApproximateAgeOfOldestMessage",
+                "Statistic": "Maximum",
+                "Dimensions": [{"Name": "QueueName", "Value": jobs_name}],
+                "ComparisonOperator": "GreaterThanThreshold",
+                "Threshold": 300,
+            },
+        ),
+        (
+            "worker-errors",
+            {
+                "Namespace": "AWS/Lambda",
+                "MetricName": "Errors",
+                "Statistic": "Sum",
+                "Dimensions": [{"Name": "FunctionName", "Value": worker}],
+                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                "Threshold": 1,
+            },
+        ),
+        (
+            "worker-throttles",
+            {
+                "Namespace": "AWS/Lambda",
+                "MetricName": "Throttles",
+                "Statistic": "Sum",
+                "Dimensions": [{"Name": "FunctionName", "Value": worker}],
+                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                "Threshold": 1,
+            },
+        ),
+        (
+            "orders-throttled",
+            {
+                "Namespace": "AWS/DynamoDB",
+                "MetricName": "WriteThrottleEvents",
+                "Statistic": "Sum",
+                "Dimensions": [{"Name": "TableName", "Value": orders}],
+                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                "Threshold": 1,
+            },
+        ),
     ]
 
 
-ALARM_NAMES = ["conflicting-orders", "failed-records", "malformed-jobs", "dead-letter-expiry",
-               "oldest-job-age", "worker-errors", "worker-throttles", "orders-throttled"]
+ALARM_NAMES = [
+    "conflicting-orders",
+    "failed-records",
+    "malformed-jobs",
+    "dead-letter-expiry",
+    "oldest-job-age",
+    "worker-errors",
+    "worker-throttles",
+    "orders-throttled",
+]
 
 
 @pytest.mark.parametrize("what", ALARM_NAMES)
@@ -68,42 +151,71 @@ def test_each_alarm_watches_its_metric_and_notifies_the_topic(template, what):
     """One minute, one datapoint, missing data not breaching, alarm and OK actions on the topic."""
     expected = dict(alarm_cases(template))[what]
     topic = topic_ref(template)
-    template.has_resource_properties("AWS::CloudWatch::Alarm", {
-        "AlarmName": f"{PREFIX}-{what}",
-        **expected,
-        "Period": 60,
-        "EvaluationPeriods": 1,
-        "DatapointsToAlarm": 1,
-        "TreatMissingData": "notBreaching",
-        "AlarmActions": [topic],
-        "OKActions": [topic],
-        "AlarmDescription": Match.any_value(),
-    })
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "AlarmName": f"{PREFIX}-{what}",
+            **expected,
+            "Period": 60,
+            "EvaluationPeriods": 1,
+            "DatapointsToAlarm": 1,
+            "TreatMissingData": "notBreaching",
+            "AlarmActions": [topic],
+            "OKActions": [topic],
+            "AlarmDescription": Match.any_value(),
+        },
+    )
 
 
 def dlq_depth_queries(template) -> list:
     """The two metric queries of the DLQ's depth: visible and in flight (Maximum, one minute)."""
     dlq = ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs-dlq"})["Ref"]
-    return [Match.object_like({"Id": query_id, "ReturnData": False, "MetricStat": {
-        "Metric": {"Namespace": "AWS/SQS", "MetricName": metric,
-                   "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq, "QueueName"]}}]},
-        "Period": 60, "Stat": "Maximum"}})
-        for query_id, metric in (("visible", "ApproximateNumberOfMessagesVisible"),
-                                 ("held", "ApproximateNumberOfMessagesNotVisible"))]
+    return [
+        Match.object_like(
+            {
+                "Id": query_id,
+                "ReturnData": False,
+                "MetricStat": {
+                    "Metric": {
+                        "Namespace": "AWS/SQS",
+                        "MetricName": metric,
+                        "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq, "QueueName"]}}],
+                    },
+                    "Period": 60,
+                    "Stat": "Maximum",
+                },
+            }
+        )
+        for query_id, metric in (
+            ("visible", "ApproximateNumberOfMessagesVisible"),
+            ("held", "ApproximateNumberOfMessagesNotVisible"),
+        )
+    ]
 
 
 def test_dead_letters_alarm_counts_visible_and_in_flight_dead_letters(template):
     """A metric-math alarm on visible + in flight >= 1: an operator holding the DLQ's messages
     while listing them does not turn it OK."""
     topic = topic_ref(template)
-    template.has_resource_properties("AWS::CloudWatch::Alarm", {
-        "AlarmName": f"{PREFIX}-dead-letters",
-        "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1,
-        "EvaluationPeriods": 1, "DatapointsToAlarm": 1, "TreatMissingData": "notBreaching",
-        "AlarmActions": [topic], "OKActions": [topic],
-        "Metrics": Match.array_with([Match.object_like({"Expression": "visible + held", "ReturnData": True}),
-                                     *dlq_depth_queries(template)]),
-    })
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "AlarmName": f"{PREFIX}-dead-letters",
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "Threshold": 1,
+            "EvaluationPeriods": 1,
+            "DatapointsToAlarm": 1,
+            "TreatMissingData": "notBreaching",
+            "AlarmActions": [topic],
+            "OKActions": [topic],
+            "Metrics": Match.array_with(
+                [
+                    Match.object_like({"Expression": "visible + held", "ReturnData": True}),
+                    *dlq_depth_queries(template),
+                ]
+            ),
+        },
+    )
 
 
 def test_new_dead_letters_alarm_fires_on_a_rise_of_the_dlq_depth(template):
@@ -111,21 +223,33 @@ def test_new_dead_letters_alarm_fires_on_a_rise_of_the_dlq_depth(template):
     dead letter notifies even while older ones keep dead-letters in ALARM (actions run on state
     changes), and a listing releasing what it held is no rise."""
     topic = topic_ref(template)
-    template.has_resource_properties("AWS::CloudWatch::Alarm", {
-        "AlarmName": f"{PREFIX}-new-dead-letters",
-        "ComparisonOperator": "GreaterThanOrEqualToThreshold", "Threshold": 1,
-        "EvaluationPeriods": 1, "DatapointsToAlarm": 1, "TreatMissingData": "notBreaching",
-        "AlarmActions": [topic], "OKActions": [topic],
-        "Metrics": Match.array_with([
-            Match.object_like({"Expression": "DIFF(depth)", "ReturnData": True}),
-            Match.object_like({"Id": "depth", "Expression": "visible + held", "ReturnData": False}),
-            *dlq_depth_queries(template),
-        ]),
-    })
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "AlarmName": f"{PREFIX}-new-dead-letters",
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "Threshold": 1,
+            "EvaluationPeriods": 1,
+            "DatapointsToAlarm": 1,
+            "TreatMissingData": "notBreaching",
+            "AlarmActions": [topic],
+            "OKActions": [topic],
+            "Metrics": Match.array_with(
+                [
+                    Match.object_like({"Expression": "DIFF(depth)", "ReturnData": True}),
+                    Match.object_like({"Id": "depth", "Expression": "visible + held", "ReturnData": False}),
+                    *dlq_depth_queries(template),
+                ]
+            ),
+        },
+    )
 
 
 def test_there_are_exactly_these_alarms(template):
-    names = sorted(alarm["Properties"]["AlarmName"] for alarm in template.find_resources("AWS::CloudWatch::Alarm").values())
+    names = sorted(
+        alarm["Properties"]["AlarmName"]
+        for alarm in template.find_resources("AWS::CloudWatch::Alarm").values()
+    )
     assert names == sorted(f"{PREFIX}-{what}" for what in [*ALARM_NAMES, "dead-letters", "new-dead-letters"])
 
 
@@ -133,68 +257,132 @@ def test_alarm_topic_enforces_tls_and_lets_only_this_stacks_alarms_publish(templ
     """The topic policy keeps the TLS deny and allows CloudWatch to publish for this stack's
     alarms in this account only (a policy without the Allow makes every alarm action fail)."""
     topic = topic_ref(template)
-    template.has_resource_properties("AWS::SNS::TopicPolicy", {
-        "Topics": [topic],
-        "PolicyDocument": {"Statement": Match.array_with([
-            Match.object_like({"Effect": "Deny", "Action": "sns:Publish",
-                               "Condition": {"Bool": {"aws:SecureTransport": "false"}}}),
-            {"Sid": "AllowThisStacksAlarms", "Effect": "Allow", "Action": "sns:Publish",
-             "Principal": {"Service": "cloudwatch.amazonaws.com"}, "Resource": topic,
-             "Condition": {
-                 "ArnLike": {"aws:SourceArn": {"Fn::Join": ["", [
-                     "arn:", {"Ref": "AWS::Partition"}, ":cloudwatch:", {"Ref": "AWS::Region"}, ":",
-                     {"Ref": "AWS::AccountId"}, f":alarm:{PREFIX}-*"]]}},
-                 "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}},
-        ])},
-    })
+    template.has_resource_properties(
+        "AWS::SNS::TopicPolicy",
+        {
+            "Topics": [topic],
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "Effect": "Deny",
+                                "Action": "sns:Publish",
+                                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                            }
+                        ),
+                        {
+                            "Sid": "AllowThisStacksAlarms",
+                            "Effect": "Allow",
+                            "Action": "sns:Publish",
+                            "Principal": {"Service": "cloudwatch.amazonaws.com"},
+                            "Resource": topic,
+                            "Condition": {
+                                "ArnLike": {
+                                    "aws:SourceArn": {
+                                        "Fn::Join": [
+                                            "",
+                                            [
+                                                "arn:",
+                                                {"Ref": "AWS::Partition"},
+                                                ":cloudwatch:",
+                                                {"Ref": "AWS::Region"},
+                                                ":",
+                                                {"Ref": "AWS::AccountId"},
+                                                f":alarm:{PREFIX}-*",
+                                            ],
+                                        ]
+                                    }
+                                },
+                                "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+                            },
+                        },
+                    ]
+                )
+            },
+        },
+    )
     template.resource_count_is("AWS::SNS::Subscription", 0)
 
 
 def test_alarm_email_adds_an_email_subscription():
     _, stack = synth_stack({"alarm_email": "oncall@example.com"})
-    Template.from_stack(stack).has_resource_properties("AWS::SNS::Subscription", {
-        "Protocol": "email", "Endpoint": "oncall@example.com"})
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::SNS::Subscription", {"Protocol": "email", "Endpoint": "oncall@example.com"}
+    )
 
 
 def test_oldest_job_age_threshold_comes_from_context():
     _, stack = synth_stack({"oldest_job_age_alarm_seconds": "900"})
-    Template.from_stack(stack).has_resource_properties("AWS::CloudWatch::Alarm", {
-        "AlarmName": f"{PREFIX}-oldest-job-age", "Threshold": 900})
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::CloudWatch::Alarm", {"AlarmName": f"{PREFIX}-oldest-job-age", "Threshold": 900}
+    )
 
 
 def test_dashboard_shows_decisions_queues_worker_and_table(template):
     (dashboard,) = template.find_resources("AWS::CloudWatch::Dashboard").values()
     assert dashboard["Properties"]["DashboardName"] == PREFIX
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
-    for title in ("Alarms", "Write decisions per minute", "Jobs queue", "Dead-letter queue", "Worker",
-                  "Worker duration (ms)", "Orders table writes"):
+    for title in (
+        "Alarms",
+        "Write decisions per minute",
+        "Jobs queue",
+        "Dead-letter queue",
+        "Worker",
+        "Worker duration (ms)",
+        "Orders table writes",
+    ):
         assert f'\\"title\\":\\"{title}\\"' in body, title
-    for metric in ("Accepted", "Duplicate", "Conflict", "Malformed", "Error", "ApproximateAgeOfOldestMessage",
-                   "ConcurrentExecutions", "ConsumedWriteCapacityUnits", "WriteThrottleEvents", "Invocations"):
+    for metric in (
+        "Accepted",
+        "Duplicate",
+        "Conflict",
+        "Malformed",
+        "Error",
+        "ApproximateAgeOfOldestMessage",
+        "ConcurrentExecutions",
+        "ConsumedWriteCapacityUnits",
+        "WriteThrottleEvents",
+        "Invocations",
+    ):
         assert f'\\"{metric}\\"' in body, metric
 
 
 def test_saved_queries_read_the_worker_log_group(template):
     log_group = ref_of(template, "AWS::Logs::LogGroup", {"LogGroupName": f"/aws/lambda/{PREFIX}-worker"})
-    queries = {q["Properties"]["Name"]: q["Properties"] for q in template.find_resources("AWS::Logs::QueryDefinition").values()}
-    assert sorted(queries) == [f"{PREFIX}/conflicts", f"{PREFIX}/decisions-for-one-order", f"{PREFIX}/errors-by-class"]
+    queries = {
+        q["Properties"]["Name"]: q["Properties"]
+        for q in template.find_resources("AWS::Logs::QueryDefinition").values()
+    }
+    assert sorted(queries) == [
+        f"{PREFIX}/conflicts",
+        f"{PREFIX}/decisions-for-one-order",
+        f"{PREFIX}/errors-by-class",
+    ]
     assert all(query["LogGroupNames"] == [log_group] for query in queries.values())
     assert '"decision": "conflict"' in queries[f"{PREFIX}/conflicts"]["QueryString"]
     assert "stats count(*) as errors by error_class" in queries[f"{PREFIX}/errors-by-class"]["QueryString"]
 
 
 def test_mapping_concurrency_and_metrics(template):
-    template.has_resource_properties("AWS::Lambda::EventSourceMapping", {
-        "ScalingConfig": {"MaximumConcurrency": 10}, "MetricsConfig": {"Metrics": ["EventCount"]}})
+    template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {"ScalingConfig": {"MaximumConcurrency": 10}, "MetricsConfig": {"Metrics": ["EventCount"]}},
+    )
     _, stack = synth_stack({"max_concurrency": "250"})
-    Template.from_stack(stack).has_resource_properties("AWS::Lambda::EventSourceMapping", {
-        "ScalingConfig": {"MaximumConcurrency": 250}})
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::Lambda::EventSourceMapping", {"ScalingConfig": {"MaximumConcurrency": 250}}
+    )
 
 
 def test_worker_knows_its_metrics_namespace(template):
-    template.has_resource_properties("AWS::Lambda::Function", {
-        "FunctionName": f"{PREFIX}-worker",
-        "Environment": {"Variables": Match.object_like({"METRICS_NAMESPACE": "IdempotentOrderConsumer"})}})
+    template.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "FunctionName": f"{PREFIX}-worker",
+            "Environment": {"Variables": Match.object_like({"METRICS_NAMESPACE": "IdempotentOrderConsumer"})},
+        },
+    )
 
 
 def test_retained_orders_table_is_deletion_protected():
@@ -202,5 +390,6 @@ def test_retained_orders_table_is_deletion_protected():
     local runs) leaves them deletable."""
     for removal, protected in (("retain", True), ("destroy", False)):
         _, stack = synth_stack({"removal": removal})
-        Template.from_stack(stack).has_resource_properties("AWS::DynamoDB::Table", {
-            "TableName": f"{PREFIX}-orders", "DeletionProtectionEnabled": protected})
+        Template.from_stack(stack).has_resource_properties(
+            "AWS::DynamoDB::Table", {"TableName": f"{PREFIX}-orders", "DeletionProtectionEnabled": protected}
+        )

@@ -40,52 +40,77 @@ def test_jobs_queue_redrives_to_dlq_with_sse_and_visibility(template):
     """Jobs queue: 30 s visibility, 7-day retention (shorter than the DLQ's), SQS-managed SSE, redrive to the DLQ
     after 5 receives."""
     dlq = logical_id(template, "AWS::SQS::Queue", {"QueueName": f"{QUEUE}-dlq"})
-    template.has_resource_properties("AWS::SQS::Queue", {
-        "QueueName": QUEUE,
-        "VisibilityTimeout": 30,
-        "MessageRetentionPeriod": 7 * 86400,
-        "SqsManagedSseEnabled": True,
-        "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq, "Arn"]}, "maxReceiveCount": 5},
-    })
+    template.has_resource_properties(
+        "AWS::SQS::Queue",
+        {
+            "QueueName": QUEUE,
+            "VisibilityTimeout": 30,
+            "MessageRetentionPeriod": 7 * 86400,
+            "SqsManagedSseEnabled": True,
+            "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq, "Arn"]}, "maxReceiveCount": 5},
+        },
+    )
 
 
 def test_dead_letter_queue_keeps_messages_14_days_and_is_retained(template):
     """DLQ: 14-day retention (7 more than the jobs queue: SQS counts a dead letter's expiry from
     its first enqueue), SSE, and kept on destroy by default (it holds orders for a human)."""
-    template.has_resource("AWS::SQS::Queue", {
-        "Properties": {"QueueName": f"{QUEUE}-dlq", "MessageRetentionPeriod": 1209600,
-                       "SqsManagedSseEnabled": True, "RedrivePolicy": Match.absent()},
-        "DeletionPolicy": "Retain",
-    })
+    template.has_resource(
+        "AWS::SQS::Queue",
+        {
+            "Properties": {
+                "QueueName": f"{QUEUE}-dlq",
+                "MessageRetentionPeriod": 1209600,
+                "SqsManagedSseEnabled": True,
+                "RedrivePolicy": Match.absent(),
+            },
+            "DeletionPolicy": "Retain",
+        },
+    )
 
 
 @pytest.mark.parametrize("queue_name", [QUEUE, f"{QUEUE}-dlq"])
 def test_queues_deny_plain_http(template, queue_name):
     """Both queues carry a policy denying any request without TLS."""
     queue = logical_id(template, "AWS::SQS::Queue", {"QueueName": queue_name})
-    template.has_resource_properties("AWS::SQS::QueuePolicy", {
-        "Queues": [{"Ref": queue}],
-        "PolicyDocument": {"Statement": Match.array_with([Match.object_like({
-            "Effect": "Deny", "Action": "sqs:*",
-            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-        })])},
-    })
+    template.has_resource_properties(
+        "AWS::SQS::QueuePolicy",
+        {
+            "Queues": [{"Ref": queue}],
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "Effect": "Deny",
+                                "Action": "sqs:*",
+                                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                            }
+                        )
+                    ]
+                )
+            },
+        },
+    )
 
 
 @pytest.mark.parametrize("table_name", ["labex-q05-orders", "labex-q05-reference"])
 def test_tables_keyed_on_id_on_demand_with_pitr_and_retained(template, table_name):
     """Both tables: partition key id (S), on-demand, PITR, retained on destroy by default."""
-    template.has_resource("AWS::DynamoDB::Table", {
-        "Properties": {
-            "TableName": table_name,
-            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-            "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
-            "BillingMode": "PAY_PER_REQUEST",
-            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+    template.has_resource(
+        "AWS::DynamoDB::Table",
+        {
+            "Properties": {
+                "TableName": table_name,
+                "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+                "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+                "BillingMode": "PAY_PER_REQUEST",
+                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+            },
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
         },
-        "DeletionPolicy": "Retain",
-        "UpdateReplacePolicy": "Retain",
-    })
+    )
 
 
 def test_removal_destroy_removes_tables_and_dlq():
@@ -101,11 +126,14 @@ def test_reference_item_is_seeded_by_custom_resource(template):
     """The stack puts {"id": "reference", "note": "keep unchanged"} into the reference table."""
     reference = logical_id(template, "AWS::DynamoDB::Table", {"TableName": "labex-q05-reference"})
     seeder = logical_id(template, "AWS::Lambda::Function", {"FunctionName": "labex-q05-reference-seeder"})
-    template.has_resource_properties("Custom::SeededItem", {
-        "ServiceToken": {"Fn::GetAtt": [seeder, "Arn"]},
-        "TableName": {"Ref": reference},
-        "Item": '{"id": "reference", "note": "keep unchanged"}',
-    })
+    template.has_resource_properties(
+        "Custom::SeededItem",
+        {
+            "ServiceToken": {"Fn::GetAtt": [seeder, "Arn"]},
+            "TableName": {"Ref": reference},
+            "Item": '{"id": "reference", "note": "keep unchanged"}',
+        },
+    )
 
 
 def test_worker_function(template):
@@ -113,14 +141,17 @@ def test_worker_function(template):
     table, logging to its explicit log group."""
     orders = logical_id(template, "AWS::DynamoDB::Table", {"TableName": "labex-q05-orders"})
     logs = logical_id(template, "AWS::Logs::LogGroup", {"LogGroupName": f"/aws/lambda/{WORKER}"})
-    template.has_resource_properties("AWS::Lambda::Function", {
-        "FunctionName": WORKER,
-        "Handler": "app.handler",
-        "Runtime": Match.string_like_regexp(r"^python3\.\d+$"),
-        "Timeout": 5,
-        "Environment": {"Variables": {"TABLE_NAME": {"Ref": orders}}},
-        "LoggingConfig": {"LogGroup": {"Ref": logs}},
-    })
+    template.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "FunctionName": WORKER,
+            "Handler": "app.handler",
+            "Runtime": Match.string_like_regexp(r"^python3\.\d+$"),
+            "Timeout": 5,
+            "Environment": {"Variables": {"TABLE_NAME": {"Ref": orders}}},
+            "LoggingConfig": {"LogGroup": {"Ref": logs}},
+        },
+    )
 
 
 def test_visibility_timeout_is_at_least_six_times_function_timeout(template):
@@ -132,10 +163,13 @@ def test_visibility_timeout_is_at_least_six_times_function_timeout(template):
 
 def test_worker_log_group_has_retention_and_goes_with_stack(template):
     """Explicit log group /aws/lambda/labex-q05-worker with retention, deleted on destroy."""
-    template.has_resource("AWS::Logs::LogGroup", {
-        "Properties": {"LogGroupName": f"/aws/lambda/{WORKER}", "RetentionInDays": 30},
-        "DeletionPolicy": "Delete",
-    })
+    template.has_resource(
+        "AWS::Logs::LogGroup",
+        {
+            "Properties": {"LogGroupName": f"/aws/lambda/{WORKER}", "RetentionInDays": 30},
+            "DeletionPolicy": "Delete",
+        },
+    )
 
 
 def test_event_source_mapping(template):
@@ -143,13 +177,16 @@ def test_event_source_mapping(template):
     queue = logical_id(template, "AWS::SQS::Queue", {"QueueName": QUEUE})
     function = logical_id(template, "AWS::Lambda::Function", {"FunctionName": WORKER})
     template.resource_count_is("AWS::Lambda::EventSourceMapping", 1)
-    template.has_resource_properties("AWS::Lambda::EventSourceMapping", {
-        "EventSourceArn": {"Fn::GetAtt": [queue, "Arn"]},
-        "FunctionName": {"Ref": function},
-        "BatchSize": 1,
-        "Enabled": True,
-        "FunctionResponseTypes": ["ReportBatchItemFailures"],
-    })
+    template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "EventSourceArn": {"Fn::GetAtt": [queue, "Arn"]},
+            "FunctionName": {"Ref": function},
+            "BatchSize": 1,
+            "Enabled": True,
+            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        },
+    )
 
 
 def test_batch_size_comes_from_context():
@@ -162,8 +199,9 @@ def test_worker_role_is_lambda_only_with_no_managed_policy(template):
     """The worker's role trusts only Lambda and carries no managed or inline policy."""
     _, function = only(template, "AWS::Lambda::Function", {"FunctionName": WORKER})
     role = template.to_json()["Resources"][function["Properties"]["Role"]["Fn::GetAtt"][0]]
-    assert role["Properties"]["AssumeRolePolicyDocument"]["Statement"] == [{
-        "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}}]
+    assert role["Properties"]["AssumeRolePolicyDocument"]["Statement"] == [
+        {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}}
+    ]
     assert "ManagedPolicyArns" not in role["Properties"]
     assert "Policies" not in role["Properties"]
 
@@ -176,15 +214,24 @@ def test_worker_policy_is_exactly_queue_consume_putitem_and_own_logs(template):
     logs = logical_id(template, "AWS::Logs::LogGroup", {"LogGroupName": f"/aws/lambda/{WORKER}"})
     statements = role_statements(template, WORKER)
     normalized = sorted(
-        (sorted([s["Action"]] if isinstance(s["Action"], str) else s["Action"]),
-         s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]], s["Effect"])
+        (
+            sorted([s["Action"]] if isinstance(s["Action"], str) else s["Action"]),
+            s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]],
+            s["Effect"],
+        )
         for s in statements
     )
-    assert normalized == sorted([
-        (["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [{"Fn::GetAtt": [queue, "Arn"]}], "Allow"),
-        (["dynamodb:PutItem"], [{"Fn::GetAtt": [orders, "Arn"]}], "Allow"),
-        (["logs:CreateLogStream", "logs:PutLogEvents"], [{"Fn::GetAtt": [logs, "Arn"]}], "Allow"),
-    ])
+    assert normalized == sorted(
+        [
+            (
+                ["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"],
+                [{"Fn::GetAtt": [queue, "Arn"]}],
+                "Allow",
+            ),
+            (["dynamodb:PutItem"], [{"Fn::GetAtt": [orders, "Arn"]}], "Allow"),
+            (["logs:CreateLogStream", "logs:PutLogEvents"], [{"Fn::GetAtt": [logs, "Arn"]}], "Allow"),
+        ]
+    )
     assert all("Condition" not in s and "NotAction" not in s and "NotResource" not in s for s in statements)
 
 
@@ -192,17 +239,23 @@ def test_seeder_may_only_put_into_reference_table(template):
     """The seeder role: PutItem on the reference table and its own logs, nothing else."""
     reference = logical_id(template, "AWS::DynamoDB::Table", {"TableName": "labex-q05-reference"})
     statements = role_statements(template, "labex-q05-reference-seeder")
-    actions = sorted(a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))
+    actions = sorted(
+        a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    )
     assert actions == ["dynamodb:PutItem", "logs:CreateLogStream", "logs:PutLogEvents"]
     put = next(s for s in statements if s["Action"] == "dynamodb:PutItem")
-    assert put["Resource"] == [{"Fn::GetAtt": [reference, "Arn"]}] or put["Resource"] == {"Fn::GetAtt": [reference, "Arn"]}
+    assert put["Resource"] == [{"Fn::GetAtt": [reference, "Arn"]}] or put["Resource"] == {
+        "Fn::GetAtt": [reference, "Arn"]
+    }
 
 
 def test_no_policy_uses_a_wildcard_resource_or_managed_policy(template):
     """No identity policy in the stack grants on Resource '*' and no role has a managed policy."""
     for policy in template.find_resources("AWS::IAM::Policy").values():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
-            resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+            resources = (
+                statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+            )
             assert "*" not in resources
     for role in template.find_resources("AWS::IAM::Role").values():
         assert "ManagedPolicyArns" not in role["Properties"]
@@ -211,8 +264,16 @@ def test_no_policy_uses_a_wildcard_resource_or_managed_policy(template):
 def test_outputs_name_everything_a_user_needs(template):
     """Outputs: queue URL/ARN, DLQ URL, table names, function, log group, mapping id."""
     outputs = template.to_json()["Outputs"]
-    for key in ("QueueUrl", "QueueArn", "DeadLetterQueueUrl", "OrdersTableName", "ReferenceTableName",
-                "FunctionName", "LogGroupName", "EventSourceMappingId"):
+    for key in (
+        "QueueUrl",
+        "QueueArn",
+        "DeadLetterQueueUrl",
+        "OrdersTableName",
+        "ReferenceTableName",
+        "FunctionName",
+        "LogGroupName",
+        "EventSourceMappingId",
+    ):
         assert key in outputs, key
 
 
@@ -229,8 +290,11 @@ def test_worker_asset_is_the_handler_source_without_caches(synthesized):
     app, stack = synthesized
     assembly = app.synth()
     template = assembly.get_stack_by_name(stack.stack_name).template
-    function = next(r for r in template["Resources"].values()
-                    if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("FunctionName") == WORKER)
+    function = next(
+        r
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("FunctionName") == WORKER
+    )
     asset_hash = function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
     asset_dir = Path(assembly.directory) / f"asset.{asset_hash}"
     files = sorted(p.name for p in asset_dir.rglob("*") if p.is_file())

@@ -32,18 +32,25 @@ def test_generated_malformed_bodies_are_rejected(worker, orders, capsys, figure)
     client, writes = orders
     seen = {"bodies": 0, "reported": 0, "one_line": 0}
 
-    @settings(max_examples=EXAMPLES, database=None, derandomize=True, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+    @settings(
+        max_examples=EXAMPLES,
+        database=None,
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )
     @given(body=malformed_bodies())
     def check(body):
         message_id = str(uuid.uuid4())
         capsys.readouterr()
-        response = worker.handle_event({"Records": [{"messageId": message_id, "body": body}]}, client, "orders")
+        response = worker.handle_event(
+            {"Records": [{"messageId": message_id, "body": body}]}, client, "orders"
+        )
         assert response == {"batchItemFailures": [{"itemIdentifier": message_id}]}
         lines = capsys.readouterr().out.splitlines()
         assert [line.split(" ", 1)[0] for line in lines[:-1]] == ["ERROR"]
         assert json.loads(lines[-1])["Malformed"] == 1  # the batch's metrics line
-        error = json.loads(lines[0][len("ERROR "):])
+        error = json.loads(lines[0][len("ERROR ") :])
         assert error["error"] == "JobError"
         assert ERROR_LINE.match(error["message"]), error["message"]
         seen["bodies"] += 1
@@ -54,5 +61,8 @@ def test_generated_malformed_bodies_are_rejected(worker, orders, capsys, figure)
     assert seen["bodies"] >= EXAMPLES
     assert writes == []
     assert client.scan(TableName="orders")["Count"] == 0
-    figure("bad input (handler)", f"{seen['bodies']} malformed bodies: {len(writes)} writes, 0 acknowledged, "
-                                  f"{seen['one_line']} one-line errors naming the problem")
+    figure(
+        "bad input (handler)",
+        f"{seen['bodies']} malformed bodies: {len(writes)} writes, 0 acknowledged, "
+        f"{seen['one_line']} one-line errors naming the problem",
+    )

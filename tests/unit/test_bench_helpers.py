@@ -51,14 +51,17 @@ def test_blocked_ratios_are_ratios_of_block_medians():
         blocked_ratios([1], [1], blocks=2)
 
 
-@pytest.mark.parametrize("before, after, units", [
-    (None, 60, 1),        # a new small item
-    (60, 60, 1),          # a rejected conditional write still costs a unit
-    (None, None, 1),      # nothing stored before or after: still the minimum
-    (1024, None, 1),      # exactly 1 KB
-    (1025, 40, 2),        # the larger of before and after counts
-    (None, 3000, 3),
-])
+@pytest.mark.parametrize(
+    "before, after, units",
+    [
+        (None, 60, 1),  # a new small item
+        (60, 60, 1),  # a rejected conditional write still costs a unit
+        (None, None, 1),  # nothing stored before or after: still the minimum
+        (1024, None, 1),  # exactly 1 KB
+        (1025, 40, 2),  # the larger of before and after counts
+        (None, 3000, 3),
+    ],
+)
 def test_write_units_follow_dynamodb_sizing(before, after, units):
     """One write unit per started 1 KB of the larger of the item before and after, at least one."""
     assert write_units(before, after) == units
@@ -75,21 +78,37 @@ def test_tally_counts_calls_and_units_per_order():
     requests = [
         {"action": "PutItem", "table": "t", "error": None, "before": None, "after": 50, "consistent": False},
         {"action": "UpdateItem", "table": "t", "error": None, "before": 50, "after": 90, "consistent": False},
-        {"action": "PutItem", "table": "t", "error": "ConditionalCheckFailedException", "before": 50, "after": 50,
-         "consistent": False},
-        {"action": "UpdateItem", "table": "u", "error": None, "before": 2000, "after": 2100, "consistent": False},
+        {
+            "action": "PutItem",
+            "table": "t",
+            "error": "ConditionalCheckFailedException",
+            "before": 50,
+            "after": 50,
+            "consistent": False,
+        },
+        {
+            "action": "UpdateItem",
+            "table": "u",
+            "error": None,
+            "before": 2000,
+            "after": 2100,
+            "consistent": False,
+        },
     ]
     found = tally(requests, orders=2)
     assert found["calls"] == 2 and found["write_calls"] == 2
     assert found["write_units"] == (1 + 1 + 1 + 3) / 2
-    assert found["calls_by_action"] == {"PutItem": 0.5, "PutItem (ConditionalCheckFailedException)": 0.5,
-                                        "UpdateItem": 1.0}
+    assert found["calls_by_action"] == {
+        "PutItem": 0.5,
+        "PutItem (ConditionalCheckFailedException)": 0.5,
+        "UpdateItem": 1.0,
+    }
     assert found["tables"] == ["t", "u"]
 
 
 def test_decile_rates_from_progress_samples():
     """A steady run gives its rate in every tenth; a run that never finishes has gaps."""
-    samples = [(t / 10, t) for t in range(0, 101)]  # 100 messages over 10 s
+    samples = [(t / 10, t) for t in range(101)]  # 100 messages over 10 s
     assert decile_rates(samples, 100) == pytest.approx([10.0] * 10)
     steady = [(float(t), 100 * t) for t in range(1, 11)]
     assert decile_rates(steady, 1000) == pytest.approx([100.0] * 10)
@@ -101,7 +120,10 @@ def test_docs_block_is_replaced_between_markers_only(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text(f"# T\n\nintro\n\n{report.BLOCK_BEGIN}\nold\n{report.BLOCK_END}\n\n## After\n")
     assert report.update_page("new table\n", readme)
-    assert readme.read_text() == f"# T\n\nintro\n\n{report.BLOCK_BEGIN}\nnew table\n{report.BLOCK_END}\n\n## After\n"
+    assert (
+        readme.read_text()
+        == f"# T\n\nintro\n\n{report.BLOCK_BEGIN}\nnew table\n{report.BLOCK_END}\n\n## After\n"
+    )
     plain = tmp_path / "PLAIN.md"
     plain.write_text("# nothing to replace\n")
     assert not report.update_page("x", plain)

@@ -28,32 +28,49 @@ def aws(monkeypatch):
     with mocked_aws():
         clients = Clients()
         sqs = clients.client("sqs")
-        queues = dlq.Queues(dlq_url=sqs.create_queue(QueueName="jobs-dlq")["QueueUrl"],
-                            jobs_url=sqs.create_queue(QueueName="jobs")["QueueUrl"],
-                            orders_table=ORDERS, audit_log_group=AUDIT)
+        queues = dlq.Queues(
+            dlq_url=sqs.create_queue(QueueName="jobs-dlq")["QueueUrl"],
+            jobs_url=sqs.create_queue(QueueName="jobs")["QueueUrl"],
+            orders_table=ORDERS,
+            audit_log_group=AUDIT,
+        )
         create_table(clients.client("dynamodb"), ORDERS)
         clients.client("logs").create_log_group(logGroupName=AUDIT)
         yield clients, queues
 
 
 def store(clients, order_id: str, quantity: int) -> None:
-    clients.client("dynamodb").put_item(TableName=ORDERS, Item={
-        "id": {"S": order_id}, "quantity": {"N": str(quantity)}, "total_cents": {"N": str(quantity * 250 + 100)}})
+    clients.client("dynamodb").put_item(
+        TableName=ORDERS,
+        Item={
+            "id": {"S": order_id},
+            "quantity": {"N": str(quantity)},
+            "total_cents": {"N": str(quantity * 250 + 100)},
+        },
+    )
 
 
 def dead_letter(clients, queues, body: str, **attributes) -> str:
-    extra = {"MessageAttributes": {k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()}} if attributes else {}
+    extra = (
+        {"MessageAttributes": {k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()}}
+        if attributes
+        else {}
+    )
     return clients.client("sqs").send_message(QueueUrl=queues.dlq_url, MessageBody=body, **extra)["MessageId"]
 
 
 def visible(clients, url: str) -> int:
-    attributes = clients.client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+    attributes = clients.client("sqs").get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"]
+    )
     return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
 
 
 def bodies(clients, url: str) -> list[str]:
     sqs, found = clients.client("sqs"), []
-    while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=60).get("Messages"):
+    while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=60).get(
+        "Messages"
+    ):
         found += [m["Body"] for m in messages]
     return sorted(found)
 
@@ -102,17 +119,29 @@ def test_redrive_moves_the_safe_messages_and_nothing_else_and_is_safe_to_repeat(
     clients, queues = aws
     ids = mixed_dlq(clients, queues)
     result = dlq.redrive(clients, queues)
-    assert {kind: c["moved"] for kind, c in result["counts"].items()} == {"pending": 12, "stored": 1, "conflict": 0, "malformed": 0}
+    assert {kind: c["moved"] for kind, c in result["counts"].items()} == {
+        "pending": 12,
+        "stored": 1,
+        "conflict": 0,
+        "malformed": 0,
+    }
     assert result["failures"] == []
     remaining = dlq.listing(clients, queues)
-    assert sorted(m["message_id"] for m in remaining["messages"]) == sorted([ids["conflict"], ids["malformed"]])
-    jobs = clients.client("sqs").receive_message(QueueUrl=queues.jobs_url, MaxNumberOfMessages=10,
-                                                 MessageAttributeNames=["All"])["Messages"]
-    assert all(m["MessageAttributes"]["origin"]["StringValue"] == "test" for m in jobs if "pending" in m["Body"])
+    assert sorted(m["message_id"] for m in remaining["messages"]) == sorted(
+        [ids["conflict"], ids["malformed"]]
+    )
+    jobs = clients.client("sqs").receive_message(
+        QueueUrl=queues.jobs_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]
+    )["Messages"]
+    assert all(
+        m["MessageAttributes"]["origin"]["StringValue"] == "test" for m in jobs if "pending" in m["Body"]
+    )
     again = dlq.redrive(clients, queues)
     assert sum(c["moved"] for c in again["counts"].values()) == 0
     assert visible(clients, queues.dlq_url) == 2
-    assert "moved 0 pending, 0 stored" in format_redrive(again) and "1 conflict, 1 malformed" in format_redrive(again)
+    assert "moved 0 pending, 0 stored" in format_redrive(
+        again
+    ) and "1 conflict, 1 malformed" in format_redrive(again)
 
 
 def test_dry_run_and_a_chosen_class(aws):
@@ -182,7 +211,8 @@ def test_a_listing_reads_at_most_its_limit_and_says_it_is_incomplete(aws):
     assert part["reading"] == {"read": 10, "visible_after": 15, "in_flight_elsewhere": 0}
     assert format_listing("jobs-dlq", part).splitlines()[0] == (
         "jobs-dlq: the first 10 message(s) read: 10 pending, 0 stored, 0 conflict, 0 malformed; "
-        "about 15 more visible (--limit reads more)")
+        "about 15 more visible (--limit reads more)"
+    )
     assert visible(clients, queues.dlq_url) == 25
     assert dlq.listing(clients, queues, limit=25)["complete"] is True
     with pytest.raises(dlq.DlqError, match="--limit must be at least 1"):
@@ -193,7 +223,9 @@ def test_a_listing_tells_of_messages_another_reader_holds(aws):
     clients, queues = aws
     for n in range(5):
         dead_letter(clients, queues, json.dumps({"id": f"o-{n}", "quantity": 1}))
-    clients.client("sqs").receive_message(QueueUrl=queues.dlq_url, MaxNumberOfMessages=2, VisibilityTimeout=60)
+    clients.client("sqs").receive_message(
+        QueueUrl=queues.dlq_url, MaxNumberOfMessages=2, VisibilityTimeout=60
+    )
     result = dlq.listing(clients, queues)
     assert len(result["messages"]) == 3 and result["complete"] is False
     assert result["reading"]["in_flight_elsewhere"] == 2
@@ -211,8 +243,12 @@ def test_a_redrive_reports_each_move_and_its_progress(aws):
     assert result["complete"] is True and result["stopped"] == ""
     assert len(result["moved"]) == 13 and {m["class"] for m in result["moved"]} == {"pending", "stored"}
     assert ids["conflict"] not in {m["message_id"] for m in result["moved"]}
-    new_ids = {m["MessageId"] for m in clients.client("sqs").receive_message(
-        QueueUrl=queues.jobs_url, MaxNumberOfMessages=10, VisibilityTimeout=0)["Messages"]}
+    new_ids = {
+        m["MessageId"]
+        for m in clients.client("sqs").receive_message(
+            QueueUrl=queues.jobs_url, MaxNumberOfMessages=10, VisibilityTimeout=0
+        )["Messages"]
+    }
     assert new_ids <= {m["new_message_id"] for m in result["moved"]}
     assert seen and seen[-1]["seen"] == 15 and seen[-1]["moved"] == 13 and seen[-1]["held"] == 2
 
@@ -227,8 +263,9 @@ def test_a_redrive_stops_when_it_would_hold_too_many_unsafe_messages(aws):
 
 
 def test_send_batches_keep_to_ten_messages_and_one_mebibyte():
-    letter = lambda body, **attributes: dlq.DeadLetter(  # noqa: E731
-        "m", body, 1, None, {k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()}, "h")
+    letter = lambda body, **attributes: dlq.DeadLetter(
+        "m", body, 1, None, {k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()}, "h"
+    )
     assert dlq.message_bytes(letter("é" * 10, origin="test")) == 20 + len("origin") + len("String") + 4
     assert [len(b) for b in dlq.send_batches([letter("x")] * 25)] == [10, 10, 5]
     half = "x" * (dlq.BATCH_BYTES // 2)
@@ -241,10 +278,18 @@ class FailingDeletes(Clients):
     def client(self, service):
         client = boto3.client(service)
         if service == "sqs":
+
             def delete_message(**kwargs):
                 raise client.exceptions.ReceiptHandleIsInvalid(
-                    {"Error": {"Code": "ReceiptHandleIsInvalid", "Message": "The receipt handle has expired."}},
-                    "DeleteMessage")
+                    {
+                        "Error": {
+                            "Code": "ReceiptHandleIsInvalid",
+                            "Message": "The receipt handle has expired.",
+                        }
+                    },
+                    "DeleteMessage",
+                )
+
             client.delete_message = delete_message
         return client
 
@@ -268,11 +313,26 @@ def test_a_class_that_may_not_be_redriven_is_refused_before_anything_is_read():
     import subprocess
     import sys
 
-    env = {**os.environ, "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x",
-           "AWS_DEFAULT_REGION": "us-east-1"}
-    done = subprocess.run([sys.executable, "-m", "ops", "dlq", "redrive", "--class", "pending,conflict"],
-                          capture_output=True, text=True, env=env, timeout=60)
+    env = {
+        **os.environ,
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "ops", "dlq", "redrive", "--class", "pending,conflict"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines()[-1].endswith(
-        "argument --class: cannot redrive class conflict: only pending and stored messages are sent back; decide on "
-        "the others with `ops dlq discard`")
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "argument --class: cannot redrive class conflict: only pending and stored messages are sent back; decide on "
+            "the others with `ops dlq discard`"
+        )
+    )

@@ -30,7 +30,11 @@ def existing_test_files() -> dict[str, list[Path]]:
 @functools.cache
 def functions(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
-    return {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+    }
 
 
 def references(doc: str) -> list[tuple[str, str | None, bool]]:
@@ -46,8 +50,9 @@ def test_every_test_the_docs_name_exists(doc):
         candidates = [path for path in candidates if path.exists()]
         if not candidates:
             missing.append(file)
-        elif name and not any(f == name or (abbreviated and f.startswith(name))
-                              for path in candidates for f in functions(path)):
+        elif name and not any(
+            f == name or (abbreviated and f.startswith(name)) for path in candidates for f in functions(path)
+        ):
             missing.append(f"{file}::{name}")
     assert missing == []
 
@@ -55,19 +60,26 @@ def test_every_test_the_docs_name_exists(doc):
 def test_every_bare_test_name_in_the_fidelity_tables_exists():
     names = {f for paths in existing_test_files().values() for path in paths for f in functions(path)}
     text = (ROOT / "docs" / "local-fidelity.md").read_text()
-    missing = [m[1] for m in BARE.finditer(text)
-               if not any(f == m[1] or (m[2] and f.startswith(m[1])) for f in names)]
+    missing = [
+        m[1]
+        for m in BARE.finditer(text)
+        if not any(f == m[1] or (m[2] and f.startswith(m[1])) for f in names)
+    ]
     assert missing == []
 
 
 def test_the_reference_pattern_reads_what_the_tables_write():
     """The pattern itself, so a format it misses cannot make the tests above pass vacuously."""
     assert references("local-fidelity.md")
-    cell = ("`tests/e2e/test_documented_commands.py::test_lab_scenario_figures`, `test_x.py::test_y...`, "
-            "`embedded_aws/tests/test_sqs/test_z.py`")
+    cell = (
+        "`tests/e2e/test_documented_commands.py::test_lab_scenario_figures`, `test_x.py::test_y...`, "
+        "`embedded_aws/tests/test_sqs/test_z.py`"
+    )
     assert [(m[1], m[2], bool(m[3])) for m in REFERENCE.finditer(cell)] == [
-        ("tests/e2e/test_documented_commands.py", "test_lab_scenario_figures", False), ("test_x.py", "test_y", True),
-        ("embedded_aws/tests/test_sqs/test_z.py", None, False)]
+        ("tests/e2e/test_documented_commands.py", "test_lab_scenario_figures", False),
+        ("test_x.py", "test_y", True),
+        ("embedded_aws/tests/test_sqs/test_z.py", None, False),
+    ]
 
 
 def test_every_shell_block_says_which_test_runs_it():
@@ -77,8 +89,11 @@ def test_every_shell_block_says_which_test_runs_it():
 
     found = all_blocks()
     assert len(found) >= 6
-    unaccounted = [(b.document, b.line) for b in found
-                   if not (b.runner or (b.marker or "").startswith("not run by the tests: "))]
+    unaccounted = [
+        (b.document, b.line)
+        for b in found
+        if not (b.runner or (b.marker or "").startswith("not run by the tests: "))
+    ]
     assert unaccounted == []
     missing = [(b.document, b.line, b.runner) for b in found if b.runner and not (ROOT / b.runner).is_file()]
     assert missing == []
@@ -86,3 +101,18 @@ def test_every_shell_block_says_which_test_runs_it():
     not_in_ci = [c for b in found if b.runner == ".ci/run" for c in b.bare_commands if c not in ci]
     assert not_in_ci == []
     assert [b.document for b in found if b.runner == ".ci/run"] == ["README.md"]
+
+
+def test_every_feature_flag_turned_off_is_explained():
+    """A feature flag cdk.json sets to false (against its recommended value) has its row, with a
+    reason, in docs/feature-flags.md."""
+    import json
+
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    off = sorted(key for key, value in context.items() if key.startswith("@") and value is False)
+    rows = re.findall(
+        r"^\| `(@[^`]+)` \| `false` \| (.{40,}) \|$",
+        (ROOT / "docs" / "feature-flags.md").read_text(),
+        re.MULTILINE,
+    )
+    assert off == sorted(name for name, _ in rows)

@@ -11,7 +11,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 # Where each package's top level lives (the embedded AWS is a distribution of its own).
-SOURCES = {"stacks": ROOT, "ops": ROOT, "local": ROOT, "bench": ROOT, "embedded_aws": ROOT / "embedded_aws" / "src"}
+SOURCES = {
+    "stacks": ROOT,
+    "ops": ROOT,
+    "local": ROOT,
+    "bench": ROOT,
+    "embedded_aws": ROOT / "embedded_aws" / "src",
+}
 OURS = (*SOURCES, "app", "tests")
 
 
@@ -51,12 +57,17 @@ def imports_of(path: Path) -> set[str]:
 
 
 def graph() -> dict[str, set[str]]:
-    files = [ROOT / "app.py", *(p for package, base in SOURCES.items() for p in (base / package).rglob("*.py"))]
+    files = [
+        ROOT / "app.py",
+        *(p for package, base in SOURCES.items() for p in (base / package).rglob("*.py")),
+    ]
     modules = {module_name(path): path for path in files}
     edges = {}
     for name, path in modules.items():
         # `from ops import observe` names a module; `from ops.aws import Clients` names a class.
-        edges[name] = {target if target in modules else target.rsplit(".", 1)[0] for target in imports_of(path)}
+        edges[name] = {
+            target if target in modules else target.rsplit(".", 1)[0] for target in imports_of(path)
+        }
         edges[name] = {target for target in edges[name] if target in modules and target != name}
     return edges
 
@@ -69,14 +80,22 @@ def test_the_architecture_page_gives_a_rule_for_every_package():
 def test_each_layer_imports_only_what_the_architecture_page_allows():
     allowed = allowed_imports()
     wrong = sorted(
-        (name, target) for name, targets in graph().items() for target in targets
-        if not any(target == prefix or target.startswith(prefix + ".") for prefix in allowed[name.split(".")[0]])
+        (name, target)
+        for name, targets in graph().items()
+        for target in targets
+        if not any(
+            target == prefix or target.startswith(prefix + ".") for prefix in allowed[name.split(".")[0]]
+        )
     )
     assert wrong == []
 
 
 def test_lambda_code_imports_nothing_of_ours():
-    wrong = {str(path.relative_to(ROOT)): imports_of(path) for path in (ROOT / "lambda").rglob("*.py") if imports_of(path)}
+    wrong = {
+        str(path.relative_to(ROOT)): imports_of(path)
+        for path in (ROOT / "lambda").rglob("*.py")
+        if imports_of(path)
+    }
     assert wrong == {}
 
 
@@ -87,7 +106,7 @@ def test_there_are_no_import_circles():
     def visit(node: str, path: list[str]) -> None:
         for target in sorted(edges.get(node, ())):
             if target in path:
-                circles.append(path[path.index(target):] + [target])
+                circles.append(path[path.index(target) :] + [target])
             elif len(path) < 12:
                 visit(target, path + [target])
 

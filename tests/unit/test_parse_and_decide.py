@@ -12,7 +12,10 @@ def test_valid_body_becomes_job_with_lab_totals(worker):
     job = worker.parse_job('{"id":"dedup-order","quantity":4}')
     assert job.item() == {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
     assert worker.parse_job('{"quantity": 1, "id": "other-order"}').item() == {
-        "id": "other-order", "quantity": 1, "total_cents": 350}
+        "id": "other-order",
+        "quantity": 1,
+        "total_cents": 350,
+    }
 
 
 @pytest.mark.parametrize("quantity,total", [(1, 350), (10, 2600)])
@@ -82,7 +85,12 @@ def test_long_values_are_clipped_in_messages(worker):
 def test_first_write_is_processed(worker):
     """No previous item: the write went in, result processed=true duplicate=false."""
     job = worker.Job("a", 2)
-    assert worker.decide(job, None).result == {"id": "a", "quantity": 2, "processed": True, "duplicate": False}
+    assert worker.decide(job, None).result == {
+        "id": "a",
+        "quantity": 2,
+        "processed": True,
+        "duplicate": False,
+    }
 
 
 def test_identical_previous_item_is_an_acknowledged_duplicate(worker):
@@ -129,7 +137,10 @@ def test_comparison_is_type_strict(worker):
     """A stored boolean true is not quantity 1 (bool is an int subclass in Python)."""
     with pytest.raises(worker.ConflictingOrder):
         worker.decide(worker.Job("a", 1), {"id": "a", "quantity": True, "total_cents": 350})
-    assert worker.decide(worker.Job("a", 1), {"id": "a", "quantity": 1, "total_cents": 350}).decision == "duplicate"
+    assert (
+        worker.decide(worker.Job("a", 1), {"id": "a", "quantity": 1, "total_cents": 350}).decision
+        == "duplicate"
+    )
 
 
 def test_an_id_that_is_not_utf8_text_is_a_job_error(worker):

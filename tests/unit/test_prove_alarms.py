@@ -22,9 +22,13 @@ def test_a_succeeded_action_is_delivered():
 
 
 def test_a_failed_action_wins_over_a_later_success_and_keeps_aws_summary():
-    failure = (f"Failed to execute action {TOPIC}. Received error: \"CloudWatch Alarms is not authorized to "
-               f"perform: SNS:Publish on resource:{TOPIC}\"")
-    proof = judge("p-x", [TOPIC], [item(failure, "Failed"), item(f"Successfully executed action {TOPIC}", "Succeeded")])
+    failure = (
+        f'Failed to execute action {TOPIC}. Received error: "CloudWatch Alarms is not authorized to '
+        f'perform: SNS:Publish on resource:{TOPIC}"'
+    )
+    proof = judge(
+        "p-x", [TOPIC], [item(failure, "Failed"), item(f"Successfully executed action {TOPIC}", "Succeeded")]
+    )
     assert (proof.outcome, proof.detail, proof.ok) == ("failed", failure, False)
 
 
@@ -39,5 +43,7 @@ def test_the_resource_is_read_from_the_summary_when_history_data_lacks_it():
 
 
 def test_one_line_per_alarm_with_aligned_names():
-    lines = format_lines([Proof("p-a", "delivered", TOPIC, (TOPIC,)), Proof("p-longer", "failed", "why", (TOPIC,))])
+    lines = format_lines(
+        [Proof("p-a", "delivered", TOPIC, (TOPIC,)), Proof("p-longer", "failed", "why", (TOPIC,))]
+    )
     assert lines == [f"delivered     p-a       {TOPIC}", "failed        p-longer  why"]

@@ -19,7 +19,7 @@ def response_url():
     received: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_PUT(self):  # noqa: N802 - http.server API
+        def do_PUT(self):  # http.server API
             received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             self.send_response(200)
             self.end_headers()
@@ -36,8 +36,12 @@ def response_url():
 
 def event(url: str, request_type: str, item: str) -> dict:
     return {
-        "RequestType": request_type, "ResponseURL": url, "StackId": "stack-1", "RequestId": "req-1",
-        "LogicalResourceId": "ReferenceItem", "ResourceType": "Custom::SeededItem",
+        "RequestType": request_type,
+        "ResponseURL": url,
+        "StackId": "stack-1",
+        "RequestId": "req-1",
+        "LogicalResourceId": "ReferenceItem",
+        "ResourceType": "Custom::SeededItem",
         "ResourceProperties": {"ServiceToken": "arn", "TableName": "reference", "Item": item},
     }
 
@@ -75,8 +79,10 @@ def test_delete_leaves_item_to_the_table_removal_policy(seeder, table, response_
     """Delete answers SUCCESS without touching the table."""
     url, received = response_url
     seeder.handler(event(url, "Create", '{"id": "reference", "note": "keep unchanged"}'), None)
-    delete = dict(event(url, "Delete", '{"id": "reference", "note": "keep unchanged"}'),
-                  PhysicalResourceId="reference/reference")
+    delete = dict(
+        event(url, "Delete", '{"id": "reference", "note": "keep unchanged"}'),
+        PhysicalResourceId="reference/reference",
+    )
     seeder.handler(delete, None)
     assert [r["Status"] for r in received] == ["SUCCESS", "SUCCESS"]
     assert received[1]["PhysicalResourceId"] == "reference/reference"

@@ -10,6 +10,7 @@ import uuid
 import boto3
 import pytest
 from botocore.stub import Stubber
+
 from tests.unit.conftest import create_table, mocked_aws
 
 TABLE = "orders"
@@ -41,8 +42,14 @@ def order(order_id: str, quantity: int) -> dict:
 def items(client) -> list[dict]:
     scanned = client.scan(TableName=TABLE)["Items"]
     return sorted(
-        ({"id": i["id"]["S"], "quantity": int(i["quantity"]["N"]), "total_cents": int(i["total_cents"]["N"])}
-         for i in scanned),
+        (
+            {
+                "id": i["id"]["S"],
+                "quantity": int(i["quantity"]["N"]),
+                "total_cents": int(i["total_cents"]["N"]),
+            }
+            for i in scanned
+        ),
         key=lambda i: i["id"],
     )
 
@@ -50,7 +57,7 @@ def items(client) -> list[dict]:
 def log_lines(capsys, tag: str) -> list[dict]:
     out = capsys.readouterr().out
     assert RECEIPT not in out
-    return [json.loads(line[len(tag) + 1:]) for line in out.splitlines() if line.startswith(tag + " ")]
+    return [json.loads(line[len(tag) + 1 :]) for line in out.splitlines() if line.startswith(tag + " ")]
 
 
 def test_first_write_stores_item_and_logs_job_write_result(worker, client, capsys):
@@ -65,7 +72,7 @@ def test_first_write_stores_item_and_logs_job_write_result(worker, client, capsy
     assert [line.split(" ", 1)[0] for line in lines[:-1]] == ["JOB", "WRITE", "RESULT"]
     assert json.loads(lines[-1])["Accepted"] == 1  # the batch's metrics line
     assert lines[2] == 'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}'
-    write = json.loads(lines[1][len("WRITE "):])
+    write = json.loads(lines[1][len("WRITE ") :])
     assert write["outcome"] == "Accepted" and write["previous"] is None
     assert write["condition"] == "attribute_not_exists(id)"
     assert write["stored"] == {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
@@ -102,9 +109,16 @@ def test_conflicting_copy_is_reported_failed_and_item_unchanged(worker, client, 
 @pytest.mark.parametrize(
     "body",
     [
-        "not json", '{"id": "a"}', '{"quantity": 1}', '{"id": "a", "quantity": 1, "x": 1}',
-        '{"id": 5, "quantity": 1}', '{"id": "", "quantity": 1}', '{"id": "a", "quantity": true}',
-        '{"id": "a", "quantity": 0}', '{"id": "a", "quantity": 11}', '{"id": "a", "quantity": 2.5}',
+        "not json",
+        '{"id": "a"}',
+        '{"quantity": 1}',
+        '{"id": "a", "quantity": 1, "x": 1}',
+        '{"id": 5, "quantity": 1}',
+        '{"id": "", "quantity": 1}',
+        '{"id": "a", "quantity": true}',
+        '{"id": "a", "quantity": 0}',
+        '{"id": "a", "quantity": 11}',
+        '{"id": "a", "quantity": 2.5}',
         "[]",
     ],
 )
@@ -120,10 +134,17 @@ def test_bad_input_is_reported_failed_and_nothing_written(worker, client, capsys
 
 @pytest.mark.parametrize(
     "code,status,attempts",
-    [("ProvisionedThroughputExceededException", 400, 4), ("ThrottlingException", 400, 4),
-     ("InternalServerError", 500, 4), ("AccessDeniedException", 400, 1), ("ValidationException", 400, 1)],
+    [
+        ("ProvisionedThroughputExceededException", 400, 4),
+        ("ThrottlingException", 400, 4),
+        ("InternalServerError", 500, 4),
+        ("AccessDeniedException", 400, 1),
+        ("ValidationException", 400, 1),
+    ],
 )
-def test_service_errors_are_retried_while_worth_it_then_reported(worker, client, capsys, code, status, attempts):
+def test_service_errors_are_retried_while_worth_it_then_reported(
+    worker, client, capsys, code, status, attempts
+):
     """Throttling and 5xx are retried up to MAX_ATTEMPTS, access denied and validation errors not
     at all; then the record is reported failed with the AWS error code, never acknowledged and
     never mistaken for a duplicate."""
@@ -158,8 +179,13 @@ class FlakyClient:
 def throttled(worker):
     from botocore.exceptions import ClientError
 
-    return ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"},
-                        "ResponseMetadata": {"HTTPStatusCode": 400}}, "PutItem")
+    return ClientError(
+        {
+            "Error": {"Code": "ThrottlingException", "Message": "slow down"},
+            "ResponseMetadata": {"HTTPStatusCode": 400},
+        },
+        "PutItem",
+    )
 
 
 def test_a_write_that_cannot_finish_in_the_time_left_fails_fast(worker, capsys):
@@ -220,7 +246,10 @@ def test_the_client_fails_fast_and_the_retry_budget_fits_the_function_timeout(wo
     from stacks.config import MIN_FUNCTION_TIMEOUT_SECONDS
 
     config = worker.CLIENT_CONFIG
-    assert (config.connect_timeout, config.read_timeout) == (worker.CONNECT_TIMEOUT_SECONDS, worker.READ_TIMEOUT_SECONDS)
+    assert (config.connect_timeout, config.read_timeout) == (
+        worker.CONNECT_TIMEOUT_SECONDS,
+        worker.READ_TIMEOUT_SECONDS,
+    )
     assert config.retries == {"total_max_attempts": 1}
     assert worker.ATTEMPT_SECONDS + worker.DEADLINE_MARGIN_SECONDS <= MIN_FUNCTION_TIMEOUT_SECONDS
 
@@ -231,8 +260,12 @@ def test_mixed_batch_reports_only_the_failed_records(worker, client, capsys):
     worker.handle_event({"Records": [order("seen", 1)]}, client, TABLE)
     batch = [order("fresh", 2), order("seen", 1), order("seen", 9), record("{}"), order("fresh-2", 10)]
     response = worker.handle_event({"Records": batch}, client, TABLE)
-    assert response == {"batchItemFailures": [
-        {"itemIdentifier": batch[2]["messageId"]}, {"itemIdentifier": batch[3]["messageId"]}]}
+    assert response == {
+        "batchItemFailures": [
+            {"itemIdentifier": batch[2]["messageId"]},
+            {"itemIdentifier": batch[3]["messageId"]},
+        ]
+    }
     assert items(client) == [
         {"id": "fresh", "quantity": 2, "total_cents": 600},
         {"id": "fresh-2", "quantity": 10, "total_cents": 2600},
@@ -243,11 +276,21 @@ def test_mixed_batch_reports_only_the_failed_records(worker, client, capsys):
 def test_lab_scenario_figures(worker, client, capsys):
     """The lab: dedup-order x3 and other-order x1 give two accepted writes, two conditional
     rejections, both copies acknowledged as duplicates, and the table holds 4/1100 and 1/350."""
-    for body in [order("dedup-order", 4), order("dedup-order", 4), order("dedup-order", 4), order("other-order", 1)]:
+    for body in [
+        order("dedup-order", 4),
+        order("dedup-order", 4),
+        order("dedup-order", 4),
+        order("other-order", 1),
+    ]:
         assert worker.handle_event({"Records": [body]}, client, TABLE) == {"batchItemFailures": []}
     out = capsys.readouterr().out
     writes = [json.loads(l[6:]) for l in out.splitlines() if l.startswith("WRITE ")]
-    assert [w["outcome"] for w in writes] == ["Accepted", "ConditionalCheckFailed", "ConditionalCheckFailed", "Accepted"]
+    assert [w["outcome"] for w in writes] == [
+        "Accepted",
+        "ConditionalCheckFailed",
+        "ConditionalCheckFailed",
+        "Accepted",
+    ]
     results = [json.loads(l[7:]) for l in out.splitlines() if l.startswith("RESULT ")]
     assert [r["duplicate"] for r in results] == [False, True, True, False]
     assert items(client) == [
@@ -268,10 +311,18 @@ def test_each_batch_counts_its_decisions_in_one_metrics_line(worker, client, cap
     line = capsys.readouterr().out.splitlines()[-1]
     emf = json.loads(line)
     assert {key: emf[key] for key in worker.DECISIONS} == {
-        "Accepted": 2, "Duplicate": 1, "Conflict": 1, "Malformed": 1, "Error": 0}
+        "Accepted": 2,
+        "Duplicate": 1,
+        "Conflict": 1,
+        "Malformed": 1,
+        "Error": 0,
+    }
     (directive,) = emf["_aws"]["CloudWatchMetrics"]
-    assert directive == {"Namespace": "TestNamespace", "Dimensions": [["FunctionName"]],
-                         "Metrics": [{"Name": name, "Unit": "Count"} for name in worker.DECISIONS]}
+    assert directive == {
+        "Namespace": "TestNamespace",
+        "Dimensions": [["FunctionName"]],
+        "Metrics": [{"Name": name, "Unit": "Count"} for name in worker.DECISIONS],
+    }
     assert emf["FunctionName"] == "labex-q05-worker"
     assert abs(emf["_aws"]["Timestamp"] - time.time() * 1000) < 60_000
     assert "seen" not in line and "fresh" not in line  # never an order id
@@ -324,7 +375,9 @@ def test_the_records_of_a_batch_are_written_at_the_same_time(worker, client, cap
     """Ten new orders: each PutItem waits for all ten to be in flight, which only concurrent
     writes can satisfy; all ten are written and acknowledged."""
     batch = [order(f"together-{n}", 1) for n in range(10)]
-    assert worker.handle_event({"Records": batch}, AtomicWrites(client, together=10), TABLE) == {"batchItemFailures": []}
+    assert worker.handle_event({"Records": batch}, AtomicWrites(client, together=10), TABLE) == {
+        "batchItemFailures": []
+    }
     assert len(items(client)) == 10
 
 
@@ -343,13 +396,17 @@ def test_two_copies_of_an_order_in_one_batch_write_once_and_both_are_acknowledge
     """Written at the same time, the conditional write lets one in; the other sees the identical
     item and is a duplicate."""
     batch = [order("twin", 2), order("twin", 2)]
-    assert worker.handle_event({"Records": batch}, AtomicWrites(client, together=2), TABLE) == {"batchItemFailures": []}
+    assert worker.handle_event({"Records": batch}, AtomicWrites(client, together=2), TABLE) == {
+        "batchItemFailures": []
+    }
     results = log_lines(capsys, "RESULT")
     assert sorted(r["duplicate"] for r in results) == [False, True]
     assert items(client) == [{"id": "twin", "quantity": 2, "total_cents": 600}]
 
 
-def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(worker, client, capsys, monkeypatch):
+def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(
+    worker, client, capsys, monkeypatch
+):
     """One order's writes are throttled past every retry while four others go in: exactly that
     one is reported failed, and it was not written; none written is reported failed."""
     from botocore.exceptions import ClientError
@@ -360,11 +417,20 @@ def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(worke
     class HotKey:
         def put_item(self, **request):
             if request["Item"]["id"]["S"] == "hot":
-                raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "hot"},
-                                   "ResponseMetadata": {"HTTPStatusCode": 400}}, "PutItem")
+                raise ClientError(
+                    {
+                        "Error": {"Code": "ProvisionedThroughputExceededException", "Message": "hot"},
+                        "ResponseMetadata": {"HTTPStatusCode": 400},
+                    },
+                    "PutItem",
+                )
             return atomic.put_item(**request)
 
-    batch = [order(f"cool-{n}", 1) for n in range(2)] + [order("hot", 1)] + [order(f"cool-{n}", 1) for n in range(2, 4)]
+    batch = (
+        [order(f"cool-{n}", 1) for n in range(2)]
+        + [order("hot", 1)]
+        + [order(f"cool-{n}", 1) for n in range(2, 4)]
+    )
     response = worker.handle_event({"Records": batch}, HotKey(), TABLE)
     assert response == {"batchItemFailures": [{"itemIdentifier": batch[2]["messageId"]}]}
     assert [i["id"] for i in items(client)] == ["cool-0", "cool-1", "cool-2", "cool-3"]

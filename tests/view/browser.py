@@ -8,8 +8,15 @@ from pathlib import Path
 from typing import Any
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ARTIFACTS = Path(os.environ.get("VIEW_ARTIFACTS", Path(__file__).resolve().parents[1] / "artifacts"))
 
 
@@ -58,7 +65,8 @@ def resize(page: Any, width: int, height: int = 900) -> None:
 
     page.set_viewport_size({"width": width, "height": height})
     try:
-        page.wait_for_function("document.documentElement.scrollWidth <= document.documentElement.clientWidth",
-                               timeout=5000)
+        page.wait_for_function(
+            "document.documentElement.scrollWidth <= document.documentElement.clientWidth", timeout=5000
+        )
     except PlaywrightTimeout:
         pass

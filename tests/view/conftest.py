@@ -10,7 +10,9 @@ from tests.view.browser import CHROMIUM, CHROMIUM_ARGS
 @pytest.fixture(scope="module")
 def browser():
     if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} not found: `make setup` installs Debian's chromium (apt-get install chromium)")
+        pytest.fail(
+            f"{CHROMIUM} not found: `make setup` installs Debian's chromium (apt-get install chromium)"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -8,7 +8,7 @@ import io
 import json
 import time
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ops.aws import Clients
 
@@ -33,10 +33,18 @@ ITEM = {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
 
 def write_line(decision: str, previous: dict | None, requested: dict = ITEM) -> str:
     outcome = "Accepted" if previous is None else "ConditionalCheckFailed"
-    return "WRITE " + json.dumps({
-        "condition": "attribute_not_exists(id)", "decision": decision, "id": requested["id"], "outcome": outcome,
-        "previous": previous, "requested": requested, "stored": previous or requested,
-    }, sort_keys=True)
+    return "WRITE " + json.dumps(
+        {
+            "condition": "attribute_not_exists(id)",
+            "decision": decision,
+            "id": requested["id"],
+            "outcome": outcome,
+            "previous": previous,
+            "requested": requested,
+            "stored": previous or requested,
+        },
+        sort_keys=True,
+    )
 
 
 def job_line(item: dict, message_id: str) -> str:
@@ -44,21 +52,31 @@ def job_line(item: dict, message_id: str) -> str:
 
 
 def error_line(error: str, message: str, message_id: str, receive_count: int) -> str:
-    return "ERROR " + json.dumps({"error": error, "message": message, "message_id": message_id,
-                                  "receive_count": str(receive_count)}, sort_keys=True)
+    return "ERROR " + json.dumps(
+        {"error": error, "message": message, "message_id": message_id, "receive_count": str(receive_count)},
+        sort_keys=True,
+    )
 
 
 CONFLICTING = {"id": "dedup-order", "quantity": 5, "total_cents": 1350}
 # What the worker logs for: an accepted write (m1), a malformed body (m3) delivered twice around
 # a duplicate (m2), and a conflict (m4); one stream, so the order of the lines is the log's.
 WORKER_LINES = [
-    "START RequestId: 1 Version: $LATEST", job_line(ITEM, "m1"), write_line("written", None),
+    "START RequestId: 1 Version: $LATEST",
+    job_line(ITEM, "m1"),
+    write_line("written", None),
     'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}',
-    "START RequestId: 2 Version: $LATEST", error_line("JobError", "missing field: quantity", "m3", 1),
-    "START RequestId: 3 Version: $LATEST", job_line(ITEM, "m2"), write_line("duplicate", ITEM),
+    "START RequestId: 2 Version: $LATEST",
+    error_line("JobError", "missing field: quantity", "m3", 1),
+    "START RequestId: 3 Version: $LATEST",
+    job_line(ITEM, "m2"),
+    write_line("duplicate", ITEM),
     'RESULT {"duplicate": true, "id": "dedup-order", "processed": false, "quantity": 4}',
-    "START RequestId: 4 Version: $LATEST", error_line("JobError", "missing field: quantity", "m3", 2),
-    "START RequestId: 5 Version: $LATEST", job_line(CONFLICTING, "m4"), write_line("conflict", ITEM, CONFLICTING),
+    "START RequestId: 4 Version: $LATEST",
+    error_line("JobError", "missing field: quantity", "m3", 2),
+    "START RequestId: 5 Version: $LATEST",
+    job_line(CONFLICTING, "m4"),
+    write_line("conflict", ITEM, CONFLICTING),
     error_line("ConflictingOrder", "order 'dedup-order' already stored with different details", "m4", 1),
     "not a record line",
 ]
@@ -69,12 +87,19 @@ def create_resources(clients: Clients, mapping: bool = True) -> dict[str, str]:
     sqs, dynamodb, logs = clients.client("sqs"), clients.client("dynamodb"), clients.client("logs")
     urls = {name: sqs.create_queue(QueueName=f"{PREFIX}-{name}")["QueueUrl"] for name in ("jobs", "jobs-dlq")}
     for table in ("orders", "reference"):
-        dynamodb.create_table(TableName=f"{PREFIX}-{table}", BillingMode="PAY_PER_REQUEST",
-                              KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                              AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
-    dynamodb.put_item(TableName=f"{PREFIX}-orders",
-                      Item={"id": {"S": "dedup-order"}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}})
-    dynamodb.put_item(TableName=f"{PREFIX}-reference", Item={"id": {"S": "reference"}, "note": {"S": "keep unchanged"}})
+        dynamodb.create_table(
+            TableName=f"{PREFIX}-{table}",
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        )
+    dynamodb.put_item(
+        TableName=f"{PREFIX}-orders",
+        Item={"id": {"S": "dedup-order"}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}},
+    )
+    dynamodb.put_item(
+        TableName=f"{PREFIX}-reference", Item={"id": {"S": "reference"}, "note": {"S": "keep unchanged"}}
+    )
     for body in ('{"id":"a","quantity":1}', '{"id":"b","quantity":2}'):
         sqs.send_message(QueueUrl=urls["jobs"], MessageBody=body)
     sqs.send_message(QueueUrl=urls["jobs"], MessageBody='{"id":"c","quantity":3}', DelaySeconds=60)
@@ -85,71 +110,145 @@ def create_resources(clients: Clients, mapping: bool = True) -> dict[str, str]:
     logs.create_log_group(logGroupName=group)
     logs.create_log_stream(logGroupName=group, logStreamName="s1")
     now = int(time.time() * 1000)
-    logs.put_log_events(logGroupName=group, logStreamName="s1",
-                        logEvents=[{"timestamp": now + index, "message": line} for index, line in enumerate(WORKER_LINES)])
+    logs.put_log_events(
+        logGroupName=group,
+        logStreamName="s1",
+        logEvents=[{"timestamp": now + index, "message": line} for index, line in enumerate(WORKER_LINES)],
+    )
     return urls
 
 
 def create_mapping(clients: Clients, jobs_url: str) -> None:
     """The worker function and its mapping. Send nothing to the jobs queue afterwards: moto would
     try to run the function through Docker on each send."""
-    role = clients.client("iam").create_role(RoleName="worker-role", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    role = clients.client("iam").create_role(RoleName="worker-role", AssumeRolePolicyDocument="{}")["Role"][
+        "Arn"
+    ]
     code = io.BytesIO()
     with zipfile.ZipFile(code, "w") as archive:
         archive.writestr("app.py", "def handler(event, context):\n    return {}\n")
     lambda_api = clients.client("lambda")
-    lambda_api.create_function(FunctionName=f"{PREFIX}-worker", Runtime="python3.12", Role=role,
-                               Handler="app.handler", Code={"ZipFile": code.getvalue()})
-    queue_arn = clients.client("sqs").get_queue_attributes(
-        QueueUrl=jobs_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    lambda_api.create_event_source_mapping(EventSourceArn=queue_arn, FunctionName=f"{PREFIX}-worker", BatchSize=1)
+    lambda_api.create_function(
+        FunctionName=f"{PREFIX}-worker",
+        Runtime="python3.12",
+        Role=role,
+        Handler="app.handler",
+        Code={"ZipFile": code.getvalue()},
+    )
+    queue_arn = clients.client("sqs").get_queue_attributes(QueueUrl=jobs_url, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    lambda_api.create_event_source_mapping(
+        EventSourceArn=queue_arn, FunctionName=f"{PREFIX}-worker", BatchSize=1
+    )
 
 
 def deploy_stack(clients: Clients) -> None:
-    clients.client("cloudformation").create_stack(StackName=f"{PREFIX}-consumer", TemplateBody=json.dumps(TEMPLATE))
+    clients.client("cloudformation").create_stack(
+        StackName=f"{PREFIX}-consumer", TemplateBody=json.dumps(TEMPLATE)
+    )
 
 
 # The consumer's ten alarms (stacks/monitoring.py) as the layout tests show them: what each
 # watches, and states with CloudWatch's own wording of their reasons.
 ALARMS = {
-    "conflicting-orders": ("Conflict", "An order id arrived with other details than the stored order.", "ALARM",
-                           "Threshold Crossed: 1 datapoint [1.0 (01/12/26 08:41:00)] was greater than or equal to "
-                           "the threshold (1.0)."),
-    "failed-records": ("Error", "The worker could not write a record: it is retried and reaches the dead-letter "
-                                "queue if the cause stays.", "ALARM",
-                       "Threshold Crossed: 1 datapoint [1.0 (01/12/26 08:42:00)] was greater than or equal to "
-                       "the threshold (1.0)."),
-    "malformed-jobs": ("Malformed", "A job body is not a valid order.", "ALARM",
-                       "Threshold Crossed: 1 datapoint [2.0 (01/12/26 08:41:00)] was greater than or equal to "
-                       "the threshold (1.0)."),
-    "new-dead-letters": ("ApproximateNumberOfMessagesVisible", "A message moved to the dead-letter queue within "
-                         "the last minute.", "OK", "Threshold Crossed: 1 datapoint [0.0 (01/12/26 08:44:00)] was "
-                                                  "not greater than or equal to the threshold (1.0)."),
-    "dead-letter-expiry": ("ApproximateAgeOfOldestMessage", "The oldest dead letter may expire within 2 days.",
-                           "OK", "Threshold Crossed: 1 datapoint [120.0 (01/12/26 08:44:00)] was not greater than "
-                                 "the threshold (432000.0)."),
-    "dead-letters": ("ApproximateNumberOfMessagesVisible", "Messages wait in the dead-letter queue for a human.",
-                     "ALARM", "Threshold Crossed: 1 datapoint [2.0 (01/12/26 08:42:00)] was greater than or equal "
-                              "to the threshold (1.0)."),
-    "oldest-job-age": ("ApproximateAgeOfOldestMessage", "The oldest job has waited longer than the threshold.",
-                       "OK", "Threshold Crossed: no datapoints were received for 1 period and 1 missing datapoint "
-                             "was treated as [NonBreaching]."),
-    "orders-throttled": ("WriteThrottleEvents", "DynamoDB throttled writes to the orders table.",
-                         "INSUFFICIENT_DATA", "Unchecked: Initial alarm creation"),
-    "worker-errors": ("Errors", "The worker function failed (an exception, a timeout or a crash): its whole batch "
-                                "is retried.", "ALARM",
-                      "Threshold Crossed: 1 out of the last 1 datapoints [1.0 (01/12/26 08:43:00)] was greater than "
-                      "or equal to the threshold (1.0) (minimum 1 datapoint for OK -> ALARM transition)."),
-    "worker-throttles": ("Throttles", "Lambda throttled the worker: concurrency is exhausted or capped.", "OK",
-                         "Threshold Crossed: no datapoints were received for 1 period and 1 missing datapoint was "
-                         "treated as [NonBreaching]."),
+    "conflicting-orders": (
+        "Conflict",
+        "An order id arrived with other details than the stored order.",
+        "ALARM",
+        (
+            "Threshold Crossed: 1 datapoint [1.0 (01/12/26 08:41:00)] was greater than or equal to "
+            "the threshold (1.0)."
+        ),
+    ),
+    "failed-records": (
+        "Error",
+        (
+            "The worker could not write a record: it is retried and reaches the dead-letter "
+            "queue if the cause stays."
+        ),
+        "ALARM",
+        (
+            "Threshold Crossed: 1 datapoint [1.0 (01/12/26 08:42:00)] was greater than or equal to "
+            "the threshold (1.0)."
+        ),
+    ),
+    "malformed-jobs": (
+        "Malformed",
+        "A job body is not a valid order.",
+        "ALARM",
+        (
+            "Threshold Crossed: 1 datapoint [2.0 (01/12/26 08:41:00)] was greater than or equal to "
+            "the threshold (1.0)."
+        ),
+    ),
+    "new-dead-letters": (
+        "ApproximateNumberOfMessagesVisible",
+        ("A message moved to the dead-letter queue within the last minute."),
+        "OK",
+        (
+            "Threshold Crossed: 1 datapoint [0.0 (01/12/26 08:44:00)] was "
+            "not greater than or equal to the threshold (1.0)."
+        ),
+    ),
+    "dead-letter-expiry": (
+        "ApproximateAgeOfOldestMessage",
+        "The oldest dead letter may expire within 2 days.",
+        "OK",
+        (
+            "Threshold Crossed: 1 datapoint [120.0 (01/12/26 08:44:00)] was not greater than "
+            "the threshold (432000.0)."
+        ),
+    ),
+    "dead-letters": (
+        "ApproximateNumberOfMessagesVisible",
+        "Messages wait in the dead-letter queue for a human.",
+        "ALARM",
+        (
+            "Threshold Crossed: 1 datapoint [2.0 (01/12/26 08:42:00)] was greater than or equal "
+            "to the threshold (1.0)."
+        ),
+    ),
+    "oldest-job-age": (
+        "ApproximateAgeOfOldestMessage",
+        "The oldest job has waited longer than the threshold.",
+        "OK",
+        (
+            "Threshold Crossed: no datapoints were received for 1 period and 1 missing datapoint "
+            "was treated as [NonBreaching]."
+        ),
+    ),
+    "orders-throttled": (
+        "WriteThrottleEvents",
+        "DynamoDB throttled writes to the orders table.",
+        "INSUFFICIENT_DATA",
+        "Unchecked: Initial alarm creation",
+    ),
+    "worker-errors": (
+        "Errors",
+        ("The worker function failed (an exception, a timeout or a crash): its whole batch is retried."),
+        "ALARM",
+        (
+            "Threshold Crossed: 1 out of the last 1 datapoints [1.0 (01/12/26 08:43:00)] was greater than "
+            "or equal to the threshold (1.0) (minimum 1 datapoint for OK -> ALARM transition)."
+        ),
+    ),
+    "worker-throttles": (
+        "Throttles",
+        "Lambda throttled the worker: concurrency is exhausted or capped.",
+        "OK",
+        (
+            "Threshold Crossed: no datapoints were received for 1 period and 1 missing datapoint was "
+            "treated as [NonBreaching]."
+        ),
+    ),
 }
 BAD_DELIVERIES = {"bad-1": 7, "bad-2": 8}  # two poison messages, fifteen failed records
 LONG_ID = "shop-2026-12-01-order-0000000000000000000000000000000000000001"
 
 
 def _at(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
 def create_busy_day(clients: Clients) -> None:
@@ -160,45 +259,102 @@ def create_busy_day(clients: Clients) -> None:
     urls = create_resources(clients)
     sqs, dynamodb, logs = clients.client("sqs"), clients.client("dynamodb"), clients.client("logs")
     sqs.send_message(QueueUrl=urls["jobs-dlq"], MessageBody='{"id": "bad-1", "quantity": 11}')
-    dynamodb.put_item(TableName=f"{PREFIX}-orders",
-                      Item={"id": {"S": LONG_ID}, "quantity": {"N": "10"}, "total_cents": {"N": "2600"}})
+    dynamodb.put_item(
+        TableName=f"{PREFIX}-orders",
+        Item={"id": {"S": LONG_ID}, "quantity": {"N": "10"}, "total_cents": {"N": "2600"}},
+    )
     now = int(time.time() * 1000)
     group = f"/aws/lambda/{PREFIX}-worker"
     slow = {"id": LONG_ID, "quantity": 10, "total_cents": 2600}
     lines: dict[str, list[tuple[int, str]]] = {"s2": [], "s3": []}
     for n in range(1, BAD_DELIVERIES["bad-1"] + 1):
-        lines["s2"].append((now - 200_000 + n * 20_000, error_line("JobError", "quantity must be 1..10, got 11", "bad-1", n)))
+        lines["s2"].append(
+            (now - 200_000 + n * 20_000, error_line("JobError", "quantity must be 1..10, got 11", "bad-1", n))
+        )
     for n in range(1, BAD_DELIVERIES["bad-2"] + 1):
-        lines["s3"].append((now - 190_000 + n * 20_000, error_line(
-            "JobError", "body is not valid JSON: Expecting ',' delimiter: line 1 column 22 (char 21)", "bad-2", n)))
+        lines["s3"].append(
+            (
+                now - 190_000 + n * 20_000,
+                error_line(
+                    "JobError",
+                    "body is not valid JSON: Expecting ',' delimiter: line 1 column 22 (char 21)",
+                    "bad-2",
+                    n,
+                ),
+            )
+        )
     lines["s3"] += [
         (now - 120_000, job_line(slow, "slow-1")),
-        (now - 120_000, error_line("ProvisionedThroughputExceededException", "PutItem failed after 4 attempts: An "
-                                   "error occurred (ProvisionedThroughputExceededException)", "slow-1", 1)),
-        (now - 60_000, job_line(slow, "slow-1")), (now - 60_000, write_line("written", None, slow)),
+        (
+            now - 120_000,
+            error_line(
+                "ProvisionedThroughputExceededException",
+                "PutItem failed after 4 attempts: An error occurred (ProvisionedThroughputExceededException)",
+                "slow-1",
+                1,
+            ),
+        ),
+        (now - 60_000, job_line(slow, "slow-1")),
+        (now - 60_000, write_line("written", None, slow)),
     ]
     for stream, events in lines.items():
         logs.create_log_stream(logGroupName=group, logStreamName=stream)
-        logs.put_log_events(logGroupName=group, logStreamName=stream,
-                            logEvents=[{"timestamp": t, "message": m} for t, m in sorted(events, key=lambda e: e[0])])
+        logs.put_log_events(
+            logGroupName=group,
+            logStreamName=stream,
+            logEvents=[{"timestamp": t, "message": m} for t, m in sorted(events, key=lambda e: e[0])],
+        )
     cloudwatch = clients.client("cloudwatch")
     for what, (metric, description, state, reason) in ALARMS.items():
-        cloudwatch.put_metric_alarm(AlarmName=f"{PREFIX}-{what}", AlarmDescription=description, MetricName=metric,
-                                    Namespace="n", Statistic="Sum", Period=60, EvaluationPeriods=1, Threshold=1,
-                                    ComparisonOperator="GreaterThanOrEqualToThreshold")
+        cloudwatch.put_metric_alarm(
+            AlarmName=f"{PREFIX}-{what}",
+            AlarmDescription=description,
+            MetricName=metric,
+            Namespace="n",
+            Statistic="Sum",
+            Period=60,
+            EvaluationPeriods=1,
+            Threshold=1,
+            ComparisonOperator="GreaterThanOrEqualToThreshold",
+        )
         if state != "INSUFFICIENT_DATA":
             cloudwatch.set_alarm_state(AlarmName=f"{PREFIX}-{what}", StateValue=state, StateReason=reason)
     minute = now // 60_000 * 60_000
     worker = [{"Name": "FunctionName", "Value": f"{PREFIX}-worker"}]
-    per_minute = {"Accepted": [0, 1, 0, 1], "Duplicate": [0, 1, 1, 0], "Conflict": [0, 0, 1, 0],
-                  "Malformed": [3, 4, 4, 4], "Error": [0, 0, 1, 0]}
-    data = [{"MetricName": name, "Dimensions": worker, "Timestamp": _at(minute - (4 - index) * 60_000),
-             "Value": value}
-            for name, values in per_minute.items() for index, value in enumerate(values)]
+    per_minute = {
+        "Accepted": [0, 1, 0, 1],
+        "Duplicate": [0, 1, 1, 0],
+        "Conflict": [0, 0, 1, 0],
+        "Malformed": [3, 4, 4, 4],
+        "Error": [0, 0, 1, 0],
+    }
+    data = [
+        {
+            "MetricName": name,
+            "Dimensions": worker,
+            "Timestamp": _at(minute - (4 - index) * 60_000),
+            "Value": value,
+        }
+        for name, values in per_minute.items()
+        for index, value in enumerate(values)
+    ]
     cloudwatch.put_metric_data(Namespace="IdempotentOrderConsumer", MetricData=data)
-    cloudwatch.put_metric_data(Namespace="AWS/Lambda", MetricData=[
-        {"MetricName": "Errors", "Dimensions": worker, "Timestamp": _at(minute - 2 * 60_000), "Value": 1}])
+    cloudwatch.put_metric_data(
+        Namespace="AWS/Lambda",
+        MetricData=[
+            {"MetricName": "Errors", "Dimensions": worker, "Timestamp": _at(minute - 2 * 60_000), "Value": 1}
+        ],
+    )
     for queue, depths in ((f"{PREFIX}-jobs", [3, 2, 2, 3]), (f"{PREFIX}-jobs-dlq", [0, 0, 1, 2])):
-        cloudwatch.put_metric_data(Namespace="AWS/SQS", MetricData=[
-            {"MetricName": "ApproximateNumberOfMessagesVisible", "Dimensions": [{"Name": "QueueName", "Value": queue}],
-             "Timestamp": _at(minute - (4 - index) * 60_000), "Value": depth} for index, depth in enumerate(depths)])
+        cloudwatch.put_metric_data(
+            Namespace="AWS/SQS",
+            MetricData=[
+                {
+                    "MetricName": "ApproximateNumberOfMessagesVisible",
+                    "Dimensions": [{"Name": "QueueName", "Value": queue}],
+                    "Timestamp": _at(minute - (4 - index) * 60_000),
+                    "Value": depth,
+                }
+                for index, depth in enumerate(depths)
+            ],
+        )

@@ -46,7 +46,9 @@ def stack(shared_aws, tmp_path_factory):
 @pytest.fixture(scope="module")
 def view(stack):
     """A view of that stack served from this test process, with the emulator's admin keys."""
-    running = start_in_thread(View(Clients(Endpoint.from_env(stack.aws_env())), prefix=PREFIX, poll_ms=POLL_MS))
+    running = start_in_thread(
+        View(Clients(Endpoint.from_env(stack.aws_env())), prefix=PREFIX, poll_ms=POLL_MS)
+    )
     yield running
     running.stop()
 
@@ -91,13 +93,17 @@ def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
         # Alarms with their states, and the decisions as a picture: the two accepted writes and
         # the two duplicates arrive as metrics (the worker's EMF lines) and are plotted.
         expect(page.locator("#alarms li")).to_have_count(10, timeout=DEADLINE_MS)
-        expect(page.locator('#alarms li[data-alarm="lview-conflicting-orders"] [data-testid="alarm-state"]')).to_have_text(
-            re.compile("^(OK|INSUFFICIENT_DATA)$"))
+        expect(
+            page.locator('#alarms li[data-alarm="lview-conflicting-orders"] [data-testid="alarm-state"]')
+        ).to_have_text(re.compile("^(OK|INSUFFICIENT_DATA)$"))
         for kind in ("Accepted", "Duplicate"):
             expect(page.locator(f'#chart-decisions .legend [data-series="{kind}"]')).to_have_text(
-                f"{kind}: 2", timeout=DEADLINE_MS)
+                f"{kind}: 2", timeout=DEADLINE_MS
+            )
         expect(page.locator('#chart-decisions polyline[data-series="Accepted"]')).to_have_count(1)
-        expect(page.locator('#chart-queues polyline[data-series="jobs queue"]')).to_have_count(1, timeout=DEADLINE_MS)
+        expect(page.locator('#chart-queues polyline[data-series="jobs queue"]')).to_have_count(
+            1, timeout=DEADLINE_MS
+        )
     finally:
         scenario.join(timeout=DEADLINE_MS / 1000)
     path = screenshot(page, "live-view-lab.png")
@@ -110,7 +116,11 @@ def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
     # run concurrently, so their order is not fixed.
     shown = [(row.get_attribute("data-order-id"), row.get_attribute("data-outcome")) for row in rows.all()]
     assert shown[-1] == ("dedup-order", "accepted")
-    assert sorted(shown[:-1]) == [("dedup-order", "duplicate"), ("dedup-order", "duplicate"), ("other-order", "accepted")]
+    assert sorted(shown[:-1]) == [
+        ("dedup-order", "duplicate"),
+        ("dedup-order", "duplicate"),
+        ("other-order", "accepted"),
+    ]
     expect(rows.get_by_test_id("deliveries")).to_have_text(["1"] * 4)
     duplicates, accepted = page.locator("#messages tr.duplicate"), page.locator("#messages tr.accepted")
     expect(duplicates.locator(".badge")).to_have_text(["Duplicate"] * 2)
@@ -120,7 +130,9 @@ def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
     stored = '{"id": "dedup-order", "quantity": 4, "total_cents": 1100}'
     expect(duplicates.first.locator('td[data-label="requested"]')).to_have_text(stored)
     expect(duplicates.first.locator('td[data-label="stored"] code')).to_have_text(stored)
-    expect(duplicates.first.locator('td[data-label="stored"] .detail')).to_have_text("already stored, unchanged")
+    expect(duplicates.first.locator('td[data-label="stored"] .detail')).to_have_text(
+        "already stored, unchanged"
+    )
     expect(page.get_by_test_id("records")).to_have_text("4")
     expect(page.get_by_test_id("failed-records")).to_have_text("0")
     expect(page.get_by_test_id("invocation-errors")).to_have_text("0")
@@ -148,20 +160,27 @@ def test_the_dlq_panel_classifies_redrives_the_safe_ones_and_discards_with_a_rea
 
     env = stack.user_env()
     sqs = stack.client("sqs")
-    stack.client("dynamodb").put_item(TableName=env["ORDERS_TABLE"], Item={
-        "id": {"S": "panel-stored"}, "quantity": {"N": "2"}, "total_cents": {"N": "600"}})
-    conflict_id = sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-stored","quantity":5}')["MessageId"]
+    stack.client("dynamodb").put_item(
+        TableName=env["ORDERS_TABLE"],
+        Item={"id": {"S": "panel-stored"}, "quantity": {"N": "2"}, "total_cents": {"N": "600"}},
+    )
+    conflict_id = sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-stored","quantity":5}')[
+        "MessageId"
+    ]
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-pending","quantity":2}')
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-bad"}')
     # A fourth, held by another operator's reader: the panel says so instead of leaving it out silently.
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-held","quantity":1}')
+
     def hold_the_fourth() -> list | None:
-        received = sqs.receive_message(QueueUrl=env["DLQ_URL"], MaxNumberOfMessages=10, VisibilityTimeout=120).get(
-            "Messages", [])
+        received = sqs.receive_message(
+            QueueUrl=env["DLQ_URL"], MaxNumberOfMessages=10, VisibilityTimeout=120
+        ).get("Messages", [])
         for message in received:
             if "panel-held" not in message["Body"]:
-                sqs.change_message_visibility(QueueUrl=env["DLQ_URL"], ReceiptHandle=message["ReceiptHandle"],
-                                              VisibilityTimeout=0)
+                sqs.change_message_visibility(
+                    QueueUrl=env["DLQ_URL"], ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+                )
         return [m for m in received if "panel-held" in m["Body"]] or None
 
     held = wait_for(hold_the_fourth, timeout=DEADLINE_MS / 1000, what="the fourth dead letter, held")
@@ -170,9 +189,12 @@ def test_the_dlq_panel_classifies_redrives_the_safe_ones_and_discards_with_a_rea
     expect(page.get_by_test_id("dlq-visible")).to_have_text("3", timeout=DEADLINE_MS)
     page.get_by_test_id("dlq-inspect").click()
     counts = page.get_by_test_id("dlq-counts")
-    expect(counts).to_have_text(re.compile("1 pending.*0 stored.*1 conflict.*1 malformed"), timeout=DEADLINE_MS)
+    expect(counts).to_have_text(
+        re.compile("1 pending.*0 stored.*1 conflict.*1 malformed"), timeout=DEADLINE_MS
+    )
     expect(page.get_by_test_id("dlq-note")).to_have_text(
-        "1 more message(s) are held by another reader (in flight): not shown")
+        "1 more message(s) are held by another reader (in flight): not shown"
+    )
     conflict = page.locator(f'[data-message-id="{conflict_id}"]')
     expect(conflict.get_by_test_id("dlq-class")).to_have_text("conflict")
     expect(conflict.locator("tr.differs th")).to_have_text(["quantity", "total_cents"])
@@ -180,22 +202,29 @@ def test_the_dlq_panel_classifies_redrives_the_safe_ones_and_discards_with_a_rea
     screenshot(page, "live-view-dlq.png")
 
     page.get_by_test_id("redrive-safe").click()
-    expect(page.get_by_test_id("dlq-result")).to_have_text(re.compile(rf"^Moved 1 message to {PREFIX}-jobs"),
-                                                           timeout=DEADLINE_MS)
+    expect(page.get_by_test_id("dlq-result")).to_have_text(
+        re.compile(rf"^Moved 1 message to {PREFIX}-jobs"), timeout=DEADLINE_MS
+    )
     expect(page.locator('#orders tr[data-order-id="panel-pending"] td')).to_have_text(
-        ["panel-pending", "2", "600", ""], timeout=DEADLINE_MS)
+        ["panel-pending", "2", "600", ""], timeout=DEADLINE_MS
+    )
     expect(counts).to_have_text(re.compile("0 pending.*1 conflict.*1 malformed"), timeout=DEADLINE_MS)
 
     conflict.get_by_test_id("discard-reason").fill("customer confirmed the stored quantity")
     conflict.get_by_test_id("discard").click()
-    expect(page.get_by_test_id("dlq-result")).to_have_text(re.compile(rf"^Discarded message {conflict_id}"),
-                                                           timeout=DEADLINE_MS)
+    expect(page.get_by_test_id("dlq-result")).to_have_text(
+        re.compile(rf"^Discarded message {conflict_id}"), timeout=DEADLINE_MS
+    )
     expect(page.get_by_test_id("dlq-message")).to_have_count(1, timeout=DEADLINE_MS)
     expect(page.get_by_test_id("dlq-class")).to_have_text("malformed")
     clients = OpsClients(Endpoint.from_env(stack.aws_env()))
     from ops.snapshot import resolve_target
 
-    (record,) = [r for r in dlq.audit(clients, resolve_target(clients, PREFIX).queues()) if r["message_id"] == conflict_id]
+    (record,) = [
+        r
+        for r in dlq.audit(clients, resolve_target(clients, PREFIX).queues())
+        if r["message_id"] == conflict_id
+    ]
     assert record["reason"] == "customer confirmed the stored quantity"
     assert record["body"] == '{"id":"panel-stored","quantity":5}'
     sqs.delete_message(QueueUrl=env["DLQ_URL"], ReceiptHandle=held[0]["ReceiptHandle"])
@@ -232,12 +261,14 @@ def test_a_page_of_another_site_can_neither_read_nor_redrive(stack, view, browse
     import http.server
 
     sqs, dlq_url = stack.client("sqs"), stack.user_env()["DLQ_URL"]
-    message_id = sqs.send_message(QueueUrl=dlq_url, MessageBody='{"id":"evil-target","quantity":1}')["MessageId"]
+    message_id = sqs.send_message(QueueUrl=dlq_url, MessageBody='{"id":"evil-target","quantity":1}')[
+        "MessageId"
+    ]
     base = view.server.base_url
     page_html = EVIL_PAGE.format(view=base, message_id=message_id).encode()
 
     class Evil(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(page_html)))
@@ -260,8 +291,12 @@ def test_a_page_of_another_site_can_neither_read_nor_redrive(stack, view, browse
         evil.shutdown()
     # no-cors fetches resolve opaque (nothing readable); CORS fetches are rejected.
     assert title == "done fulfilled:opaque,fulfilled:opaque,rejected:,rejected:", title
-    received = sqs.receive_message(QueueUrl=dlq_url, MaxNumberOfMessages=10, VisibilityTimeout=0,
-                                   AttributeNames=["ApproximateReceiveCount"])["Messages"]
+    received = sqs.receive_message(
+        QueueUrl=dlq_url,
+        MaxNumberOfMessages=10,
+        VisibilityTimeout=0,
+        AttributeNames=["ApproximateReceiveCount"],
+    )["Messages"]
     target = [m for m in received if m["MessageId"] == message_id]
     assert len(target) == 1 and target[0]["Attributes"]["ApproximateReceiveCount"] == "1"
     sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=target[0]["ReceiptHandle"])
@@ -274,13 +309,18 @@ def test_a_bad_endpoint_is_said_plainly_and_the_server_keeps_retrying(page, kind
     from playwright.sync_api import expect
 
     other = start_in_thread(View(Clients(Endpoint("http://127.0.0.1:1", "us-east-1", "a", "b"))))
-    endpoint = f"http://127.0.0.1:{free_port()}" if kind == "unreachable" else other.server.base_url.rstrip("/")
+    endpoint = (
+        f"http://127.0.0.1:{free_port()}" if kind == "unreachable" else other.server.base_url.rstrip("/")
+    )
     running = start_in_thread(View(Clients(Endpoint(endpoint, "us-east-1", "a", "b")), poll_ms=POLL_MS))
     try:
         page.goto(running.url)
         banner = page.get_by_test_id("error")
-        expected = (f"cannot reach AWS at {endpoint}/: connection failed" if kind == "unreachable"
-                    else f"the endpoint at {endpoint} answered, but not like AWS: check AWS_ENDPOINT_URL")
+        expected = (
+            f"cannot reach AWS at {endpoint}/: connection failed"
+            if kind == "unreachable"
+            else f"the endpoint at {endpoint} answered, but not like AWS: check AWS_ENDPOINT_URL"
+        )
         expect(banner).to_contain_text(expected, timeout=DEADLINE_MS)
         expect(banner).to_contain_text(re.compile(r"attempt [3-9]"), timeout=DEADLINE_MS)
         expect(page.get_by_test_id("status")).to_have_text("cannot read")

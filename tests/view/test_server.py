@@ -61,14 +61,21 @@ def served(server):
 @pytest.fixture
 def unreachable_view():
     """A real view of an endpoint where nothing listens."""
-    running = start_in_thread(View(Clients(Endpoint(f"http://127.0.0.1:{free_port()}", "us-east-1", "a", "b"))),
-                              token=TOKEN)
+    running = start_in_thread(
+        View(Clients(Endpoint(f"http://127.0.0.1:{free_port()}", "us-east-1", "a", "b"))), token=TOKEN
+    )
     yield running
     running.stop()
 
 
-def request(running, method: str, path: str, body: bytes | None = None, headers: dict | None = None,
-            token: bool = True):
+def request(
+    running,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict | None = None,
+    token: bool = True,
+):
     """One request; returns (status, headers, body). `token` adds the view's token header."""
     port = running.server.port
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -102,11 +109,18 @@ def statuses(answer: bytes) -> list[int]:
 
 
 def json_post(running, path: str, body: object, headers: dict | None = None, token: bool = True):
-    return request(running, "POST", path, json.dumps(body).encode(),
-                   {"Content-Type": "application/json", **(headers or {})}, token=token)
+    return request(
+        running,
+        "POST",
+        path,
+        json.dumps(body).encode(),
+        {"Content-Type": "application/json", **(headers or {})},
+        token=token,
+    )
 
 
 # --- the positive path -------------------------------------------------------------------------
+
 
 def test_the_page_carries_its_token_and_the_api_works_with_it(served):
     """The URL a user opens has the token; the page it returns carries it (for its assets and
@@ -123,7 +137,8 @@ def test_the_page_carries_its_token_and_the_api_works_with_it(served):
     assert json.loads(json_post(running, "/api/dlq", {})[2])["messages"][0]["body"] == "secret-body"
     assert json.loads(json_post(running, "/api/dlq/redrive", {"classes": ["pending"]})[2])["error"] is None
     assert json.loads(json_post(running, "/api/dlq/discard", {"message_id": "m-1", "reason": "checked"})[2])[
-        "discarded"] == {"message_id": "m-1"}
+        "discarded"
+    ] == {"message_id": "m-1"}
     assert json_post(running, "/api/dlq/discard", {"message_id": "m-1"})[0] == 400
     assert json_post(running, "/api/dlq/redrive", {"classes": "pending"})[0] == 400
     assert view.calls == [("snapshot",), ("dlq",), ("redrive", ["pending"]), ("discard", "m-1", "checked")]
@@ -155,6 +170,7 @@ def test_aws_errors_are_json_and_the_server_stays_up(unreachable_view):
 
 # --- attacks: each refused, nothing done -------------------------------------------------------
 
+
 def test_without_the_token_nothing_is_served_but_health(served):
     """No token or a wrong one: the page, the snapshot, the DLQ and the redrive are refused."""
     running, view = served
@@ -174,13 +190,24 @@ def test_a_cross_origin_read_is_refused(served):
     with no CORS header that would let its script read the answer."""
     running, view = served
     port = running.server.port
-    for origin in ("https://evil.example", f"http://localhost:{port + 1}", f"https://localhost:{port}", "null"):
+    for origin in (
+        "https://evil.example",
+        f"http://localhost:{port + 1}",
+        f"https://localhost:{port}",
+        "null",
+    ):
         status, headers, _ = request(running, "GET", "/api/snapshot", headers={"Origin": origin})
         assert status == 403, origin
         assert not any(name.lower().startswith("access-control-") for name in headers)
-    preflight = request(running, "OPTIONS", "/api/dlq/redrive", headers={
-        "Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
-    assert preflight[0] == 405 and not any(name.lower().startswith("access-control-") for name in preflight[1])
+    preflight = request(
+        running,
+        "OPTIONS",
+        "/api/dlq/redrive",
+        headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert preflight[0] == 405 and not any(
+        name.lower().startswith("access-control-") for name in preflight[1]
+    )
     for site in ("cross-site", "same-site"):
         assert request(running, "GET", "/api/snapshot", headers={"Sec-Fetch-Site": site})[0] == 403
     assert request(running, "GET", "/api/snapshot", headers={"Origin": f"http://localhost:{port}"})[0] == 200
@@ -191,9 +218,16 @@ def test_a_rebound_host_name_is_refused(served):
     """DNS rebinding: the browser sends the attacker's name (or the wrong port) as Host."""
     running, view = served
     port = running.server.port
-    for host in ("evil.example", f"evil.example:{port}", f"localhost:{port + 1}", f"localhost.evil.example:{port}"):
+    for host in (
+        "evil.example",
+        f"evil.example:{port}",
+        f"localhost:{port + 1}",
+        f"localhost.evil.example:{port}",
+    ):
         assert request(running, "GET", "/api/snapshot", headers={"Host": host})[0] == 421, host
-        assert json_post(running, "/api/dlq/redrive", {"message_id": "m-1"}, headers={"Host": host})[0] == 421, host
+        assert (
+            json_post(running, "/api/dlq/redrive", {"message_id": "m-1"}, headers={"Host": host})[0] == 421
+        ), host
     assert view.calls == []
 
 
@@ -205,8 +239,14 @@ def test_reads_with_side_effects_are_post_only(served):
     assert request(running, "GET", "/api/dlq")[0] == 405
     assert request(running, "GET", "/api/dlq/redrive")[0] == 405
     assert request(running, "GET", "/api/dlq/discard?message_id=m-1&reason=x")[0] == 405
-    for content_type in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
-        answer = request(running, "POST", "/api/dlq/redrive", b'{"message_id": "m-1"}', {"Content-Type": content_type})
+    for content_type in (
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+    ):
+        answer = request(
+            running, "POST", "/api/dlq/redrive", b'{"message_id": "m-1"}', {"Content-Type": content_type}
+        )
         assert answer[0] == 415, content_type
     assert view.calls == []
 
@@ -218,29 +258,49 @@ def test_a_request_smuggled_in_a_refused_body_is_never_run(served):
     running, view = served
     port = running.server.port
     inner = json.dumps({"message_id": "m-1"}).encode()
-    smuggled = (f"POST /api/dlq/redrive HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Type: application/json\r\n"
-                f"X-View-Token: {TOKEN}\r\nContent-Length: {len(inner)}\r\n\r\n").encode() + inner
+    smuggled = (
+        f"POST /api/dlq/redrive HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Type: application/json\r\n"
+        f"X-View-Token: {TOKEN}\r\nContent-Length: {len(inner)}\r\n\r\n"
+    ).encode() + inner
     for outer_headers in (
         f"Content-Type: text/plain\r\nOrigin: https://evil.example\r\nContent-Length: {len(smuggled)}",
         f"Content-Type: text/plain\r\nContent-Length: {len(smuggled)}",
         f"Content-Type: application/json\r\nContent-Length: {len(smuggled)}",  # no token
         "Content-Type: text/plain\r\nContent-Length: 5",  # declares less than it sends
     ):
-        answer = raw(running, f"POST /api/dlq/redrive HTTP/1.1\r\nHost: localhost:{port}\r\n{outer_headers}\r\n\r\n"
-                              .encode() + smuggled)
+        answer = raw(
+            running,
+            f"POST /api/dlq/redrive HTTP/1.1\r\nHost: localhost:{port}\r\n{outer_headers}\r\n\r\n".encode()
+            + smuggled,
+        )
         assert len(statuses(answer)) == 1 and statuses(answer)[0] in (403, 415), answer
     assert view.calls == []
 
 
-@pytest.mark.parametrize("length, status", [("-1", 400), ("abc", 400), ("1e3", 400), ("+5", 400),
-                                            ("5, 5", 400), (str(MAX_BODY_BYTES + 1), 413), ("99999999999", 413)])
+@pytest.mark.parametrize(
+    "length, status",
+    [
+        ("-1", 400),
+        ("abc", 400),
+        ("1e3", 400),
+        ("+5", 400),
+        ("5, 5", 400),
+        (str(MAX_BODY_BYTES + 1), 413),
+        ("99999999999", 413),
+    ],
+)
 def test_a_bad_content_length_is_refused_at_once(served, length, status):
     """Negative, not a number, repeated or over the limit: refused without reading the body (the
     answer comes although none is sent) and the connection closed."""
     running, view = served
     port = running.server.port
-    answer = raw(running, (f"POST /api/dlq/redrive HTTP/1.1\r\nHost: localhost:{port}\r\nX-View-Token: {TOKEN}\r\n"
-                           f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n").encode())
+    answer = raw(
+        running,
+        (
+            f"POST /api/dlq/redrive HTTP/1.1\r\nHost: localhost:{port}\r\nX-View-Token: {TOKEN}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+        ).encode(),
+    )
     assert statuses(answer) == [status]
     assert view.calls == []
 
@@ -252,8 +312,10 @@ def test_a_missing_length_or_chunked_body_is_refused(served):
     assert statuses(raw(running, (head + "\r\n").encode())) == [411]
     chunked = head + 'Transfer-Encoding: chunked\r\n\r\n14\r\n{"message_id": "m-1"}\r\n0\r\n\r\n'
     assert statuses(raw(running, chunked.encode())) == [411]
-    get_with_body = (f"GET /api/snapshot HTTP/1.1\r\nHost: localhost:{port}\r\nX-View-Token: {TOKEN}\r\n"
-                     f"Content-Length: 5\r\n\r\nhello")
+    get_with_body = (
+        f"GET /api/snapshot HTTP/1.1\r\nHost: localhost:{port}\r\nX-View-Token: {TOKEN}\r\n"
+        f"Content-Length: 5\r\n\r\nhello"
+    )
     assert statuses(raw(running, get_with_body.encode())) == [400]
     assert view.calls == []
 

@@ -16,8 +16,17 @@ from local.session import ROOT, free_port
 from ops.aws import Clients, Endpoint
 from ops.observe import LogRecord
 from ops.snapshot import deliveries, format_text, messages, take_snapshot
-from tests.view.fake_consumer import (CONFLICTING, ITEM, PREFIX, REGION, create_busy_day, create_resources, deploy_stack,
-                                     error_line, job_line, write_line)
+from tests.view.fake_consumer import (
+    ITEM,
+    PREFIX,
+    REGION,
+    create_busy_day,
+    create_resources,
+    deploy_stack,
+    error_line,
+    job_line,
+    write_line,
+)
 
 
 @pytest.fixture
@@ -42,24 +51,48 @@ def test_snapshot_reads_every_section_with_names_from_the_stack_outputs(aws):
     assert snapshot["queues"]["jobs"] == {"visible": 2, "in_flight": 0, "delayed": 1}
     assert snapshot["queues"]["dlq"] == {"visible": 1, "in_flight": 0, "delayed": 0}
     assert [(m["source"], m["function"], m["batch_size"]) for m in snapshot["mappings"]] == [
-        (f"{PREFIX}-jobs", f"{PREFIX}-worker", 1)]
+        (f"{PREFIX}-jobs", f"{PREFIX}-worker", 1)
+    ]
     assert snapshot["orders"] == [ITEM]
     assert snapshot["reference"] == [{"id": "reference", "note": "keep unchanged"}]
-    assert [(d["id"], d["outcome"], d["decision"], d["previous"], d["stored"]) for d in snapshot["decisions"]] == [
+    assert [
+        (d["id"], d["outcome"], d["decision"], d["previous"], d["stored"]) for d in snapshot["decisions"]
+    ] == [
         ("dedup-order", "Accepted", "written", None, ITEM),
         ("dedup-order", "ConditionalCheckFailed", "duplicate", ITEM, ITEM),
         ("dedup-order", "ConditionalCheckFailed", "conflict", ITEM, ITEM),
     ]
     assert [e["message"] for e in snapshot["worker_errors"]] == [
-        "missing field: quantity", "missing field: quantity", "order 'dedup-order' already stored with different details"]
+        "missing field: quantity",
+        "missing field: quantity",
+        "order 'dedup-order' already stored with different details",
+    ]
     assert [(d["message_id"], d["outcome"]) for d in snapshot["deliveries"]] == [
-        ("m1", "accepted"), ("m3", "malformed"), ("m2", "duplicate"), ("m3", "malformed"), ("m4", "conflict")]
+        ("m1", "accepted"),
+        ("m3", "malformed"),
+        ("m2", "duplicate"),
+        ("m3", "malformed"),
+        ("m4", "conflict"),
+    ]
     assert [(m["message_id"], m["deliveries"], m["outcome"]) for m in snapshot["messages"]] == [
-        ("m1", 1, "accepted"), ("m2", 1, "duplicate"), ("m3", 2, "malformed"), ("m4", 1, "conflict")]
+        ("m1", 1, "accepted"),
+        ("m2", 1, "duplicate"),
+        ("m3", 2, "malformed"),
+        ("m4", 1, "conflict"),
+    ]
     assert snapshot["executions"] == 5
     assert snapshot["summary"] == {
-        "accepted": 1, "duplicate": 1, "conflict": 1, "malformed": 2, "write_failed": 0, "unfinished": 0,
-        "records": 5, "messages": 4, "failed_records": 3, "invocation_errors": 0}
+        "accepted": 1,
+        "duplicate": 1,
+        "conflict": 1,
+        "malformed": 2,
+        "write_failed": 0,
+        "unfinished": 0,
+        "records": 5,
+        "messages": 4,
+        "failed_records": 3,
+        "invocation_errors": 0,
+    }
     json.dumps(snapshot)  # what the page receives
 
 
@@ -108,9 +141,11 @@ def test_format_text_shows_the_same_facts(aws):
     assert f"queue     {PREFIX}-jobs: visible 2, in flight 0, delayed 1" in text
     assert f"mapping   {PREFIX}-jobs -> {PREFIX}-worker, batch size 1, Enabled" in text
     assert '{"id": "reference", "note": "keep unchanged"}' in text
-    assert ("5 invocation(s), 0 invocation error(s); 5 record(s) of 4 message(s): 1 accepted, 1 duplicate, "
-            "3 failed (1 conflict, 2 malformed, 0 write failed)") in text
-    assert "dedup-order  duplicate  stored {\"quantity\": 4, \"total_cents\": 1100}  (message m2)" in text
+    assert (
+        "5 invocation(s), 0 invocation error(s); 5 record(s) of 4 message(s): 1 accepted, 1 duplicate, "
+        "3 failed (1 conflict, 2 malformed, 0 write failed)"
+    ) in text
+    assert 'dedup-order  duplicate  stored {"quantity": 4, "total_cents": 1100}  (message m2)' in text
 
 
 def test_status_lists_the_records_in_time_order_and_a_conflict_side_by_side(aws):
@@ -120,12 +155,21 @@ def test_status_lists_the_records_in_time_order_and_a_conflict_side_by_side(aws)
     deploy_stack(aws)
     create_resources(aws)
     text = format_text(take_snapshot(aws, PREFIX))
-    records = [re.split(r"\s{2,}", line.strip()) for line in text.splitlines() if line.startswith("          20")]
+    records = [
+        re.split(r"\s{2,}", line.strip()) for line in text.splitlines() if line.startswith("          20")
+    ]
     assert [(fields[1], fields[2]) for fields in records] == [
-        ("dedup-order", "accepted"), ("-", "malformed"), ("dedup-order", "duplicate"), ("-", "malformed"),
-        ("dedup-order", "conflict")]
-    assert records[-1][3:] == ['requested {"quantity": 5, "total_cents": 1350}',
-                               'stored {"quantity": 4, "total_cents": 1100}', "(message m4, receive 1)"]
+        ("dedup-order", "accepted"),
+        ("-", "malformed"),
+        ("dedup-order", "duplicate"),
+        ("-", "malformed"),
+        ("dedup-order", "conflict"),
+    ]
+    assert records[-1][3:] == [
+        'requested {"quantity": 5, "total_cents": 1350}',
+        'stored {"quantity": 4, "total_cents": 1100}',
+        "(message m4, receive 1)",
+    ]
     assert "JobError: missing field: quantity  (message m3, receive 2)" in text
 
 
@@ -133,16 +177,28 @@ def test_status_cli_reads_the_standard_aws_environment_and_exits_1_on_error():
     """`python -m ops status --json` with AWS_ENDPOINT_URL pointing nowhere: JSON with the
     error, exit 1; the text form says it on stderr in one line."""
     port = free_port()
-    env = {"PATH": "/usr/bin:/bin", "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_REGION": REGION,
-           "AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}
-    as_json = subprocess.run([sys.executable, "-m", "ops", "status", "--json"], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=60)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+        "AWS_REGION": REGION,
+        "AWS_ACCESS_KEY_ID": "a",
+        "AWS_SECRET_ACCESS_KEY": "b",
+    }
+    as_json = subprocess.run(
+        [sys.executable, "-m", "ops", "status", "--json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert as_json.returncode == 1
     snapshot = json.loads(as_json.stdout)
     assert snapshot["error"] == f"cannot reach AWS at http://127.0.0.1:{port}/: connection failed"
     assert snapshot["endpoint"] == f"http://127.0.0.1:{port}"
-    as_text = subprocess.run([sys.executable, "-m", "ops", "status"], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=60)
+    as_text = subprocess.run(
+        [sys.executable, "-m", "ops", "status"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
     assert as_text.returncode == 1
     assert as_text.stderr.strip() == f"error: {snapshot['error']}"
 
@@ -154,14 +210,25 @@ def test_status_text_escapes_control_characters_from_the_data(aws):
     deploy_stack(aws)
     create_resources(aws)
     hostile = "evil\x1b[2J\x1b]0;pwned\x07\u202eredro\nforged line\x9b31m"
-    aws.client("dynamodb").put_item(TableName=f"{PREFIX}-orders", Item={
-        "id": {"S": hostile}, "quantity": {"N": "1"}, "total_cents": {"N": "350"}})
+    aws.client("dynamodb").put_item(
+        TableName=f"{PREFIX}-orders",
+        Item={"id": {"S": hostile}, "quantity": {"N": "1"}, "total_cents": {"N": "350"}},
+    )
     logs = aws.client("logs")
     logs.create_log_stream(logGroupName=f"/aws/lambda/{PREFIX}-worker", logStreamName="s2")
-    logs.put_log_events(logGroupName=f"/aws/lambda/{PREFIX}-worker", logStreamName="s2", logEvents=[{
-        "timestamp": int(time.time() * 1000),
-        "message": "ERROR " + json.dumps({"error": "ConflictingOrder", "message": hostile, "message_id": "m9"},
-                                         ensure_ascii=False)}])
+    logs.put_log_events(
+        logGroupName=f"/aws/lambda/{PREFIX}-worker",
+        logStreamName="s2",
+        logEvents=[
+            {
+                "timestamp": int(time.time() * 1000),
+                "message": "ERROR "
+                + json.dumps(
+                    {"error": "ConflictingOrder", "message": hostile, "message_id": "m9"}, ensure_ascii=False
+                ),
+            }
+        ],
+    )
     text = format_text(take_snapshot(aws, PREFIX))
     assert not any(char in text for char in "\x1b\x07\x9b\u202e")
     assert "forged line" in text and not any(line.startswith("forged line") for line in text.splitlines())
@@ -174,12 +241,24 @@ def test_status_lists_the_alarms_with_their_states(aws):
     create_resources(aws)
     cloudwatch = aws.client("cloudwatch")
     for name in (f"{PREFIX}-dead-letters", f"{PREFIX}-conflicting-orders", "other-stack-alarm"):
-        cloudwatch.put_metric_alarm(AlarmName=name, MetricName="m", Namespace="n", Statistic="Sum", Period=60,
-                                    EvaluationPeriods=1, Threshold=1, ComparisonOperator="GreaterThanOrEqualToThreshold")
-    cloudwatch.set_alarm_state(AlarmName=f"{PREFIX}-dead-letters", StateValue="ALARM", StateReason="1 message waits")
+        cloudwatch.put_metric_alarm(
+            AlarmName=name,
+            MetricName="m",
+            Namespace="n",
+            Statistic="Sum",
+            Period=60,
+            EvaluationPeriods=1,
+            Threshold=1,
+            ComparisonOperator="GreaterThanOrEqualToThreshold",
+        )
+    cloudwatch.set_alarm_state(
+        AlarmName=f"{PREFIX}-dead-letters", StateValue="ALARM", StateReason="1 message waits"
+    )
     snapshot = take_snapshot(aws, PREFIX)
     assert [(a["name"], a["state"]) for a in snapshot["alarms"]] == [
-        (f"{PREFIX}-conflicting-orders", "OK"), (f"{PREFIX}-dead-letters", "ALARM")]
+        (f"{PREFIX}-conflicting-orders", "OK"),
+        (f"{PREFIX}-dead-letters", "ALARM"),
+    ]
     text = format_text(snapshot)
     assert f"alarm     {PREFIX}-dead-letters: ALARM  1 message waits" in text
     assert "other-stack-alarm" not in text
@@ -188,7 +267,10 @@ def test_status_lists_the_alarms_with_their_states(aws):
 def records(*lines: tuple[str, str]) -> list[LogRecord]:
     """(stream, line) pairs as the worker log reads them, one millisecond apart."""
     split = [(stream, *line.split(" ", 1)) for stream, line in lines]
-    return [LogRecord(1000 + index, stream, tag, json.loads(data)) for index, (stream, tag, data) in enumerate(split)]
+    return [
+        LogRecord(1000 + index, stream, tag, json.loads(data))
+        for index, (stream, tag, data) in enumerate(split)
+    ]
 
 
 def test_a_message_delivered_n_times_is_one_message_with_n_deliveries():
@@ -209,26 +291,49 @@ def test_records_of_concurrent_invocations_are_told_apart_by_their_log_stream():
     message that first failed and then went through is one message whose latest outcome is the
     accepted write."""
     other = {"id": "other", "quantity": 2, "total_cents": 600}
-    delivered = deliveries(records(
-        ("a", job_line(ITEM, "m1")), ("b", job_line(other, "m2")),
-        ("b", error_line("ProvisionedThroughputExceededException", "PutItem failed after 4 attempts", "m2", 1)),
-        ("a", write_line("written", None)), ("b", job_line(other, "m2")), ("b", write_line("written", None, other)),
-    ))
+    delivered = deliveries(
+        records(
+            ("a", job_line(ITEM, "m1")),
+            ("b", job_line(other, "m2")),
+            (
+                "b",
+                error_line(
+                    "ProvisionedThroughputExceededException", "PutItem failed after 4 attempts", "m2", 1
+                ),
+            ),
+            ("a", write_line("written", None)),
+            ("b", job_line(other, "m2")),
+            ("b", write_line("written", None, other)),
+        )
+    )
     assert [(d["message_id"], d["id"], d["outcome"]) for d in delivered] == [
-        ("m1", "dedup-order", "accepted"), ("m2", "other", "write_failed"), ("m2", "other", "accepted")]
+        ("m1", "dedup-order", "accepted"),
+        ("m2", "other", "write_failed"),
+        ("m2", "other", "accepted"),
+    ]
     assert delivered[1]["requested"] == other and delivered[1]["stored"] is None
     grouped = messages(delivered)
     assert [(m["message_id"], m["deliveries"], m["outcome"], m["outcomes"]) for m in grouped] == [
-        ("m1", 1, "accepted", {"accepted": 1}), ("m2", 2, "accepted", {"accepted": 1, "write_failed": 1})]
+        ("m1", 1, "accepted", {"accepted": 1}),
+        ("m2", 2, "accepted", {"accepted": 1, "write_failed": 1}),
+    ]
 
 
 def test_a_record_without_its_job_line_or_its_end_still_shows():
     """A WRITE whose JOB line is older than the log window is a message of its own (its id
     unknown), two such WRITEs are two; a JOB with nothing after it is `unfinished`."""
-    delivered = deliveries(records(("s", write_line("written", None)), ("s", write_line("duplicate", ITEM)),
-                                   ("t", job_line(ITEM, "m9"))))
-    assert [(d["message_id"], d["outcome"]) for d in delivered] == [(None, "accepted"), (None, "duplicate"),
-                                                                      ("m9", "unfinished")]
+    delivered = deliveries(
+        records(
+            ("s", write_line("written", None)),
+            ("s", write_line("duplicate", ITEM)),
+            ("t", job_line(ITEM, "m9")),
+        )
+    )
+    assert [(d["message_id"], d["outcome"]) for d in delivered] == [
+        (None, "accepted"),
+        (None, "duplicate"),
+        ("m9", "unfinished"),
+    ]
     assert [m["deliveries"] for m in messages(delivered)] == [1, 1, 1]
 
 
@@ -240,4 +345,6 @@ def test_status_counts_invocation_errors_apart_from_failed_records(aws):
     snapshot = take_snapshot(aws, PREFIX)
     assert (snapshot["summary"]["invocation_errors"], snapshot["summary"]["failed_records"]) == (1, 19)
     assert "1 invocation error(s); 22 record(s) of 7 message(s)" in format_text(snapshot)
-    assert ", 1 invocation error(s) (last 60 min); " in format_text(take_snapshot(aws, PREFIX, since_minutes=120))
+    assert ", 1 invocation error(s) (last 60 min); " in format_text(
+        take_snapshot(aws, PREFIX, since_minutes=120)
+    )

@@ -29,8 +29,11 @@ def view():
     with pytest.MonkeyPatch.context() as env, mock_aws():
         for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
             env.delenv(key, raising=False)
-        for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                           ("AWS_DEFAULT_REGION", REGION)):
+        for key, value in (
+            ("AWS_ACCESS_KEY_ID", "testing"),
+            ("AWS_SECRET_ACCESS_KEY", "testing"),
+            ("AWS_DEFAULT_REGION", REGION),
+        ):
             env.setenv(key, value)
         clients = Clients(Endpoint(region=REGION))
         create_busy_day(clients)
@@ -70,16 +73,31 @@ def test_the_page_fits_its_width_with_nothing_cut_off(page):
     path = screenshot(page, f"live-view-busy-{width}.png")
     assert not scrolls_sideways(page), page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
     assert layout_problems(page) == []
-    for test_id in ("jobs-card", "dlq-card", "mapping-card", "summary-card", "glossary", "alarms-panel", "charts",
-                    "messages-panel", "orders", "reference", "dlq-panel"):
+    for test_id in (
+        "jobs-card",
+        "dlq-card",
+        "mapping-card",
+        "summary-card",
+        "glossary",
+        "alarms-panel",
+        "charts",
+        "messages-panel",
+        "orders",
+        "reference",
+        "dlq-panel",
+    ):
         expect(page.get_by_test_id(test_id)).to_be_visible()
     names = page.get_by_test_id("alarm-name")
     expect(names).to_have_count(len(ALARMS))
     # An inline element has one box per line it occupies.
-    assert names.evaluate_all("nodes => nodes.map((node) => node.getClientRects().length)") == [1] * len(ALARMS)
+    assert names.evaluate_all("nodes => nodes.map((node) => node.getClientRects().length)") == [1] * len(
+        ALARMS
+    )
     reason = page.locator(f'[data-alarm="{PREFIX}-worker-errors"] [data-testid="alarm-reason"]')
     expect(reason).to_contain_text("(minimum 1 datapoint for OK -> ALARM transition).")
-    assert reason.evaluate("node => node.scrollWidth <= node.clientWidth && node.scrollHeight <= node.clientHeight")
+    assert reason.evaluate(
+        "node => node.scrollWidth <= node.clientWidth && node.scrollHeight <= node.clientHeight"
+    )
     if width < 400:  # wrapped onto several lines, not cut off
         line = names.first.bounding_box()["height"]
         assert reason.bounding_box()["height"] > 2 * line
@@ -95,7 +113,8 @@ def test_charts_span_the_panel_and_zoom_to_the_minutes_with_data(page):
     from playwright.sync_api import expect
 
     taken_at_ms, oldest_ms = page.evaluate(
-        "[lastSnapshot.taken_at_ms, Math.min(...Object.values(lastSnapshot.series).flat().map(([ms]) => ms))]")
+        "[lastSnapshot.taken_at_ms, Math.min(...Object.values(lastSnapshot.series).flat().map(([ms]) => ms))]"
+    )
     minutes = round((taken_at_ms - oldest_ms + 30_000) / 60_000)
     assert 5 <= minutes < 60, (taken_at_ms, oldest_ms)  # 4 minutes of datapoints, and now
     expect(page.locator("#charts-title")).to_have_text(f"Last {minutes} minutes")
@@ -107,15 +126,24 @@ def test_charts_span_the_panel_and_zoom_to_the_minutes_with_data(page):
         assert box["width"] > 0.85 * panel, (chart_id, box["width"], panel)
         # drawn at its box's width (text keeps its size), not a small drawing scaled up
         assert chart.evaluate("svg => Math.abs(svg.width.baseVal.value - svg.parentElement.clientWidth) <= 1")
-        xs = [float(x) for x in chart.locator("circle").evaluate_all("nodes => nodes.map((n) => n.getAttribute('cx'))")]
+        xs = [
+            float(x)
+            for x in chart.locator("circle").evaluate_all("nodes => nodes.map((n) => n.getAttribute('cx'))")
+        ]
         if chart_id != "chart-invocation-errors":  # that one has a single datapoint
             # three minutes between the first and last point: on an hour's axis they would span 5 %
-            assert min(xs) < 0.3 * box["width"] and max(xs) - min(xs) > 0.3 * box["width"], (chart_id, xs, box["width"])
+            assert min(xs) < 0.3 * box["width"] and max(xs) - min(xs) > 0.3 * box["width"], (
+                chart_id,
+                xs,
+                box["width"],
+            )
         axes.append(chart.locator("text.tick[text-anchor=middle]").all_inner_texts())
     assert len(axes[0]) >= 2 and axes[0] == axes[1] == axes[2]  # one time axis for the three
     expect(page.locator('#chart-decisions .legend [data-series="Write failed"]')).to_have_attribute(
-        "title", "metric Error: failed record: the write did not complete (a DynamoDB error, or too little time left); "
-                 "delivered again")
+        "title",
+        "metric Error: failed record: the write did not complete (a DynamoDB error, or too little time left); "
+        "delivered again",
+    )
 
 
 def test_a_message_delivered_many_times_is_one_row_with_its_count(page):
@@ -134,8 +162,9 @@ def test_a_message_delivered_many_times_is_one_row_with_its_count(page):
     expect(slow.locator("td.num .detail")).to_have_text("before: 1 write failed")
     expect(slow.locator(".badge")).to_have_text("Accepted")
     conflict = page.locator('#messages tr[data-message-id="m4"]')
-    expect(conflict.locator("mark.differs")).to_have_text(['"quantity": 5', '"total_cents": 1350',
-                                                           '"quantity": 4', '"total_cents": 1100'])
+    expect(conflict.locator("mark.differs")).to_have_text(
+        ['"quantity": 5', '"total_cents": 1350', '"quantity": 4', '"total_cents": 1100']
+    )
 
 
 def test_each_kind_of_error_has_its_own_name_and_meaning(page):
@@ -150,8 +179,12 @@ def test_each_kind_of_error_has_its_own_name_and_meaning(page):
     expect(page.get_by_test_id("invocation-errors")).to_have_text("1")
     expect(page.get_by_test_id("failed-records")).to_have_text("19")
     summary = page.get_by_test_id("summary")
-    expect(summary.locator("dt", has_text="invocation errors")).to_have_attribute("title", re.compile("Errors metric"))
-    expect(summary.locator("dt", has_text="failed records")).to_have_attribute("title", re.compile("batchItemFailures"))
+    expect(summary.locator("dt", has_text="invocation errors")).to_have_attribute(
+        "title", re.compile("Errors metric")
+    )
+    expect(summary.locator("dt", has_text="failed records")).to_have_attribute(
+        "title", re.compile("batchItemFailures")
+    )
     alarm = page.locator(f'[data-alarm="{PREFIX}-worker-errors"]')
     expect(alarm.get_by_test_id("alarm-state")).to_have_text("ALARM")
     expect(alarm.get_by_test_id("alarm-description")).to_have_text(ALARMS["worker-errors"][1])

@@ -27,7 +27,7 @@ _PUBLIC = {
     "clear_faults": "embedded_aws.faults",
     "read_faults": "embedded_aws.faults",
 }
-__all__ = sorted(_PUBLIC)
+__all__ = sorted(_PUBLIC)  # noqa: PLE0605 - derived from the one table of lazy names above
 
 
 def __getattr__(name: str) -> Any:

@@ -22,10 +22,11 @@ import fcntl
 import json
 import os
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 FAULTS_FILE = "faults.json"
 _ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
@@ -50,16 +51,25 @@ def _latency(rule: dict[str, Any]) -> bool:
     return "latency_ms" in rule
 
 
-def add_fault(path: Path, *, action: str, table: str, code: str, status: int, count: int,
-              message: str | None = None) -> None:
+def add_fault(
+    path: Path, *, action: str, table: str, code: str, status: int, count: int, message: str | None = None
+) -> None:
     """Make the next `count` `action` requests on `table` fail; replaces any error rule for the pair."""
     if count < 0 or not 400 <= status <= 599:
         raise ValueError(f"fault count must be >= 0 and status 4xx/5xx, got count={count} status={status}")
     with _locked(path) as rules:
         rules[:] = [r for r in rules if _latency(r) or (r["action"], r["table"]) != (action, table)]
-        rules.append({"action": action, "table": table, "code": code, "status": status,
-                      "message": message or f"{code} (injected by embedded_aws/faults.py)",
-                      "remaining": count, "served": 0})
+        rules.append(
+            {
+                "action": action,
+                "table": table,
+                "code": code,
+                "status": status,
+                "message": message or f"{code} (injected by embedded_aws/faults.py)",
+                "remaining": count,
+                "served": 0,
+            }
+        )
 
 
 MAX_LATENCY_MS = 10_000
@@ -113,7 +123,8 @@ def _armed(path: Path) -> _Armed:
         with _locked(path) as rules:
             armed = _Armed(
                 frozenset((r["action"], r["table"]) for r in rules if not _latency(r) and r["remaining"] > 0),
-                {(r["action"], r["table"]): float(r["latency_ms"]) for r in rules if _latency(r)})
+                {(r["action"], r["table"]): float(r["latency_ms"]) for r in rules if _latency(r)},
+            )
         cached = _active[path] = (version, armed)
     return cached[1]
 
@@ -130,7 +141,12 @@ def take_fault(path: Path, action: str, tables: list[str]) -> dict[str, Any] | N
         return None
     with _locked(path) as rules:
         for rule in rules:
-            if not _latency(rule) and rule["action"] == action and rule["table"] in tables and rule["remaining"] > 0:
+            if (
+                not _latency(rule)
+                and rule["action"] == action
+                and rule["table"] in tables
+                and rule["remaining"] > 0
+            ):
                 rule["remaining"] -= 1
                 rule["served"] += 1
                 return dict(rule)
@@ -152,8 +168,9 @@ def raise_injected_fault(handler: Any, path: Path) -> None:
         time.sleep(wait)  # the simulated network round trip, on this request's own thread
     rule = take_fault(path, handler._get_action(), tables)
     if rule:
-        dynamodb_metrics.record_fault(rule["action"], [rule["table"]], rule["code"],
-                                      handler.current_account, handler.region)
+        dynamodb_metrics.record_fault(
+            rule["action"], [rule["table"]], rule["code"], handler.current_account, handler.region
+        )
         # moto answers an error raised here as the response (it is an HTTPException).
         error = JsonRESTError(_ERROR_PREFIX + rule["code"], rule["message"])
         error.code = rule["status"]

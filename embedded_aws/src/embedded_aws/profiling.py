@@ -15,9 +15,10 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 ENABLED = bool(os.environ.get("LOCAL_PROFILE"))
 CPROFILE = os.environ.get("LOCAL_PROFILE") == "cprofile"
@@ -47,6 +48,8 @@ def profiled() -> Iterator[None]:
         profile.disable()
         _active.discard(ident)
         _local.active = False
+
+
 _lock = threading.Lock()
 _stats: dict[str, list[float]] = {}  # name -> [count, wall seconds, thread cpu seconds]
 
@@ -128,7 +131,10 @@ def install(state_dir: Path) -> None:
 
     def dump(*_: Any) -> None:
         with _lock:
-            data = {name: {"count": c, "wall_s": round(w, 4), "cpu_s": round(u, 4)} for name, (c, w, u) in _stats.items()}
+            data = {
+                name: {"count": c, "wall_s": round(w, 4), "cpu_s": round(u, 4)}
+                for name, (c, w, u) in _stats.items()
+            }
         data["_process"] = {"cpu_s": sum(os.times()[:2]), "time": time.time()}
         if CPROFILE and _profiles:
             import pstats

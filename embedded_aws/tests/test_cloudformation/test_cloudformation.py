@@ -33,7 +33,12 @@ def deployments(shared_aws, tmp_path_factory):
     first = LocalSession(shared_aws.state_dir, context=context)
     before = first.deploy(bootstrap=False, assembly=synth_assembly(first.context, workdir / "first"))
     first.client("dynamodb").put_item(TableName=before["OrdersTableName"], Item=ORDER)
-    changed = {**context, "batch_size": "10", "function_timeout_seconds": "3", "visibility_timeout_seconds": "18"}
+    changed = {
+        **context,
+        "batch_size": "10",
+        "function_timeout_seconds": "3",
+        "visibility_timeout_seconds": "18",
+    }
     updated = LocalSession(shared_aws.state_dir, context=changed)
     after = updated.deploy(bootstrap=False, assembly=synth_assembly(updated.context, workdir / "updated"))
     yield first, before, updated, after
@@ -61,19 +66,25 @@ def seeder_requests(session: LocalSession) -> list[str]:
 
 
 def test_an_update_changes_resources_in_place_and_keeps_their_data(deployments):
-    first, before, updated, after = deployments
-    assert {key: after[key] for key in ("QueueUrl", "DeadLetterQueueUrl", "OrdersTableName", "FunctionName")} == \
-        {key: before[key] for key in ("QueueUrl", "DeadLetterQueueUrl", "OrdersTableName", "FunctionName")}
+    _first, before, updated, after = deployments
+    assert {
+        key: after[key] for key in ("QueueUrl", "DeadLetterQueueUrl", "OrdersTableName", "FunctionName")
+    } == {key: before[key] for key in ("QueueUrl", "DeadLetterQueueUrl", "OrdersTableName", "FunctionName")}
     lambda_api = updated.client("lambda")
-    (mapping,) = lambda_api.list_event_source_mappings(FunctionName=after["FunctionName"])["EventSourceMappings"]
+    (mapping,) = lambda_api.list_event_source_mappings(FunctionName=after["FunctionName"])[
+        "EventSourceMappings"
+    ]
     assert mapping["BatchSize"] == 10
     assert lambda_api.get_function_configuration(FunctionName=after["FunctionName"])["Timeout"] == 3
     queue = updated.client("sqs").get_queue_attributes(
-        QueueUrl=updated.user_env()["QUEUE_URL"], AttributeNames=["VisibilityTimeout"])["Attributes"]
+        QueueUrl=updated.user_env()["QUEUE_URL"], AttributeNames=["VisibilityTimeout"]
+    )["Attributes"]
     assert queue["VisibilityTimeout"] == "18"
     stored = observe.scan_items(updated.client("dynamodb"), after["OrdersTableName"])
     assert [(item["id"], item["quantity"]) for item in stored] == [("cfn-order", 2)]
-    reference = updated.client("dynamodb").get_item(TableName=after["ReferenceTableName"], Key={"id": {"S": "reference"}})
+    reference = updated.client("dynamodb").get_item(
+        TableName=after["ReferenceTableName"], Key={"id": {"S": "reference"}}
+    )
     assert reference["Item"]["note"] == {"S": "keep unchanged"}
     assert seeder_requests(updated) == ["Create"]  # its properties did not change: not run again
     stack = updated.client("cloudformation").describe_stacks(StackName=updated.stack_name)["Stacks"][0]

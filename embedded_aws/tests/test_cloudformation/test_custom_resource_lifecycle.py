@@ -17,18 +17,32 @@ PROBE = (STACK, "Probe")
 
 
 def event(lifecycle: CustomResourceLifecycle, request_type: str = "Update", **extra) -> dict:
-    return lifecycle.event(PROBE, request_type, service_token="arn:fn", response_url="http://localhost:1/r",
-                           resource_type="Custom::Probe", default_physical_id="moto-name",
-                           properties={"ServiceToken": "arn:fn", "Value": "2"}, **extra)
+    return lifecycle.event(
+        PROBE,
+        request_type,
+        service_token="arn:fn",
+        response_url="http://localhost:1/r",
+        resource_type="Custom::Probe",
+        default_physical_id="moto-name",
+        properties={"ServiceToken": "arn:fn", "Value": "2"},
+        **extra,
+    )
 
 
 def test_a_request_carries_what_the_function_needs():
     lifecycle = CustomResourceLifecycle(request_id=lambda: "r-1")
     assert event(lifecycle, OldResourceProperties={"Value": "1"}) == {
-        "RequestType": "Update", "ServiceToken": "arn:fn", "ResponseURL": "http://localhost:1/r",
-        "StackId": STACK, "RequestId": "r-1", "LogicalResourceId": "Probe", "ResourceType": "Custom::Probe",
-        "PhysicalResourceId": "moto-name", "ResourceProperties": {"ServiceToken": "arn:fn", "Value": "2"},
-        "OldResourceProperties": {"Value": "1"}}
+        "RequestType": "Update",
+        "ServiceToken": "arn:fn",
+        "ResponseURL": "http://localhost:1/r",
+        "StackId": STACK,
+        "RequestId": "r-1",
+        "LogicalResourceId": "Probe",
+        "ResourceType": "Custom::Probe",
+        "PhysicalResourceId": "moto-name",
+        "ResourceProperties": {"ServiceToken": "arn:fn", "Value": "2"},
+        "OldResourceProperties": {"Value": "1"},
+    }
 
 
 def test_the_answer_given_during_the_invocation_is_the_requests_and_its_physical_id_is_kept():
@@ -43,11 +57,14 @@ def test_the_answer_given_during_the_invocation_is_the_requests_and_its_physical
     assert event(lifecycle, "Delete")["PhysicalResourceId"] == "probe-1"
 
 
-@pytest.mark.parametrize("answer, reason", [
-    (Answer("FAILED", reason="asked to fail"), "asked to fail"),
-    (Answer("FAILED"), "FAILED"),
-    (None, "no SUCCESS response"),
-])
+@pytest.mark.parametrize(
+    "answer, reason",
+    [
+        (Answer("FAILED", reason="asked to fail"), "asked to fail"),
+        (Answer("FAILED"), "FAILED"),
+        (None, "no SUCCESS response"),
+    ],
+)
 def test_a_failed_or_missing_answer_fails_the_request_with_its_reason(answer, reason):
     lifecycle = CustomResourceLifecycle()
 
@@ -73,7 +90,9 @@ def test_a_failed_create_rolls_back_once_every_resource_is_created():
     assert late.answer(PROBE, Answer("FAILED", reason="no")) is AnswerTo.CREATE_THEN_ROLL_BACK
     assert late.claim_rollback(STACK) is True and late.claim_rollback(STACK) is False
     assert late.rollback_reasons(late.failed_creates([PROBE])) == (
-        "custom resource Probe: Create failed: no", "The following resource(s) failed to create: [Probe].")
+        "custom resource Probe: Create failed: no",
+        "The following resource(s) failed to create: [Probe].",
+    )
 
 
 def test_a_created_resource_is_not_a_failure_and_a_success_does_not_roll_back():

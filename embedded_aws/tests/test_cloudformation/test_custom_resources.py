@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_lambda_host.functions import unique
 
 from local.session import wait_for
 from ops import observe
-from test_lambda_host.functions import unique
 from tests.e2e.conftest import emulator, logs_statement, make_role  # noqa: F401 - the shared embedded AWS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -37,20 +37,39 @@ def handler(event, context):
 
 
 def template(function_name: str, role_arn: str, value: str, visibility: int = 30, timeout: int = 10) -> str:
-    return json.dumps({"Resources": {
-        "Fn": {"Type": "AWS::Lambda::Function", "Properties": {
-            "FunctionName": function_name, "Runtime": "python3.14", "Handler": "index.handler",
-            "Role": role_arn, "Timeout": timeout, "Code": {"ZipFile": PROBE + f"# timeout {timeout}\n"}}},
-        "Queue": {"Type": "AWS::SQS::Queue", "Properties": {
-            "QueueName": f"{function_name}-q", "VisibilityTimeout": visibility}},
-        "Probe": {"Type": "Custom::Probe", "Properties": {
-            "ServiceToken": {"Fn::GetAtt": ["Fn", "Arn"]}, "Value": value}},
-    }, "Outputs": {"Echo": {"Value": {"Fn::GetAtt": ["Probe", "Echo"]}}}})
+    return json.dumps(
+        {
+            "Resources": {
+                "Fn": {
+                    "Type": "AWS::Lambda::Function",
+                    "Properties": {
+                        "FunctionName": function_name,
+                        "Runtime": "python3.14",
+                        "Handler": "index.handler",
+                        "Role": role_arn,
+                        "Timeout": timeout,
+                        "Code": {"ZipFile": PROBE + f"# timeout {timeout}\n"},
+                    },
+                },
+                "Queue": {
+                    "Type": "AWS::SQS::Queue",
+                    "Properties": {"QueueName": f"{function_name}-q", "VisibilityTimeout": visibility},
+                },
+                "Probe": {
+                    "Type": "Custom::Probe",
+                    "Properties": {"ServiceToken": {"Fn::GetAtt": ["Fn", "Arn"]}, "Value": value},
+                },
+            },
+            "Outputs": {"Echo": {"Value": {"Fn::GetAtt": ["Probe", "Echo"]}}},
+        }
+    )
 
 
 def requests(emulator, function_name: str) -> list[dict]:
     events = observe.log_events(emulator.client("logs"), f"/aws/lambda/{function_name}")
-    return [json.loads(e["message"][len("REQUEST "):]) for e in events if e["message"].startswith("REQUEST ")]
+    return [
+        json.loads(e["message"][len("REQUEST ") :]) for e in events if e["message"].startswith("REQUEST ")
+    ]
 
 
 def test_create_update_failed_update_and_delete_reach_the_function(emulator):
@@ -68,32 +87,48 @@ def test_create_update_failed_update_and_delete_reach_the_function(emulator):
     cloudformation.update_stack(StackName=name, TemplateBody=template(name, role, "v2", timeout=12))
     wait_for(lambda: status() == "UPDATE_COMPLETE", timeout=30, what="the stack to be updated")
     assert emulator.client("lambda").get_function_configuration(FunctionName=name)["Timeout"] == 12
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName=name)["Stacks"][0]["Outputs"]}
+    outputs = {
+        o["OutputKey"]: o["OutputValue"]
+        for o in cloudformation.describe_stacks(StackName=name)["Stacks"][0]["Outputs"]
+    }
     assert outputs["Echo"] == "v2"
-    seen = [(r["RequestType"], r["ResourceProperties"]["Value"], (r["OldResourceProperties"] or {}).get("Value"))
-            for r in requests(emulator, name)]
+    seen = [
+        (r["RequestType"], r["ResourceProperties"]["Value"], (r["OldResourceProperties"] or {}).get("Value"))
+        for r in requests(emulator, name)
+    ]
     assert seen == [("Create", "v1", None), ("Update", "v2", "v1")]
 
     # A failing update that also changes a queue: rolled back, the queue's change too.
-    cloudformation.update_stack(StackName=name, TemplateBody=template(name, role, "fail", visibility=60, timeout=12))
+    cloudformation.update_stack(
+        StackName=name, TemplateBody=template(name, role, "fail", visibility=60, timeout=12)
+    )
     wait_for(lambda: status() == "UPDATE_ROLLBACK_COMPLETE", timeout=30, what="the update to roll back")
     events = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
     (failed,) = [e for e in events if e["ResourceStatus"] == "UPDATE_FAILED"]
     assert "asked to fail" in failed["ResourceStatusReason"]
     sqs = emulator.client("sqs")
-    queue = sqs.get_queue_attributes(QueueUrl=sqs.get_queue_url(QueueName=f"{name}-q")["QueueUrl"],
-                                     AttributeNames=["VisibilityTimeout"])["Attributes"]
+    queue = sqs.get_queue_attributes(
+        QueueUrl=sqs.get_queue_url(QueueName=f"{name}-q")["QueueUrl"], AttributeNames=["VisibilityTimeout"]
+    )["Attributes"]
     assert queue["VisibilityTimeout"] == "30"
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName=name)["Stacks"][0]["Outputs"]}
+    outputs = {
+        o["OutputKey"]: o["OutputValue"]
+        for o in cloudformation.describe_stacks(StackName=name)["Stacks"][0]["Outputs"]
+    }
     assert outputs["Echo"] == "v2"
 
     cloudformation.delete_stack(StackName=name)
-    wait_for(lambda: "Delete" in [r["RequestType"] for r in requests(emulator, name)], timeout=30,
-             what="the Delete request")
+    wait_for(
+        lambda: "Delete" in [r["RequestType"] for r in requests(emulator, name)],
+        timeout=30,
+        what="the Delete request",
+    )
     assert [r["RequestType"] for r in requests(emulator, name)] == ["Create", "Update", "Update", "Delete"]
     deleted = cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0]  # by id: deleted stacks too
     assert deleted["StackStatus"] == "DELETE_COMPLETE" and "Outputs" not in deleted
-    assert {r["PhysicalResourceId"] for r in requests(emulator, name)[1:]} == {"probe"}  # the id Create answered
+    assert {r["PhysicalResourceId"] for r in requests(emulator, name)[1:]} == {
+        "probe"
+    }  # the id Create answered
     assert name not in [f["FunctionName"] for f in emulator.client("lambda").list_functions()["Functions"]]
 
 
@@ -104,7 +139,9 @@ def test_a_failed_create_rolls_the_stack_back(emulator):
     role = make_role(emulator, f"{name}-role", [logs_statement(name)])
     emulator.client("logs").create_log_group(logGroupName=f"/aws/lambda/{name}")
     cloudformation = emulator.client("cloudformation")
-    stack_id = cloudformation.create_stack(StackName=name, TemplateBody=template(name, role, "fail"))["StackId"]
+    stack_id = cloudformation.create_stack(StackName=name, TemplateBody=template(name, role, "fail"))[
+        "StackId"
+    ]
 
     def status() -> str:
         return cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"]

@@ -8,17 +8,31 @@ from types import SimpleNamespace
 
 import pytest
 
-from embedded_aws.services.logs.emf import extract
 from embedded_aws.services.awslambda.metrics import peak_concurrency
+from embedded_aws.services.logs.emf import extract
 from embedded_aws.services.sqs.metrics import gauges
 
 # --- EMF -------------------------------------------------------------------------------
 
+
 def emf_event(**overrides) -> str:
-    event = {"_aws": {"Timestamp": 1_700_000_000_000, "CloudWatchMetrics": [{
-        "Namespace": "Orders", "Dimensions": [["Service"], ["Service", "Stage"]],
-        "Metrics": [{"Name": "Latency", "Unit": "Milliseconds"}, {"Name": "Failures"}]}]},
-        "Service": "checkout", "Stage": "local", "Latency": [12, 15.5], "Failures": 1, "requestId": "r-1"}
+    event = {
+        "_aws": {
+            "Timestamp": 1_700_000_000_000,
+            "CloudWatchMetrics": [
+                {
+                    "Namespace": "Orders",
+                    "Dimensions": [["Service"], ["Service", "Stage"]],
+                    "Metrics": [{"Name": "Latency", "Unit": "Milliseconds"}, {"Name": "Failures"}],
+                }
+            ],
+        },
+        "Service": "checkout",
+        "Stage": "local",
+        "Latency": [12, 15.5],
+        "Failures": 1,
+        "requestId": "r-1",
+    }
     event.update(overrides)
     return json.dumps(event)
 
@@ -42,28 +56,40 @@ def test_emf_without_dimension_sets_publishes_without_dimensions():
     assert {tuple(m.dimensions) for m in extract(json.dumps(event))} == {()}
 
 
-@pytest.mark.parametrize("message", [
-    "plain log line",
-    '{"_aws": ',  # not JSON
-    emf_event(_aws={"CloudWatchMetrics": []}),  # no Timestamp
-    emf_event(_aws={"Timestamp": "now", "CloudWatchMetrics": []}),
-    emf_event(Service=7),  # a dimension value must be a string
-    emf_event(Stage=None),
-    emf_event(Failures=True),  # a value must be a number
-    emf_event(Failures="1"),
-    emf_event(Latency=list(range(101))),  # at most 100 values
-    emf_event(Latency=[]),
-    json.dumps({"_aws": {"Timestamp": 1, "CloudWatchMetrics": [{"Namespace": "N", "Dimensions": [],
-                                                                "Metrics": [{"Name": "M", "Unit": "Parsecs"}]}]},
-                "M": 1}),
-    "[1, 2]",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "plain log line",
+        '{"_aws": ',  # not JSON
+        emf_event(_aws={"CloudWatchMetrics": []}),  # no Timestamp
+        emf_event(_aws={"Timestamp": "now", "CloudWatchMetrics": []}),
+        emf_event(Service=7),  # a dimension value must be a string
+        emf_event(Stage=None),
+        emf_event(Failures=True),  # a value must be a number
+        emf_event(Failures="1"),
+        emf_event(Latency=list(range(101))),  # at most 100 values
+        emf_event(Latency=[]),
+        json.dumps(
+            {
+                "_aws": {
+                    "Timestamp": 1,
+                    "CloudWatchMetrics": [
+                        {"Namespace": "N", "Dimensions": [], "Metrics": [{"Name": "M", "Unit": "Parsecs"}]}
+                    ],
+                },
+                "M": 1,
+            }
+        ),
+        "[1, 2]",
+    ],
+)
 def test_invalid_emf_is_an_ordinary_log_line(message):
     """Anything that is not valid EMF yields no metric and no error."""
     assert extract(message) == []
 
 
 # --- service metrics -------------------------------------------------------------------
+
 
 def test_peak_concurrency_counts_overlapping_invocations():
     """The peak number of invocations running at one instant; back-to-back ones do not overlap."""
@@ -77,10 +103,17 @@ def test_sqs_gauges_from_one_pass_over_the_messages():
     seconds (in-flight messages count: they are not deleted)."""
     now = 1_000_000.0
     message = lambda sent, visible_at=0.0, delayed_until=0.0: SimpleNamespace(
-        sent_timestamp=sent, visible_at=visible_at, delayed_until=delayed_until)
-    queue = [message(now - 1000), message(now - 90_500, visible_at=now + 5000), message(now - 10, delayed_until=now + 1)]
+        sent_timestamp=sent, visible_at=visible_at, delayed_until=delayed_until
+    )
+    queue = [
+        message(now - 1000),
+        message(now - 90_500, visible_at=now + 5000),
+        message(now - 10, delayed_until=now + 1),
+    ]
     assert gauges(queue, now) == {
-        "ApproximateNumberOfMessagesVisible": 1, "ApproximateNumberOfMessagesNotVisible": 1,
-        "ApproximateNumberOfMessagesDelayed": 1, "ApproximateAgeOfOldestMessage": 90,
+        "ApproximateNumberOfMessagesVisible": 1,
+        "ApproximateNumberOfMessagesNotVisible": 1,
+        "ApproximateNumberOfMessagesDelayed": 1,
+        "ApproximateAgeOfOldestMessage": 90,
     }
     assert gauges([], now)["ApproximateAgeOfOldestMessage"] == 0

@@ -6,25 +6,37 @@ from __future__ import annotations
 
 import pytest
 
-from embedded_aws.services.cloudwatch.metric_math import (Binary, Call, Number, Ref, evaluate, extra_periods, metric_ids,
-                                                          parse, resolve)
+from embedded_aws.services.cloudwatch.metric_math import (
+    Binary,
+    Call,
+    Number,
+    Ref,
+    evaluate,
+    extra_periods,
+    metric_ids,
+    parse,
+    resolve,
+)
 
 
-@pytest.mark.parametrize("text,parsed", [
-    ("DIFF(depth)", Call("DIFF", Ref("depth"))),
-    (" RATE( m1 ) ", Call("RATE", Ref("m1"))),
-    ("m1", Ref("m1")),
-    ("visible + invisible", Binary("+", Ref("visible"), Ref("invisible"))),
-    ("m1 + m2 * 2", Binary("+", Ref("m1"), Binary("*", Ref("m2"), Number(2.0)))),
-    ("(m1 + m2) / 60", Binary("/", Binary("+", Ref("m1"), Ref("m2")), Number(60.0))),
-    ("DIFF(m1 + m2)", Call("DIFF", Binary("+", Ref("m1"), Ref("m2")))),
-    ("SUM([m1, m2])", None),
-    ("FILL(m1, 0)", None),
-    ("m1 +", None),
-    ("(m1", None),
-    ("M1", None),  # an id starts with a lower-case letter
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "text,parsed",
+    [
+        ("DIFF(depth)", Call("DIFF", Ref("depth"))),
+        (" RATE( m1 ) ", Call("RATE", Ref("m1"))),
+        ("m1", Ref("m1")),
+        ("visible + invisible", Binary("+", Ref("visible"), Ref("invisible"))),
+        ("m1 + m2 * 2", Binary("+", Ref("m1"), Binary("*", Ref("m2"), Number(2.0)))),
+        ("(m1 + m2) / 60", Binary("/", Binary("+", Ref("m1"), Ref("m2")), Number(60.0))),
+        ("DIFF(m1 + m2)", Call("DIFF", Binary("+", Ref("m1"), Ref("m2")))),
+        ("SUM([m1, m2])", None),
+        ("FILL(m1, 0)", None),
+        ("m1 +", None),
+        ("(m1", None),
+        ("M1", None),  # an id starts with a lower-case letter
+        ("", None),
+    ],
+)
 def test_which_expressions_are_evaluated(text, parsed):
     assert parse(text) == parsed
 
@@ -53,7 +65,12 @@ def test_arithmetic_is_computed_where_both_series_have_data():
     series = {"a": [1.0, 2.0, None, 4.0], "b": [10.0, None, 30.0, 0.0]}
     assert evaluate(parse("a + b"), series, 60, 4) == [11.0, None, None, 4.0]
     assert evaluate(parse("b / a"), series, 60, 4) == [10.0, None, None, 0.0]
-    assert evaluate(parse("a / b"), series, 60, 4) == [0.1, None, None, None]  # no value for a division by zero
+    assert evaluate(parse("a / b"), series, 60, 4) == [
+        0.1,
+        None,
+        None,
+        None,
+    ]  # no value for a division by zero
     assert evaluate(parse("2 * a - 1"), series, 60, 4) == [1.0, 3.0, None, 7.0]
 
 

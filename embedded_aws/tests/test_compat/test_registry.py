@@ -65,6 +65,7 @@ def _registry(*targets: Target, supported: str = ">=0", applied: list | None = N
         (applied if applied is not None else []).append(context)
         Subject.method = lambda self, a, b: "patched"
         Subject.added = lambda self: "added"
+
     return Registry([Patch("subject", "a test", targets, apply)], supported)
 
 
@@ -83,20 +84,26 @@ def test_a_changed_signature_refuses_at_start_with_one_line_and_changes_nothing(
 
 
 def test_a_missing_target_and_a_moto_outside_the_range_are_named():
-    registry = _registry(Target(f"{MODULE}:Subject.gone"), Target(f"{MODULE}:Subject.method", adds=True),
-                         supported="<1")
+    registry = _registry(
+        Target(f"{MODULE}:Subject.gone"), Target(f"{MODULE}:Subject.method", adds=True), supported="<1"
+    )
     problems = registry.problems()
     assert problems[0].startswith("moto ") and "embedded-aws supports moto<1" in problems[0]
-    assert problems[1:] == [f"patch subject: {MODULE}:Subject.gone is gone",
-                            f"patch subject: moto now has {MODULE}:Subject.method: the patch adding it may be obsolete"]
+    assert problems[1:] == [
+        f"patch subject: {MODULE}:Subject.gone is gone",
+        f"patch subject: moto now has {MODULE}:Subject.method: the patch adding it may be obsolete",
+    ]
     with pytest.raises(IncompatibleMoto, match=r"\(and 2 more: python -m embedded_aws.compat\)$"):
         registry.apply("context")
 
 
 def test_apply_once_in_order_then_undo():
     applied: list = []
-    registry = _registry(Target(f"{MODULE}:Subject.method", ("self", "a", "b")),
-                         Target(f"{MODULE}:Subject.added", adds=True), applied=applied)
+    registry = _registry(
+        Target(f"{MODULE}:Subject.method", ("self", "a", "b")),
+        Target(f"{MODULE}:Subject.added", adds=True),
+        applied=applied,
+    )
     registry.apply("context")
     registry.apply("again")
     assert applied == ["context"] and registry.applied == ["subject"]

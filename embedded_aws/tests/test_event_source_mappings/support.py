@@ -15,7 +15,7 @@ from tests.e2e.conftest import ACCOUNT, REGION, Pipeline, function_zip, pipeline
 
 # Prints one RECORDS line per invocation (the records it got, its pid and when it ran) and
 # sleeps SLEEP seconds if the environment says so; `fail` in a body fails that record.
-RECORDER = '''
+RECORDER = """
 import json, os, time
 
 def handler(event, context):
@@ -25,7 +25,7 @@ def handler(event, context):
     print("RECORDS " + json.dumps({"records": records, "pid": os.getpid(), "version": VERSION,
                                    "start": started, "end": time.time()}))
     return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in records if r["body"].startswith("fail")]}
-'''
+"""
 
 
 def recorder(version: str = "1") -> str:
@@ -48,7 +48,9 @@ def queue_arn(p: Pipeline) -> str:
 def invocations(session: LocalSession, name: str) -> list[dict]:
     """The RECORDS lines of a function's log group, oldest first."""
     events = observe.log_events(session.client("logs"), f"/aws/lambda/{name}")
-    return [json.loads(e["message"][len("RECORDS "):]) for e in events if e["message"].startswith("RECORDS ")]
+    return [
+        json.loads(e["message"][len("RECORDS ") :]) for e in events if e["message"].startswith("RECORDS ")
+    ]
 
 
 def bodies(session: LocalSession, name: str) -> list[str]:
@@ -56,7 +58,11 @@ def bodies(session: LocalSession, name: str) -> list[str]:
 
 
 def wait_for_bodies(session: LocalSession, name: str, count: int, timeout: float = 30) -> list[dict]:
-    wait_for(lambda: len(bodies(session, name)) >= count, timeout=timeout, what=f"{count} record(s) handled by {name}")
+    wait_for(
+        lambda: len(bodies(session, name)) >= count,
+        timeout=timeout,
+        what=f"{count} record(s) handled by {name}",
+    )
     return invocations(session, name)
 
 
@@ -76,8 +82,11 @@ def emulator_log(session: LocalSession) -> str:
 def wait_until_stopped_polling(session: LocalSession, mapping_id: str, timeout: float = 20) -> None:
     """The host logs when the last poller of a stopped mapping has ended (nothing of it receives
     any more)."""
-    wait_for(lambda: f"mapping {mapping_id}: stopped polling" in emulator_log(session),
-             timeout=timeout, what=f"the pollers of mapping {mapping_id} to stop")
+    wait_for(
+        lambda: f"mapping {mapping_id}: stopped polling" in emulator_log(session),
+        timeout=timeout,
+        what=f"the pollers of mapping {mapping_id} to stop",
+    )
 
 
 def new_code(session: LocalSession, name: str, source: str) -> None:

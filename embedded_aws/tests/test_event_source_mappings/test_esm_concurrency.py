@@ -14,7 +14,11 @@ import pytest
 from embedded_aws.services.awslambda.metrics import peak_concurrency
 from local.session import wait_for
 from test_event_source_mappings.support import (
-    drained, invocations, make, queue_arn, wait_for_bodies,
+    drained,
+    invocations,
+    make,
+    queue_arn,
+    wait_for_bodies,
 )
 from tests.e2e.conftest import dead_letters, emulator  # noqa: F401 - the shared embedded AWS
 
@@ -22,29 +26,41 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def send(emulator, p, prefix: str, count: int) -> None:
-    emulator.client("sqs").send_message_batch(QueueUrl=p.queue_url, Entries=[
-        {"Id": str(n), "MessageBody": f"{prefix}{n}"} for n in range(count)])
+    emulator.client("sqs").send_message_batch(
+        QueueUrl=p.queue_url, Entries=[{"Id": str(n), "MessageBody": f"{prefix}{n}"} for n in range(count)]
+    )
 
 
 def spans(emulator, name: str, prefix: str) -> list[tuple[float, float]]:
-    return [(i["start"], i["end"]) for i in invocations(emulator, name)
-            if i["records"] and i["records"][0]["body"].startswith(prefix)]
+    return [
+        (i["start"], i["end"])
+        for i in invocations(emulator, name)
+        if i["records"] and i["records"][0]["body"].startswith(prefix)
+    ]
 
 
 def test_maximum_concurrency_is_honoured_and_read_live(emulator):
     """MaximumConcurrency 2: ten 0.6 s invocations never overlap more than two at a time. Raised
     to 5, the next ten run more than two at a time."""
-    p = make(emulator, "esm-maxconc", create_mapping=False, environment={"SLEEP": "0.6"}, timeout=3, visibility=10)
+    p = make(
+        emulator, "esm-maxconc", create_mapping=False, environment={"SLEEP": "0.6"}, timeout=3, visibility=10
+    )
     lambda_api = emulator.client("lambda")
     mapping_id = lambda_api.create_event_source_mapping(
-        EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1, ScalingConfig={"MaximumConcurrency": 2})["UUID"]
+        EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1, ScalingConfig={"MaximumConcurrency": 2}
+    )["UUID"]
     send(emulator, p, "a", 10)
     wait_for_bodies(emulator, p.name, 10, timeout=60)
     assert peak_concurrency(spans(emulator, p.name, "a")) <= 2
 
     lambda_api.update_event_source_mapping(UUID=mapping_id, ScalingConfig={"MaximumConcurrency": 5})
-    wait_for(lambda: lambda_api.get_event_source_mapping(UUID=mapping_id)["ScalingConfig"]["MaximumConcurrency"] == 5,
-             timeout=5, what="the new maximum")
+    wait_for(
+        lambda: (
+            lambda_api.get_event_source_mapping(UUID=mapping_id)["ScalingConfig"]["MaximumConcurrency"] == 5
+        ),
+        timeout=5,
+        what="the new maximum",
+    )
     wait_for(lambda: drained(emulator, p), timeout=30, what="the queue to drain")
     send(emulator, p, "b", 10)
     wait_for_bodies(emulator, p.name, 20, timeout=60)
@@ -53,7 +69,14 @@ def test_maximum_concurrency_is_honoured_and_read_live(emulator):
 
 def test_reserved_concurrency_caps_the_mapping(emulator):
     """Reserved concurrency 1: eight 0.3 s invocations run one at a time and all succeed."""
-    p = make(emulator, "esm-reserved1", create_mapping=False, environment={"SLEEP": "0.3"}, timeout=3, visibility=10)
+    p = make(
+        emulator,
+        "esm-reserved1",
+        create_mapping=False,
+        environment={"SLEEP": "0.3"},
+        timeout=3,
+        visibility=10,
+    )
     lambda_api = emulator.client("lambda")
     lambda_api.put_function_concurrency(FunctionName=p.name, ReservedConcurrentExecutions=1)
     lambda_api.create_event_source_mapping(EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1)
@@ -79,9 +102,14 @@ def test_reserved_concurrency_zero_throttles_every_batch(emulator):
 
     def throttles() -> float:
         points = cloudwatch.get_metric_statistics(
-            Namespace="AWS/Lambda", MetricName="Throttles", Dimensions=[{"Name": "FunctionName", "Value": p.name}],
-            StartTime=now - datetime.timedelta(minutes=10), EndTime=now + datetime.timedelta(minutes=10),
-            Period=60, Statistics=["Sum"])["Datapoints"]
+            Namespace="AWS/Lambda",
+            MetricName="Throttles",
+            Dimensions=[{"Name": "FunctionName", "Value": p.name}],
+            StartTime=now - datetime.timedelta(minutes=10),
+            EndTime=now + datetime.timedelta(minutes=10),
+            Period=60,
+            Statistics=["Sum"],
+        )["Datapoints"]
         return sum(point["Sum"] for point in points)
 
     assert wait_for(throttles, timeout=10, what="Throttles datapoints") >= 2

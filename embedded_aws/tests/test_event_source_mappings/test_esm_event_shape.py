@@ -20,23 +20,40 @@ def test_records_carry_message_attributes_as_lambda_does(emulator):
     md5OfMessageAttributes; the other record fields are there."""
     p = make(emulator, "esm-shape", batch_size=2)
     sqs = emulator.client("sqs")
-    sqs.send_message(QueueUrl=p.queue_url, MessageBody="with", MessageAttributes={
-        "kind": {"DataType": "String", "StringValue": "order"},
-        "blob": {"DataType": "Binary", "BinaryValue": b"\x00\x01"},
-    })
+    sqs.send_message(
+        QueueUrl=p.queue_url,
+        MessageBody="with",
+        MessageAttributes={
+            "kind": {"DataType": "String", "StringValue": "order"},
+            "blob": {"DataType": "Binary", "BinaryValue": b"\x00\x01"},
+        },
+    )
     sqs.send_message(QueueUrl=p.queue_url, MessageBody="without")
     records = {r["body"]: r for i in wait_for_bodies(emulator, p.name, 2) for r in i["records"]}
 
     with_attributes = records["with"]
     assert with_attributes["messageAttributes"] == {
-        "kind": {"stringValue": "order", "stringListValues": [], "binaryListValues": [], "dataType": "String"},
+        "kind": {
+            "stringValue": "order",
+            "stringListValues": [],
+            "binaryListValues": [],
+            "dataType": "String",
+        },
         "blob": {"binaryValue": "AAE=", "stringListValues": [], "binaryListValues": [], "dataType": "Binary"},
     }
     assert len(with_attributes["md5OfMessageAttributes"]) == 32
     without = records["without"]
     assert without["messageAttributes"] == {}
     assert without["md5OfMessageAttributes"] is None
-    assert without["md5OfBody"] == hashlib.md5(b"without").hexdigest()  # noqa: S324 - SQS's own digest
-    assert (without["eventSource"], without["eventSourceARN"], without["awsRegion"]) == ("aws:sqs", queue_arn(p), REGION)
-    assert set(without["attributes"]) >= {"ApproximateReceiveCount", "SentTimestamp", "SenderId",
-                                          "ApproximateFirstReceiveTimestamp"}
+    assert without["md5OfBody"] == hashlib.md5(b"without").hexdigest()  # SQS's own digest
+    assert (without["eventSource"], without["eventSourceARN"], without["awsRegion"]) == (
+        "aws:sqs",
+        queue_arn(p),
+        REGION,
+    )
+    assert set(without["attributes"]) >= {
+        "ApproximateReceiveCount",
+        "SentTimestamp",
+        "SenderId",
+        "ApproximateFirstReceiveTimestamp",
+    }

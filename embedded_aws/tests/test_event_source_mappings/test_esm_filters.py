@@ -28,8 +28,11 @@ def test_unmatched_messages_are_deleted_without_invoking_and_changes_apply_live(
     p = make(emulator, "esm-filter", create_mapping=False)
     lambda_api, sqs = emulator.client("lambda"), emulator.client("sqs")
     mapping_id = lambda_api.create_event_source_mapping(
-        EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1,
-        FilterCriteria=criteria({"body": {"kind": ["order"]}}))["UUID"]
+        EventSourceArn=queue_arn(p),
+        FunctionName=p.name,
+        BatchSize=1,
+        FilterCriteria=criteria({"body": {"kind": ["order"]}}),
+    )["UUID"]
     for body in ('{"kind": "refund", "n": 1}', "kind order but plain text", '{"kind": "order", "n": 2}'):
         sqs.send_message(QueueUrl=p.queue_url, MessageBody=body)
     wait_for_bodies(emulator, p.name, 1)
@@ -39,15 +42,27 @@ def test_unmatched_messages_are_deleted_without_invoking_and_changes_apply_live(
     assert observe_dlq(emulator, p) == 0
 
     lambda_api.update_event_source_mapping(
-        UUID=mapping_id, FilterCriteria=criteria({"body": {"kind": [{"prefix": "refund"}]}}))
-    wait_for(lambda: lambda_api.get_event_source_mapping(UUID=mapping_id)["FilterCriteria"]["Filters"][0]
-             ["Pattern"].find("prefix") > 0, timeout=5, what="the new filter to be stored")
+        UUID=mapping_id, FilterCriteria=criteria({"body": {"kind": [{"prefix": "refund"}]}})
+    )
+    wait_for(
+        lambda: (
+            lambda_api.get_event_source_mapping(UUID=mapping_id)["FilterCriteria"]["Filters"][0][
+                "Pattern"
+            ].find("prefix")
+            > 0
+        ),
+        timeout=5,
+        what="the new filter to be stored",
+    )
+
     # The host reads the mapping every 0.5 s; a message sent before it does is filtered by the
     # old pattern, so send only once a probe that only the new filter passes got through.
     def new_filter_applies() -> bool:
         sqs.send_message(QueueUrl=p.queue_url, MessageBody='{"kind": "refund-probe"}')
-        return wait_for(lambda: drained(emulator, p), timeout=30, what="the probe") and \
-            '{"kind": "refund-probe"}' in bodies(emulator, p.name)
+        return wait_for(
+            lambda: drained(emulator, p), timeout=30, what="the probe"
+        ) and '{"kind": "refund-probe"}' in bodies(emulator, p.name)
+
     wait_for(new_filter_applies, timeout=30, interval=0.5, what="the new filter to apply")
     sqs.send_message(QueueUrl=p.queue_url, MessageBody='{"kind": "order", "n": 3}')
     sqs.send_message(QueueUrl=p.queue_url, MessageBody='{"kind": "refund", "n": 4}')
@@ -63,20 +78,28 @@ def observe_dlq(emulator, p) -> int:
     return observe.queue_counters(emulator.client("sqs"), p.dlq_url)["visible"]
 
 
-@pytest.mark.parametrize("bad", [
-    criteria(*[{"body": {"n": [i]}} for i in range(6)]),  # more than five filters
-    {"Filters": [{"Pattern": "{not json"}]},
-    criteria({"body": {"name": [{"wildcard": "*.png"}]}}),  # not implemented locally: refused, not ignored
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        criteria(*[{"body": {"n": [i]}} for i in range(6)]),  # more than five filters
+        {"Filters": [{"Pattern": "{not json"}]},
+        criteria(
+            {"body": {"name": [{"wildcard": "*.png"}]}}
+        ),  # not implemented locally: refused, not ignored
+    ],
+)
 def test_criteria_that_cannot_be_evaluated_are_refused(emulator, bad):
     """CreateEventSourceMapping and UpdateEventSourceMapping answer InvalidParameterValueException."""
     p = make(emulator, "esm-badfilter", create_mapping=False)
     lambda_api = emulator.client("lambda")
     with pytest.raises(ClientError) as refused:
-        lambda_api.create_event_source_mapping(EventSourceArn=queue_arn(p), FunctionName=p.name, FilterCriteria=bad)
+        lambda_api.create_event_source_mapping(
+            EventSourceArn=queue_arn(p), FunctionName=p.name, FilterCriteria=bad
+        )
     assert refused.value.response["Error"]["Code"] == "InvalidParameterValueException"
-    mapping_id = lambda_api.create_event_source_mapping(EventSourceArn=queue_arn(p), FunctionName=p.name,
-                                                        Enabled=False)["UUID"]
+    mapping_id = lambda_api.create_event_source_mapping(
+        EventSourceArn=queue_arn(p), FunctionName=p.name, Enabled=False
+    )["UUID"]
     with pytest.raises(ClientError) as refused:
         lambda_api.update_event_source_mapping(UUID=mapping_id, FilterCriteria=bad)
     assert refused.value.response["Error"]["Code"] == "InvalidParameterValueException"

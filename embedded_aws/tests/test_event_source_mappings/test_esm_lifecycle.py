@@ -12,7 +12,14 @@ import pytest
 
 from local.session import wait_for
 from test_event_source_mappings.support import (
-    counters, drained, invocations, make, new_code, queue_arn, recorder, wait_for_bodies,
+    counters,
+    drained,
+    invocations,
+    make,
+    new_code,
+    queue_arn,
+    recorder,
+    wait_for_bodies,
     wait_until_stopped_polling,
 )
 from tests.e2e.conftest import ACCOUNT, consume_statement, emulator, function_zip, logs_statement, make_role  # noqa: F401
@@ -50,13 +57,19 @@ def test_a_new_role_is_used_for_the_next_receive(emulator):
     lambda_api = emulator.client("lambda")
     powerless = make_role(emulator, f"{p.name}-powerless", [logs_statement(p.name)])
     lambda_api.update_function_configuration(FunctionName=p.name, Role=powerless)
-    mapping_id = lambda_api.create_event_source_mapping(EventSourceArn=queue_arn(p), FunctionName=p.name,
-                                                        BatchSize=1)["UUID"]
+    mapping_id = lambda_api.create_event_source_mapping(
+        EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1
+    )["UUID"]
     emulator.client("sqs").send_message(QueueUrl=p.queue_url, MessageBody="needs the new role")
-    wait_for(lambda: f"mapping {mapping_id}: " in _log_tail(emulator, "AccessDenied"), timeout=20,
-             what="a receive denied to the powerless role")
+    wait_for(
+        lambda: f"mapping {mapping_id}: " in _log_tail(emulator, "AccessDenied"),
+        timeout=20,
+        what="a receive denied to the powerless role",
+    )
     assert counters(emulator, p)["visible"] == 1
-    allowed = make_role(emulator, f"{p.name}-allowed", [consume_statement(queue_arn(p)), logs_statement(p.name)])
+    allowed = make_role(
+        emulator, f"{p.name}-allowed", [consume_statement(queue_arn(p)), logs_statement(p.name)]
+    )
     lambda_api.update_function_configuration(FunctionName=p.name, Role=allowed)
     assert [r["body"] for r in wait_for_bodies(emulator, p.name, 1)[0]["records"]] == ["needs the new role"]
 
@@ -67,7 +80,7 @@ def _log_tail(emulator, needle: str) -> str:
     return "\n".join(line for line in emulator_log(emulator).splitlines() if needle in line)
 
 
-MARKING = '''
+MARKING = """
 import json, os, pathlib, time
 
 def handler(event, context):
@@ -77,7 +90,7 @@ def handler(event, context):
     print("RECORDS " + json.dumps({"records": records, "pid": os.getpid(), "version": "1",
                                    "start": 0, "end": 0}))
     return {}
-'''
+"""
 
 
 def test_disabling_finishes_the_batch_in_flight_and_receives_nothing_more(emulator, tmp_path):
@@ -85,7 +98,9 @@ def test_disabling_finishes_the_batch_in_flight_and_receives_nothing_more(emulat
     deleted; once the pollers have stopped, a new message is left alone, and after re-enabling it
     arrives with receive count 1 (it was never received while disabled)."""
     marker = tmp_path / "started"
-    p = make(emulator, "esm-disable", source=MARKING, environment={"MARKER": str(marker)}, timeout=5, visibility=30)
+    p = make(
+        emulator, "esm-disable", source=MARKING, environment={"MARKER": str(marker)}, timeout=5, visibility=30
+    )
     lambda_api, sqs = emulator.client("lambda"), emulator.client("sqs")
     sqs.send_message(QueueUrl=p.queue_url, MessageBody="in flight")
     wait_for(marker.exists, timeout=20, what="the invocation to start")
@@ -113,8 +128,9 @@ def test_deleting_the_mapping_or_the_function_stops_its_pollers(emulator):
     wait_until_stopped_polling(emulator, p.mapping_id)
     sqs.send_message(QueueUrl=p.queue_url, MessageBody="after the mapping")
     assert counters(emulator, p)["visible"] == 1
-    mapping_id = lambda_api.create_event_source_mapping(EventSourceArn=queue_arn(p), FunctionName=p.name,
-                                                        BatchSize=1)["UUID"]
+    mapping_id = lambda_api.create_event_source_mapping(
+        EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1
+    )["UUID"]
     record = wait_for_bodies(emulator, p.name, 2)[-1]["records"][0]
     assert (record["body"], record["attributes"]["ApproximateReceiveCount"]) == ("after the mapping", "1")
 
@@ -123,9 +139,18 @@ def test_deleting_the_mapping_or_the_function_stops_its_pollers(emulator):
     wait_until_stopped_polling(emulator, mapping_id)
     sqs.send_message(QueueUrl=p.queue_url, MessageBody="after the function")
     assert counters(emulator, p)["visible"] == 1
-    lambda_api.create_function(FunctionName=p.name, Runtime="python3.12", Role=role, Handler="app.handler",
-                               Timeout=1, Code={"ZipFile": function_zip(recorder("3"))})
+    lambda_api.create_function(
+        FunctionName=p.name,
+        Runtime="python3.12",
+        Role=role,
+        Handler="app.handler",
+        Timeout=1,
+        Code={"ZipFile": function_zip(recorder("3"))},
+    )
     newest = wait_for_bodies(emulator, p.name, 3)[-1]
     record = newest["records"][0]
-    assert (newest["version"], record["body"], record["attributes"]["ApproximateReceiveCount"]) == \
-        ("3", "after the function", "1")
+    assert (newest["version"], record["body"], record["attributes"]["ApproximateReceiveCount"]) == (
+        "3",
+        "after the function",
+        "1",
+    )

@@ -5,7 +5,13 @@ MaximumConcurrency or reserved concurrency."""
 
 from __future__ import annotations
 
-from embedded_aws.lambda_host.event_source_mappings.scaling import INITIAL_BATCHES, LOCAL_MAX_CONCURRENCY, SCALE_UP_SECONDS, Scaling, concurrency_limit
+from embedded_aws.lambda_host.event_source_mappings.scaling import (
+    INITIAL_BATCHES,
+    LOCAL_MAX_CONCURRENCY,
+    SCALE_UP_SECONDS,
+    Scaling,
+    concurrency_limit,
+)
 
 
 def test_limit_is_the_lowest_of_cap_maximum_and_reserved_concurrency():

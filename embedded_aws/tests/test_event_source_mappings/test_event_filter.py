@@ -8,12 +8,22 @@ import json
 
 import pytest
 
-from embedded_aws.lambda_host.event_source_mappings.filters import FilterError, compile_filters, record_matches
+from embedded_aws.lambda_host.event_source_mappings.filters import (
+    FilterError,
+    compile_filters,
+    record_matches,
+)
 
 
 def record(body: str, **extra) -> dict:
-    return {"messageId": "m-1", "body": body, "attributes": {"ApproximateReceiveCount": "1"},
-            "messageAttributes": {}, "eventSource": "aws:sqs", **extra}
+    return {
+        "messageId": "m-1",
+        "body": body,
+        "attributes": {"ApproximateReceiveCount": "1"},
+        "messageAttributes": {},
+        "eventSource": "aws:sqs",
+        **extra,
+    }
 
 
 def matches(body: str, *patterns: dict) -> bool:
@@ -21,41 +31,57 @@ def matches(body: str, *patterns: dict) -> bool:
     return record_matches(record(body), compile_filters(criteria))
 
 
-ORDER = json.dumps({"id": "order-17", "kind": "Order", "quantity": 4, "price": 12.5, "gift": False,
-                    "note": None, "tags": ["red", "big"], "address": {"city": "Paris", "zip": "75001"}})
+ORDER = json.dumps(
+    {
+        "id": "order-17",
+        "kind": "Order",
+        "quantity": 4,
+        "price": 12.5,
+        "gift": False,
+        "note": None,
+        "tags": ["red", "big"],
+        "address": {"city": "Paris", "zip": "75001"},
+    }
+)
 
 
-@pytest.mark.parametrize(("rule", "expected"), [
-    (["order-17"], True),
-    (["order-18", "order-17"], True),  # a list of values is an OR
-    (["order-18"], False),
-    ([{"prefix": "order-"}], True),
-    ([{"prefix": "ORDER-"}], False),  # exact, character by character
-    ([{"suffix": "-17"}], True),
-    ([{"suffix": "-1"}], False),
-    ([{"equals-ignore-case": "ORDER-17"}], True),
-    ([{"anything-but": "order-18"}], True),
-    ([{"anything-but": ["order-17", "order-18"]}], False),
-    ([{"anything-but": {"prefix": "order-"}}], False),
-    ([{"anything-but": {"suffix": "-99"}}], True),
-    ([{"exists": True}], True),
-    ([{"exists": False}], False),
-])
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        (["order-17"], True),
+        (["order-18", "order-17"], True),  # a list of values is an OR
+        (["order-18"], False),
+        ([{"prefix": "order-"}], True),
+        ([{"prefix": "ORDER-"}], False),  # exact, character by character
+        ([{"suffix": "-17"}], True),
+        ([{"suffix": "-1"}], False),
+        ([{"equals-ignore-case": "ORDER-17"}], True),
+        ([{"anything-but": "order-18"}], True),
+        ([{"anything-but": ["order-17", "order-18"]}], False),
+        ([{"anything-but": {"prefix": "order-"}}], False),
+        ([{"anything-but": {"suffix": "-99"}}], True),
+        ([{"exists": True}], True),
+        ([{"exists": False}], False),
+    ],
+)
 def test_string_operators_on_a_json_body(rule, expected):
     """Each string operator on a field of a JSON body."""
     assert matches(ORDER, {"body": {"id": rule}}) is expected
 
 
-@pytest.mark.parametrize(("rule", "expected"), [
-    ([4], True),
-    ([4.0], False),  # numbers compare by their written form: 4 and 4.0 differ
-    (["4"], False),  # a string is not a number
-    ([{"numeric": ["=", 4]}], True),
-    ([{"numeric": [">", 3, "<=", 4]}], True),
-    ([{"numeric": [">", 4]}], False),
-    ([{"numeric": ["<", 10]}], True),
-    ([{"numeric": [">=", 4.0]}], True),  # ranges compare values
-])
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        ([4], True),
+        ([4.0], False),  # numbers compare by their written form: 4 and 4.0 differ
+        (["4"], False),  # a string is not a number
+        ([{"numeric": ["=", 4]}], True),
+        ([{"numeric": [">", 3, "<=", 4]}], True),
+        ([{"numeric": [">", 4]}], False),
+        ([{"numeric": ["<", 10]}], True),
+        ([{"numeric": [">=", 4.0]}], True),  # ranges compare values
+    ],
+)
 def test_numbers(rule, expected):
     """Exact numbers match their written form; numeric ranges compare values."""
     assert matches(ORDER, {"body": {"quantity": rule}}) is expected
@@ -104,17 +130,20 @@ def test_other_record_keys_and_no_filters():
     assert record_matches(record("anything"), compile_filters({"Filters": []}))
 
 
-@pytest.mark.parametrize("criteria", [
-    {"Filters": [{"Pattern": json.dumps({"body": {"a": [1]}})}] * 6},  # more than five filters
-    {"Filters": [{"Pattern": "{not json"}]},
-    {"Filters": [{"Pattern": "[1, 2]"}]},
-    {"Filters": [{"Pattern": json.dumps({"body": {"a": 1}})}]},  # a value, not a list of rules
-    {"Filters": [{"Pattern": json.dumps({"body": {"a": [{"wildcard": "*.png"}]}})}]},  # not implemented
-    {"Filters": [{"Pattern": json.dumps({"body": {"a": [{"numeric": [">", "1"]}]}})}]},
-    {"Filters": [{"Pattern": json.dumps({"body": {"a": [{"prefix": 1}]}})}]},
-    {"Filters": [{"Pattern": json.dumps({"body": {"a": [{"cidr": "10.0.0.0/24"}]}})}]},
-    {"Filters": [{"Pattern": "x" * 4097}]},
-])
+@pytest.mark.parametrize(
+    "criteria",
+    [
+        {"Filters": [{"Pattern": json.dumps({"body": {"a": [1]}})}] * 6},  # more than five filters
+        {"Filters": [{"Pattern": "{not json"}]},
+        {"Filters": [{"Pattern": "[1, 2]"}]},
+        {"Filters": [{"Pattern": json.dumps({"body": {"a": 1}})}]},  # a value, not a list of rules
+        {"Filters": [{"Pattern": json.dumps({"body": {"a": [{"wildcard": "*.png"}]}})}]},  # not implemented
+        {"Filters": [{"Pattern": json.dumps({"body": {"a": [{"numeric": [">", "1"]}]}})}]},
+        {"Filters": [{"Pattern": json.dumps({"body": {"a": [{"prefix": 1}]}})}]},
+        {"Filters": [{"Pattern": json.dumps({"body": {"a": [{"cidr": "10.0.0.0/24"}]}})}]},
+        {"Filters": [{"Pattern": "x" * 4097}]},
+    ],
+)
 def test_refused_criteria(criteria):
     """What AWS refuses, and the rules this host does not implement, raise FilterError (the
     emulator answers InvalidParameterValueException)."""

@@ -38,14 +38,26 @@ def test_acknowledged_ids_follow_the_partial_batch_rules(function_error, payload
 def test_sqs_record_has_the_lambda_event_shape():
     """A received message becomes the record shape Lambda hands to functions."""
     message = {
-        "MessageId": "m1", "ReceiptHandle": "rh", "Body": '{"id": "a", "quantity": 1}', "MD5OfBody": "x",
-        "Attributes": {"ApproximateReceiveCount": "2", "SentTimestamp": "1", "SenderId": "s",
-                       "ApproximateFirstReceiveTimestamp": "2", "Unrelated": "no"},
+        "MessageId": "m1",
+        "ReceiptHandle": "rh",
+        "Body": '{"id": "a", "quantity": 1}',
+        "MD5OfBody": "x",
+        "Attributes": {
+            "ApproximateReceiveCount": "2",
+            "SentTimestamp": "1",
+            "SenderId": "s",
+            "ApproximateFirstReceiveTimestamp": "2",
+            "Unrelated": "no",
+        },
         "MessageAttributes": {"kind": {"StringValue": "order", "DataType": "String"}},
     }
     record = sqs_record(message, "arn:aws:sqs:us-east-1:123456789012:jobs", "us-east-1")
     assert record["eventSource"] == "aws:sqs" and record["eventSourceARN"].endswith(":jobs")
-    assert record["attributes"] == {"ApproximateReceiveCount": "2", "SentTimestamp": "1", "SenderId": "s",
-                                    "ApproximateFirstReceiveTimestamp": "2"}
+    assert record["attributes"] == {
+        "ApproximateReceiveCount": "2",
+        "SentTimestamp": "1",
+        "SenderId": "s",
+        "ApproximateFirstReceiveTimestamp": "2",
+    }
     assert record["messageAttributes"]["kind"]["stringValue"] == "order"
     assert json.loads(record["body"]) == {"id": "a", "quantity": 1}

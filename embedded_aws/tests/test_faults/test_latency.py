@@ -18,8 +18,12 @@ WAIT_MS = 1000
 @pytest.fixture
 def table(emulator):
     dynamodb, name = emulator.client("dynamodb"), f"slow-{uuid.uuid4().hex[:8]}"
-    dynamodb.create_table(TableName=name, KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                          AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST")
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
     yield name
     emulator.clear_faults(name)
     dynamodb.delete_table(TableName=name)
@@ -47,6 +51,7 @@ def test_a_slowed_operation_waits_side_by_side_and_stops_when_cleared(emulator, 
     dynamodb = emulator.client("dynamodb")
     assert timed(lambda: dynamodb.get_item(TableName=table, Key={"id": {"S": "o-0"}})) < WAIT_MS / 1000
     assert [rule for rule in emulator.faults() if rule["table"] == table] == [
-        {"action": "PutItem", "table": table, "latency_ms": WAIT_MS}]
+        {"action": "PutItem", "table": table, "latency_ms": WAIT_MS}
+    ]
     assert emulator.clear_faults(table) == 1
     assert timed(lambda: dynamodb.put_item(TableName=table, Item={"id": {"S": "later"}})) < WAIT_MS / 1000

@@ -14,11 +14,16 @@ ORDERS = "arn:aws:dynamodb:us-east-1:123456789012:table/orders"
     [
         ("PutItem", {"TableName": "orders"}, [("PutItem", ORDERS)]),
         ("Query", {"TableName": "orders", "IndexName": "by-x"}, [("Query", f"{ORDERS}/index/by-x")]),
-        ("BatchWriteItem", {"RequestItems": {"orders": [], "other": []}},
-         [("BatchWriteItem", ORDERS), ("BatchWriteItem", ORDERS.replace("orders", "other"))]),
-        ("TransactWriteItems", {"TransactItems": [{"Put": {"TableName": "orders"}},
-                                                  {"Update": {"TableName": "orders"}}]},
-         [("PutItem", ORDERS), ("UpdateItem", ORDERS)]),
+        (
+            "BatchWriteItem",
+            {"RequestItems": {"orders": [], "other": []}},
+            [("BatchWriteItem", ORDERS), ("BatchWriteItem", ORDERS.replace("orders", "other"))],
+        ),
+        (
+            "TransactWriteItems",
+            {"TransactItems": [{"Put": {"TableName": "orders"}}, {"Update": {"TableName": "orders"}}]},
+            [("PutItem", ORDERS), ("UpdateItem", ORDERS)],
+        ),
         ("TransactGetItems", {"TransactItems": [{"Get": {"TableName": "orders"}}]}, [("GetItem", ORDERS)]),
         ("ListTables", {}, [("ListTables", "*")]),
     ],
@@ -32,11 +37,19 @@ def test_dynamodb_requests_are_checked_per_table_and_per_operation(action, param
 @pytest.mark.parametrize(
     "params,expected",
     [
-        ({"logGroupName": "/aws/lambda/w", "logStreamName": "s"},
-         "arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/w:log-stream:s"),
+        (
+            {"logGroupName": "/aws/lambda/w", "logStreamName": "s"},
+            "arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/w:log-stream:s",
+        ),
         ({"logGroupName": "/aws/lambda/w"}, "arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/w:*"),
-        ({"logGroupIdentifier": "arn:aws:logs:us-east-1:1:log-group:g"}, "arn:aws:logs:us-east-1:1:log-group:g:*"),
-        ({"logGroupIdentifier": "arn:aws:logs:us-east-1:1:log-group:g:*"}, "arn:aws:logs:us-east-1:1:log-group:g:*"),
+        (
+            {"logGroupIdentifier": "arn:aws:logs:us-east-1:1:log-group:g"},
+            "arn:aws:logs:us-east-1:1:log-group:g:*",
+        ),
+        (
+            {"logGroupIdentifier": "arn:aws:logs:us-east-1:1:log-group:g:*"},
+            "arn:aws:logs:us-east-1:1:log-group:g:*",
+        ),
         ({}, "*"),
     ],
 )

@@ -8,20 +8,45 @@ from embedded_aws.services.iam.resource_policies import ALLOW, DENY, IMPLICIT_DE
 
 TOPIC = "arn:aws:sns:us-east-1:123456789012:p-alarms"
 ALARM = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:p-dead-letters"
-TLS_DENY = {"Sid": "AllowPublishThroughSSLOnly", "Effect": "Deny", "Principal": "*", "Action": "sns:Publish",
-            "Resource": TOPIC, "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
-ALARMS_ALLOW = {"Effect": "Allow", "Principal": {"Service": "cloudwatch.amazonaws.com"}, "Action": "sns:Publish",
-                "Resource": TOPIC, "Condition": {
-                    "ArnLike": {"aws:SourceArn": "arn:aws:cloudwatch:us-east-1:123456789012:alarm:p-*"},
-                    "StringEquals": {"aws:SourceAccount": "123456789012"}}}
-DEFAULT = {"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": ["SNS:Publish", "SNS:Subscribe"], "Resource": TOPIC,
-           "Condition": {"StringEquals": {"AWS:SourceOwner": "123456789012"}}}
+TLS_DENY = {
+    "Sid": "AllowPublishThroughSSLOnly",
+    "Effect": "Deny",
+    "Principal": "*",
+    "Action": "sns:Publish",
+    "Resource": TOPIC,
+    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+}
+ALARMS_ALLOW = {
+    "Effect": "Allow",
+    "Principal": {"Service": "cloudwatch.amazonaws.com"},
+    "Action": "sns:Publish",
+    "Resource": TOPIC,
+    "Condition": {
+        "ArnLike": {"aws:SourceArn": "arn:aws:cloudwatch:us-east-1:123456789012:alarm:p-*"},
+        "StringEquals": {"aws:SourceAccount": "123456789012"},
+    },
+}
+DEFAULT = {
+    "Effect": "Allow",
+    "Principal": {"AWS": "*"},
+    "Action": ["SNS:Publish", "SNS:Subscribe"],
+    "Resource": TOPIC,
+    "Condition": {"StringEquals": {"AWS:SourceOwner": "123456789012"}},
+}
 
 
 def cloudwatch(alarm: str = ALARM, secure: str = "true", account: str = "123456789012") -> Request:
-    return Request(Principal("Service", "cloudwatch.amazonaws.com"), "sns:Publish", TOPIC,
-                   {"aws:SourceArn": alarm, "aws:SourceAccount": account, "aws:SourceOwner": account,
-                    "aws:SecureTransport": secure})
+    return Request(
+        Principal("Service", "cloudwatch.amazonaws.com"),
+        "sns:Publish",
+        TOPIC,
+        {
+            "aws:SourceArn": alarm,
+            "aws:SourceAccount": account,
+            "aws:SourceOwner": account,
+            "aws:SecureTransport": secure,
+        },
+    )
 
 
 def policy(*statements: dict) -> dict:
@@ -49,8 +74,12 @@ def test_the_default_topic_policy_lets_the_accounts_alarms_publish():
 
 
 def test_an_iam_principal_of_the_account_matches_its_root():
-    statement = {"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::123456789012:root"}, "Action": "sns:*",
-                 "Resource": "*"}
+    statement = {
+        "Effect": "Allow",
+        "Principal": {"AWS": "arn:aws:iam::123456789012:root"},
+        "Action": "sns:*",
+        "Resource": "*",
+    }
     user = Principal("AWS", "arn:aws:iam::123456789012:user/admin", "123456789012")
     assert decide(policy(statement), Request(user, "sns:Publish", TOPIC)) == ALLOW
     stranger = Principal("AWS", "arn:aws:iam::999999999999:user/x", "999999999999")

@@ -20,14 +20,28 @@ def unique(name: str) -> str:
     return f"conf-{name}-{uuid.uuid4().hex[:6]}"
 
 
-def create_function(session: LocalSession, name: str, source: str | dict[str, str], *, runtime: str = PYTHON,
-                    handler: str = "app.handler", memory: int = 128, timeout: int = 3) -> str:
+def create_function(
+    session: LocalSession,
+    name: str,
+    source: str | dict[str, str],
+    *,
+    runtime: str = PYTHON,
+    handler: str = "app.handler",
+    memory: int = 128,
+    timeout: int = 3,
+) -> str:
     """A function with a role that may write its own logs; returns its name."""
     role = make_role(session, f"{name}-role", [logs_statement(name)])
     session.client("logs").create_log_group(logGroupName=f"/aws/lambda/{name}")
     session.client("lambda").create_function(
-        FunctionName=name, Runtime=runtime, Role=role, Handler=handler, Timeout=timeout, MemorySize=memory,
-        Code={"ZipFile": function_zip(source)})
+        FunctionName=name,
+        Runtime=runtime,
+        Role=role,
+        Handler=handler,
+        Timeout=timeout,
+        MemorySize=memory,
+        Code={"ZipFile": function_zip(source)},
+    )
     return name
 
 
@@ -49,7 +63,9 @@ class Invocation:
 
 
 def invoke(session: LocalSession, name: str, event: object = None) -> Invocation:
-    response = session.client("lambda").invoke(FunctionName=name, Payload=json.dumps(event or {}), LogType="Tail")
+    response = session.client("lambda").invoke(
+        FunctionName=name, Payload=json.dumps(event or {}), LogType="Tail"
+    )
     raw = response["Payload"].read()
     log = base64.b64decode(response.get("LogResult", "")).decode().split("\n")
     return Invocation(response.get("FunctionError"), json.loads(raw) if raw else None, raw, log)

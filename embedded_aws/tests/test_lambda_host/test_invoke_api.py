@@ -12,9 +12,9 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
+from test_event_source_mappings.support import invocations, make
 
 from local.session import wait_for
-from test_event_source_mappings.support import invocations, make
 from tests.e2e.conftest import emulator  # noqa: F401 - the shared embedded AWS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -22,9 +22,14 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 def lambda_client(emulator, **config):
     env = emulator.aws_env()
-    return boto3.client("lambda", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
-                        aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
-                        config=Config(**config))
+    return boto3.client(
+        "lambda",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        region_name=env["AWS_REGION"],
+        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+        config=Config(**config),
+    )
 
 
 def test_dry_run_validates_and_runs_nothing_and_event_is_accepted(emulator):
@@ -33,8 +38,11 @@ def test_dry_run_validates_and_runs_nothing_and_event_is_accepted(emulator):
     lambda_api = emulator.client("lambda")
     dry = lambda_api.invoke(FunctionName=p.name, InvocationType="DryRun", Payload=b'{"Records": []}')
     assert dry["StatusCode"] == 204 and dry["Payload"].read() == b""
-    event = lambda_api.invoke(FunctionName=p.name, InvocationType="Event",
-                              Payload=json.dumps({"Records": [{"messageId": "e", "body": "event"}]}))
+    event = lambda_api.invoke(
+        FunctionName=p.name,
+        InvocationType="Event",
+        Payload=json.dumps({"Records": [{"messageId": "e", "body": "event"}]}),
+    )
     assert event["StatusCode"] == 202
     wait_for(lambda: invocations(emulator, p.name), timeout=20, what="the Event invocation to run")
     assert [r["body"] for i in invocations(emulator, p.name) for r in i["records"]] == ["event"]

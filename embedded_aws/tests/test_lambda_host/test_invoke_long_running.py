@@ -9,20 +9,20 @@ import threading
 
 import pytest
 from botocore.exceptions import ReadTimeoutError
-
 from test_event_source_mappings.support import make
+
 from test_lambda_host.test_invoke_api import lambda_client
 from tests.e2e.conftest import emulator  # noqa: F401 - the shared embedded AWS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(65)]
 
-SLOW = '''
+SLOW = """
 import time
 
 def handler(event, context):
     time.sleep(event["seconds"])
     return {"slept": event["seconds"], "remaining_ms": context.get_remaining_time_in_millis()}
-'''
+"""
 
 
 def test_an_invocation_longer_than_60_s_completes_with_a_long_read_timeout(emulator):
@@ -35,7 +35,9 @@ def test_an_invocation_longer_than_60_s_completes_with_a_long_read_timeout(emula
 
     def with_default_timeout() -> None:
         try:
-            lambda_client(emulator, retries={"total_max_attempts": 1}).invoke(FunctionName=p.name, Payload=payload)
+            lambda_client(emulator, retries={"total_max_attempts": 1}).invoke(
+                FunctionName=p.name, Payload=payload
+            )
         except ReadTimeoutError as error:
             default_failure.append(error)
 

@@ -10,8 +10,8 @@ import zipfile
 
 import pytest
 
-from embedded_aws.lambda_host import host as lambda_host
 from embedded_aws.credentials import Credentials
+from embedded_aws.lambda_host import host as lambda_host
 from embedded_aws.lambda_host.host import LambdaHost, credentials_need_refresh, sandbox_may_serve
 from embedded_aws.lambda_host.sandbox import FunctionSpec, Throttled
 from local.session import wait_for
@@ -56,9 +56,17 @@ def code(text: str) -> bytes:
 
 
 def spec(version: str = "1", timeout: int = 10) -> FunctionSpec:
-    return FunctionSpec(name="fn", arn="arn:aws:lambda:us-east-1:123456789012:function:fn", handler="app.handler",
-                        timeout=timeout, memory=128, role_arn="arn:aws:iam::123456789012:role/r",
-                        environment=(), code_sha=version * 64, code_zip=code(f"# {version}"))
+    return FunctionSpec(
+        name="fn",
+        arn="arn:aws:lambda:us-east-1:123456789012:function:fn",
+        handler="app.handler",
+        timeout=timeout,
+        memory=128,
+        role_arn="arn:aws:iam::123456789012:role/r",
+        environment=(),
+        code_sha=version * 64,
+        code_zip=code(f"# {version}"),
+    )
 
 
 @pytest.fixture
@@ -71,10 +79,17 @@ def host(tmp_path, monkeypatch):
         issued.append(clock.now)
         return Credentials(f"AKIA{len(issued)}", "secret", "token")
 
-    host = LambdaHost(endpoint="http://localhost:1", region="us-east-1", workdir=tmp_path,
-                      role_credentials=role_credentials, service_credentials=lambda: Credentials("a", "b"),
-                      stored_function=lambda arn: pytest.fail("no function is read from the emulator here"),
-                      credentials_lifetime=100, sandbox_margin=5, clock=clock)
+    host = LambdaHost(
+        endpoint="http://localhost:1",
+        region="us-east-1",
+        workdir=tmp_path,
+        role_credentials=role_credentials,
+        service_credentials=lambda: Credentials("a", "b"),
+        stored_function=lambda arn: pytest.fail("no function is read from the emulator here"),
+        credentials_lifetime=100,
+        sandbox_margin=5,
+        clock=clock,
+    )
     host.clock, host.issued = clock, issued
     return host
 
@@ -123,8 +138,9 @@ def test_reserved_concurrency_throttles_beyond_its_value(host, monkeypatch):
     """Reserved concurrency 0 throttles every invocation; 1 throttles a second one while the
     first runs. Each throttle is recorded for the Throttles metric."""
     throttles: list[str] = []
-    monkeypatch.setattr(lambda_host.lambda_metrics, "record_throttle",
-                        lambda name, region: throttles.append(name))
+    monkeypatch.setattr(
+        lambda_host.lambda_metrics, "record_throttle", lambda name, region: throttles.append(name)
+    )
     with pytest.raises(Throttled):
         host.invoke(spec(), {}, reserved_concurrency=0)
 

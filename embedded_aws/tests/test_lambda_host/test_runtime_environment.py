@@ -12,7 +12,7 @@ from test_lambda_host.functions import PYTHON, create_function, invoke, unique
 
 pytestmark = pytest.mark.e2e
 
-PROBE = '''
+PROBE = """
 import os, sys
 
 def handler(event, context):
@@ -26,7 +26,7 @@ def handler(event, context):
     return {"modules": found, "path": sys.path, "task_root": os.environ["LAMBDA_TASK_ROOT"],
             "version": list(sys.version_info[:2]), "executable": sys.executable,
             "execution_env": os.environ.get("AWS_EXECUTION_ENV")}
-'''
+"""
 
 
 def test_only_the_package_the_runtime_sdk_and_the_standard_library_are_importable(session):
@@ -37,7 +37,11 @@ def test_only_the_package_the_runtime_sdk_and_the_standard_library_are_importabl
     seen = invoke(session, name).payload
     packages = runtimes.resolve(PYTHON).packages
     # The pinned one; after an offline set-up, the host's boto3 linked into a clean folder.
-    sdk = runtimes.SDK_VERSION if (packages / f"boto3-{runtimes.SDK_VERSION}.dist-info").is_dir() else version("boto3")
+    sdk = (
+        runtimes.SDK_VERSION
+        if (packages / f"boto3-{runtimes.SDK_VERSION}.dist-info").is_dir()
+        else version("boto3")
+    )
     assert seen["modules"]["pytest"] == "ImportError: No module named 'pytest'"
     assert seen["modules"]["moto"] == "ImportError: No module named 'moto'"
     assert seen["modules"]["aws_cdk"] == "ImportError: No module named 'aws_cdk'"
@@ -68,18 +72,27 @@ def test_the_declared_python_runs_and_every_report_line_says_which(session):
 def test_a_boto3_in_the_package_wins_over_the_runtimes(session):
     """LAMBDA_TASK_ROOT is first on sys.path: a package that bundles its own boto3 imports it,
     not the runtime's."""
-    name = create_function(session, unique("bundled"), {
-        "app.py": "import boto3\n\ndef handler(event, context):\n    return boto3.__version__\n",
-        "boto3/__init__.py": "__version__ = 'bundled-0.0'\n",
-    })
+    name = create_function(
+        session,
+        unique("bundled"),
+        {
+            "app.py": "import boto3\n\ndef handler(event, context):\n    return boto3.__version__\n",
+            "boto3/__init__.py": "__version__ = 'bundled-0.0'\n",
+        },
+    )
     assert invoke(session, name).payload == "bundled-0.0"
 
 
 def test_a_runtime_that_is_not_python_fails_its_invocation_clearly(session):
     """A nodejs20.x function is not run under Python: every invocation fails with
     Runtime.InvalidEntrypoint, a message naming the runtime, and a REPORT with that error."""
-    name = create_function(session, unique("node"), {"index.js": "exports.handler = async () => 'hi';\n"},
-                           runtime="nodejs20.x", handler="index.handler")
+    name = create_function(
+        session,
+        unique("node"),
+        {"index.js": "exports.handler = async () => 'hi';\n"},
+        runtime="nodejs20.x",
+        handler="index.handler",
+    )
     failed = invoke(session, name)
     assert failed.function_error == "Unhandled"
     assert failed.payload["errorType"] == "Runtime.InvalidEntrypoint"

@@ -11,13 +11,13 @@ from test_lambda_host.functions import create_function, invoke, unique
 
 pytestmark = pytest.mark.e2e
 
-MEMORY = '''
+MEMORY = """
 held = []
 
 def handler(event, context):
     held.append(bytearray(event.get("mb", 0) * 1024 * 1024))  # zero-filled: resident at once
     return sum(len(block) for block in held) // (1024 * 1024)
-'''
+"""
 
 
 def mb(value: str) -> int:
@@ -50,7 +50,10 @@ def test_exceeding_memory_size_kills_the_sandbox_as_out_of_memory(session):
     assert failed.payload["errorMessage"].endswith("Error: Runtime exited with error: signal: killed")
     report = failed.report
     assert (report["Max Memory Used"], report["Status"], report["Error Type"]) == (
-        "128 MB", "error", "Runtime.OutOfMemory")
+        "128 MB",
+        "error",
+        "Runtime.OutOfMemory",
+    )
     again = invoke(session, name, {"mb": 1})
     assert again.payload == 1 and "Init Duration" in again.report
 
@@ -62,4 +65,6 @@ def test_init_duration_is_reported_on_a_cold_start_only(session):
     cold, warm = invoke(session, name), invoke(session, name)
     assert ms(cold.report["Init Duration"]) > 0
     assert "Init Duration" not in warm.report and warm.lines("INIT_START") == []
-    assert ms(cold.report["Billed Duration"]) == math.ceil(ms(cold.report["Duration"]) + ms(cold.report["Init Duration"]))
+    assert ms(cold.report["Billed Duration"]) == math.ceil(
+        ms(cold.report["Duration"]) + ms(cold.report["Init Duration"])
+    )

@@ -9,7 +9,7 @@ from test_lambda_host.functions import create_function, invoke, unique
 
 pytestmark = pytest.mark.e2e
 
-RESULTS = '''
+RESULTS = """
 import datetime, decimal, os, sys
 
 def handler(event, context):
@@ -27,7 +27,7 @@ def handler(event, context):
         sys.stdout.flush()
         os._exit(3)
     return "ok"
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,10 @@ def test_a_result_json_cannot_hold_is_a_marshal_error(session, results, kind, ty
     failed = invoke(session, results, {"kind": kind})
     assert failed.function_error == "Unhandled"
     assert failed.payload["errorType"] == "Runtime.MarshalError"
-    assert failed.payload["errorMessage"] == f"Unable to marshal response: Object of type {type_name} is not JSON serializable"
+    assert (
+        failed.payload["errorMessage"]
+        == f"Unable to marshal response: Object of type {type_name} is not JSON serializable"
+    )
     assert failed.payload["stackTrace"] == []
     assert invoke(session, results, {"kind": "ok"}).payload == "ok"  # the sandbox lives on
 
@@ -80,23 +83,35 @@ def test_a_missing_module_is_an_import_module_error(session):
     """A handler module that imports what is not there: Runtime.ImportModuleError, "Unable to
     import module 'app': No module named 'x'", INIT_REPORT with the error, on every invocation
     (Lambda retries the init each time)."""
-    name = create_function(session, unique("import"), "import not_in_the_package\n\ndef handler(e, c):\n    return 1\n")
+    name = create_function(
+        session, unique("import"), "import not_in_the_package\n\ndef handler(e, c):\n    return 1\n"
+    )
     for _ in range(2):
         failed = invoke(session, name)
         assert failed.function_error == "Unhandled"
         assert failed.payload["errorType"] == "Runtime.ImportModuleError"
-        assert failed.payload["errorMessage"] == "Unable to import module 'app': No module named 'not_in_the_package'"
+        assert (
+            failed.payload["errorMessage"]
+            == "Unable to import module 'app': No module named 'not_in_the_package'"
+        )
         assert failed.lines("INIT_REPORT") == [
-            f"INIT_REPORT Init Duration: {failed.report['Init Duration']}\tPhase: init\tStatus: error"
-            "\tError Type: Runtime.ImportModuleError"]
-        assert "[ERROR] Runtime.ImportModuleError: Unable to import module 'app': No module named 'not_in_the_package'" \
+            (
+                f"INIT_REPORT Init Duration: {failed.report['Init Duration']}\tPhase: init\tStatus: error"
+                "\tError Type: Runtime.ImportModuleError"
+            )
+        ]
+        assert (
+            "[ERROR] Runtime.ImportModuleError: Unable to import module 'app': No module named 'not_in_the_package'"
             in failed.log
+        )
 
 
 def test_a_missing_handler_function_is_handler_not_found(session):
     """The module imports but has no such function: Runtime.HandlerNotFound, "Handler 'nope'
     missing on module 'app'"."""
-    name = create_function(session, unique("nohandler"), "def handler(e, c):\n    return 1\n", handler="app.nope")
+    name = create_function(
+        session, unique("nohandler"), "def handler(e, c):\n    return 1\n", handler="app.nope"
+    )
     failed = invoke(session, name)
     assert failed.function_error == "Unhandled"
     assert failed.payload["errorType"] == "Runtime.HandlerNotFound"

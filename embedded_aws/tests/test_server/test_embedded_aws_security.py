@@ -40,8 +40,13 @@ def send(aws, method: str, path: str, headers: dict, body: bytes | None = None):
 def assert_state_unchanged(aws) -> None:
     """IAM enforcement is on (an unknown key is refused) and the queue is still there."""
     env = aws.aws_env()
-    stranger = boto3.client("sqs", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
-                            aws_access_key_id="AKIAUNKNOWNKEY000000", aws_secret_access_key="x" * 40)
+    stranger = boto3.client(
+        "sqs",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        region_name=env["AWS_REGION"],
+        aws_access_key_id="AKIAUNKNOWNKEY000000",
+        aws_secret_access_key="x" * 40,
+    )
     with pytest.raises(ClientError) as denied:
         stranger.list_queues()
     assert denied.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
@@ -61,7 +66,9 @@ def test_moto_api_cannot_reset_the_emulator_or_its_iam(aws, path, body, how):
         "cross-site fetch": {"Sec-Fetch-Site": "cross-site"},
         "local process": {},
     }[how]
-    status, response_headers, answer = send(aws, "POST", path, {"Content-Type": "text/plain", **headers}, body)
+    status, response_headers, answer = send(
+        aws, "POST", path, {"Content-Type": "text/plain", **headers}, body
+    )
     assert status in (403, 421), answer
     assert response_headers.get("connection") == "close"
     assert not any(name.startswith("access-control-") for name in response_headers)
@@ -74,8 +81,15 @@ def test_cross_origin_reads_get_no_cors_and_no_data(aws):
     for method, path, headers in (
         ("GET", "/moto-api/data.json", {"Origin": "https://evil.example"}),
         ("GET", "/moto-api/data.json", {}),
-        ("OPTIONS", "/", {"Origin": "https://evil.example", "Access-Control-Request-Method": "POST",
-                          "Access-Control-Request-Headers": "authorization,content-type"}),
+        (
+            "OPTIONS",
+            "/",
+            {
+                "Origin": "https://evil.example",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization,content-type",
+            },
+        ),
         ("GET", "/?Action=ListQueues", {"Origin": "null"}),
     ):
         status, response_headers, answer = send(aws, method, path, headers)
@@ -88,7 +102,12 @@ def test_cross_origin_reads_get_no_cors_and_no_data(aws):
 def test_a_rebound_host_name_reaches_nothing(aws):
     """DNS rebinding: the page's own name (or the wrong port) as Host is answered 421, reads too."""
     port = aws.require_state()["port"]
-    for host in (f"evil.example:{port}", "evil.example", f"localhost:{port + 1}", f"127.0.0.1.evil.example:{port}"):
+    for host in (
+        f"evil.example:{port}",
+        "evil.example",
+        f"localhost:{port + 1}",
+        f"127.0.0.1.evil.example:{port}",
+    ):
         status, _, answer = send(aws, "GET", "/?Action=ListQueues", {"Host": host})
         assert status == 421, (host, answer)
     assert_state_unchanged(aws)
@@ -98,13 +117,21 @@ def test_sdk_and_cli_clients_still_work(aws):
     """boto3 by localhost and by 127.0.0.1 (as the lab's worker calls it), and the AWS CLI."""
     env = aws.aws_env()
     for endpoint in (env["AWS_ENDPOINT_URL"], env["AWS_ENDPOINT_URL"].replace("localhost", "127.0.0.1")):
-        client = boto3.client("sqs", endpoint_url=endpoint, region_name=env["AWS_REGION"],
-                              aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+        client = boto3.client(
+            "sqs",
+            endpoint_url=endpoint,
+            region_name=env["AWS_REGION"],
+            aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+        )
         assert any(url.endswith(f"/{QUEUE}") for url in client.list_queues()["QueueUrls"])
     cli = subprocess.run(
         [str(aws_cli.aws()), "sqs", "list-queues"],
         env={**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **env},
-        capture_output=True, text=True, timeout=120)
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert cli.returncode == 0, cli.stderr
     assert f"/{QUEUE}" in cli.stdout
 

@@ -17,15 +17,22 @@ ACCOUNT, REGION = "123456789012", "us-east-1"
 def queues(monkeypatch):
     from embedded_aws.services.sqs.backend import patch_retention_check
 
-    monkeypatch.setattr(SQSBackend, "is_message_valid_based_on_retention_period",
-                        SQSBackend.is_message_valid_based_on_retention_period)  # restored after the test
+    monkeypatch.setattr(
+        SQSBackend,
+        "is_message_valid_based_on_retention_period",
+        SQSBackend.is_message_valid_based_on_retention_period,
+    )  # restored after the test
     patch_retention_check()
     with mock_aws():
         sqs = boto3.client("sqs", region_name=REGION)
         dlq = sqs.create_queue(QueueName="jobs-dlq", Attributes={"MessageRetentionPeriod": "600"})["QueueUrl"]
-        jobs = sqs.create_queue(QueueName="jobs", Attributes={
-            "MessageRetentionPeriod": "1200", "RedrivePolicy":
-                f'{{"deadLetterTargetArn": "arn:aws:sqs:{REGION}:{ACCOUNT}:jobs-dlq", "maxReceiveCount": "1"}}'})["QueueUrl"]
+        jobs = sqs.create_queue(
+            QueueName="jobs",
+            Attributes={
+                "MessageRetentionPeriod": "1200",
+                "RedrivePolicy": f'{{"deadLetterTargetArn": "arn:aws:sqs:{REGION}:{ACCOUNT}:jobs-dlq", "maxReceiveCount": "1"}}',
+            },
+        )["QueueUrl"]
         yield sqs, jobs, dlq
 
 

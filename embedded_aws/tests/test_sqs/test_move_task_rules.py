@@ -69,22 +69,29 @@ def test_task_handle_names_its_task_and_source_queue():
     assert decode_handle(encode_handle("t-1", DLQ)) == ("t-1", DLQ)
 
 
-@pytest.mark.parametrize("handle", ["", "not base64!", "bm90IGpzb24=", encode_handle("t", "not an arn"), None])
+@pytest.mark.parametrize(
+    "handle", ["", "not base64!", "bm90IGpzb24=", encode_handle("t", "not an arn"), None]
+)
 def test_a_handle_that_is_not_ours_is_invalid(handle):
     with pytest.raises(MoveTaskError) as refused:
         decode_handle(handle)
     assert (refused.value.code, refused.value.message) == (
-        "InvalidParameterValue", "Value for parameter TaskHandle is invalid.")
+        "InvalidParameterValue",
+        "Value for parameter TaskHandle is invalid.",
+    )
 
 
-@pytest.mark.parametrize("arn,expected", [
-    (DLQ, QueueRef("us-east-1", "123456789012", "orders-dlq")),
-    ("arn:aws:sqs:us-east-1:123456789012:q.fifo", QueueRef("us-east-1", "123456789012", "q.fifo")),
-    ("arn:aws:sns:us-east-1:123456789012:topic", None),
-    ("https://sqs.us-east-1.amazonaws.com/123456789012/q", None),
-    ("arn:aws:sqs:us-east-1::q", None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "arn,expected",
+    [
+        (DLQ, QueueRef("us-east-1", "123456789012", "orders-dlq")),
+        ("arn:aws:sqs:us-east-1:123456789012:q.fifo", QueueRef("us-east-1", "123456789012", "q.fifo")),
+        ("arn:aws:sns:us-east-1:123456789012:topic", None),
+        ("https://sqs.us-east-1.amazonaws.com/123456789012/q", None),
+        ("arn:aws:sqs:us-east-1::q", None),
+        (None, None),
+    ],
+)
 def test_queue_arns_parse(arn, expected):
     assert parse_queue_arn(arn) == expected
 
@@ -101,8 +108,10 @@ def test_pacing_lets_message_k_go_at_k_over_rate():
 
 def test_oldest_message_moves_first_and_ties_keep_queue_order():
     """SentTimestamp orders the move (a redriven message keeps its original timestamp)."""
-    messages = [SimpleNamespace(id=name, sent_timestamp=ts) for name, ts in
-                [("late", 300), ("first", 100), ("tie-1", 200), ("tie-2", 200)]]
+    messages = [
+        SimpleNamespace(id=name, sent_timestamp=ts)
+        for name, ts in [("late", 300), ("first", 100), ("tie-1", 200), ("tie-2", 200)]
+    ]
     assert [m.id for m in oldest_first(messages)] == ["first", "tie-1", "tie-2", "late"]
 
 
@@ -173,5 +182,11 @@ def test_redrive_needs_consume_on_the_dlq_and_send_on_each_destination():
     backend = SimpleNamespace(queues={"orders-dlq": dlq, "orders": jobs, "orders-2": other})
     consume = [(action, DLQ) for action in ("ReceiveMessage", "DeleteMessage", "GetQueueAttributes")]
     assert redrive_permissions(backend, DLQ, "arn:aws:sqs:us-east-1:123456789012:x") == [
-        *consume, ("SendMessage", "arn:aws:sqs:us-east-1:123456789012:x")]
-    assert redrive_permissions(backend, DLQ, None) == [*consume, ("SendMessage", JOBS), ("SendMessage", JOBS + "-2")]
+        *consume,
+        ("SendMessage", "arn:aws:sqs:us-east-1:123456789012:x"),
+    ]
+    assert redrive_permissions(backend, DLQ, None) == [
+        *consume,
+        ("SendMessage", JOBS),
+        ("SendMessage", JOBS + "-2"),
+    ]

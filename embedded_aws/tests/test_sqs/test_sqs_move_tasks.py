@@ -41,7 +41,9 @@ def sqs(emulator):
 
 def queue(sqs, name: str, dlq: str | None = None, max_receive: int = 2) -> str:
     """A queue (with a redrive policy to `dlq`, if given); returns its URL."""
-    attributes = {"RedrivePolicy": json.dumps({"deadLetterTargetArn": arn(dlq), "maxReceiveCount": max_receive})}
+    attributes = {
+        "RedrivePolicy": json.dumps({"deadLetterTargetArn": arn(dlq), "maxReceiveCount": max_receive})
+    }
     return sqs.create_queue(QueueName=name, Attributes=attributes if dlq else {})["QueueUrl"]
 
 
@@ -57,19 +59,27 @@ def send(sqs, name: str, bodies: list[str]) -> list[str]:
     """Send each body with two message attributes; returns the message ids."""
     ids = []
     for body in bodies:
-        ids.append(sqs.send_message(QueueUrl=url_of(sqs, name), MessageBody=body, MessageAttributes={
-            "origin": {"DataType": "String", "StringValue": f"{name}:{body}"},
-            "attempt": {"DataType": "Number", "StringValue": "1"},
-        })["MessageId"])
+        ids.append(
+            sqs.send_message(
+                QueueUrl=url_of(sqs, name),
+                MessageBody=body,
+                MessageAttributes={
+                    "origin": {"DataType": "String", "StringValue": f"{name}:{body}"},
+                    "attempt": {"DataType": "Number", "StringValue": "1"},
+                },
+            )["MessageId"]
+        )
     return ids
 
 
 def fail_until_dead(sqs, name: str, dlq: str, expected: int) -> None:
     """Receive and never delete (VisibilityTimeout 0: a consumer that fails at once) until
     `expected` messages have gone over maxReceiveCount into `dlq`, as a broken consumer would."""
+
     def dead() -> bool:
         sqs.receive_message(QueueUrl=url_of(sqs, name), MaxNumberOfMessages=10, VisibilityTimeout=0)
         return counters(sqs, dlq)["visible"] >= expected
+
     wait_for(dead, timeout=20, interval=0.05, what=f"{expected} message(s) redriven from {name} to {dlq}")
 
 
@@ -79,8 +89,12 @@ def tasks(sqs, dlq: str, limit: int = 10) -> list[dict]:
 
 def finished(sqs, dlq: str, timeout: float = 20) -> dict:
     """The most recent task on `dlq`, once it is no longer RUNNING or CANCELLING."""
-    return wait_for(lambda: next((t for t in tasks(sqs, dlq, 1) if t["Status"] not in ("RUNNING", "CANCELLING")),
-                                 None), timeout=timeout, interval=0.05, what=f"the move task on {dlq} to end")
+    return wait_for(
+        lambda: next((t for t in tasks(sqs, dlq, 1) if t["Status"] not in ("RUNNING", "CANCELLING")), None),
+        timeout=timeout,
+        interval=0.05,
+        what=f"the move task on {dlq} to end",
+    )
 
 
 def drain(sqs, name: str, expected: int) -> list[dict]:
@@ -88,12 +102,18 @@ def drain(sqs, name: str, expected: int) -> list[dict]:
     got: list[dict] = []
 
     def all_in() -> bool:
-        received = sqs.receive_message(QueueUrl=url_of(sqs, name), MaxNumberOfMessages=10, VisibilityTimeout=30,
-                                       AttributeNames=["All"], MessageAttributeNames=["All"]).get("Messages", [])
+        received = sqs.receive_message(
+            QueueUrl=url_of(sqs, name),
+            MaxNumberOfMessages=10,
+            VisibilityTimeout=30,
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        ).get("Messages", [])
         for message in received:
             sqs.delete_message(QueueUrl=url_of(sqs, name), ReceiptHandle=message["ReceiptHandle"])
         got.extend(received)
         return len(got) >= expected
+
     wait_for(all_in, timeout=20, interval=0.05, what=f"{expected} message(s) in {name}")
     assert len(got) == expected and counters(sqs, name)["visible"] == 0
     return got
@@ -162,7 +182,10 @@ def test_destination_arn_sends_every_message_to_that_queue(sqs):
 
     task = finished(sqs, dlq)
     assert (task["Status"], task["DestinationArn"], task["ApproximateNumberOfMessagesMoved"]) == (
-        "COMPLETED", arn(elsewhere), 4)
+        "COMPLETED",
+        arn(elsewhere),
+        4,
+    )
     assert sorted(m["Body"] for m in drain(sqs, elsewhere, 4)) == ["a", "b", "c", "d"]
     assert counters(sqs, jobs)["visible"] == 0 and counters(sqs, dlq)["visible"] == 0
 
@@ -179,15 +202,28 @@ def test_rate_is_honoured_oldest_first_and_later_messages_stay(sqs, figure):
     sqs.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(jobs), MaxNumberOfMessagesPerSecond=10)
     send(sqs, dlq, ["late"])
 
-    running = wait_for(lambda: next((t for t in tasks(sqs, dlq, 1) if t["Status"] == "RUNNING"
-                                     and 0 < t["ApproximateNumberOfMessagesMoved"] < 20), None),
-                       timeout=10, interval=0.05, what="a RUNNING task part way through")
+    running = wait_for(
+        lambda: next(
+            (
+                t
+                for t in tasks(sqs, dlq, 1)
+                if t["Status"] == "RUNNING" and 0 < t["ApproximateNumberOfMessagesMoved"] < 20
+            ),
+            None,
+        ),
+        timeout=10,
+        interval=0.05,
+        what="a RUNNING task part way through",
+    )
     assert running["MaxNumberOfMessagesPerSecond"] == 10 and running["TaskHandle"]
     task = finished(sqs, dlq)
     elapsed = time.monotonic() - began
     figure("move task, 20 messages at 10/s", f"{elapsed:.2f} s")
-    assert (task["Status"], task["ApproximateNumberOfMessagesToMove"], task["ApproximateNumberOfMessagesMoved"]) == (
-        "COMPLETED", 20, 20)
+    assert (
+        task["Status"],
+        task["ApproximateNumberOfMessagesToMove"],
+        task["ApproximateNumberOfMessagesMoved"],
+    ) == ("COMPLETED", 20, 20)
     assert 1.5 <= elapsed < 10
     moved = drain(sqs, jobs, 20)
     assert [m["Body"] for m in sorted(moved, key=lambda m: int(m["Attributes"]["SentTimestamp"]))] == bodies
@@ -203,14 +239,20 @@ def test_one_active_task_per_queue_and_cancel_keeps_what_moved(sqs):
     queue(sqs, dlq)
     queue(sqs, jobs, dlq)
     send(sqs, dlq, [f"c{i}" for i in range(10)])
-    handle = sqs.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(jobs),
-                                         MaxNumberOfMessagesPerSecond=2)["TaskHandle"]
+    handle = sqs.start_message_move_task(
+        SourceArn=arn(dlq), DestinationArn=arn(jobs), MaxNumberOfMessagesPerSecond=2
+    )["TaskHandle"]
 
     assert error_of(lambda: sqs.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(jobs))) == (
         "InvalidParameterValue",
-        "There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
-    wait_for(lambda: tasks(sqs, dlq, 1)[0]["ApproximateNumberOfMessagesMoved"] >= 1, timeout=10, interval=0.05,
-             what="the first message moved")
+        "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
+    )
+    wait_for(
+        lambda: tasks(sqs, dlq, 1)[0]["ApproximateNumberOfMessagesMoved"] >= 1,
+        timeout=10,
+        interval=0.05,
+        what="the first message moved",
+    )
     moved_at_cancel = sqs.cancel_message_move_task(TaskHandle=handle)["ApproximateNumberOfMessagesMoved"]
 
     task = finished(sqs, dlq)
@@ -235,18 +277,34 @@ def test_refusals(sqs):
     queue(sqs, dlq)
     queue(sqs, jobs, dlq)
     assert error_of(lambda: sqs.start_message_move_task(SourceArn=arn(jobs))) == (
-        "InvalidParameterValue", "Source queue must be configured as a Dead Letter Queue.")
+        "InvalidParameterValue",
+        "Source queue must be configured as a Dead Letter Queue.",
+    )
     assert error_of(lambda: sqs.start_message_move_task(SourceArn=arn(f"{PREFIX}-nowhere"))) == (
-        "ResourceNotFoundException", "The resource that you specified for the SourceArn parameter doesn't exist.")
-    assert error_of(lambda: sqs.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(f"{PREFIX}-x"))) == (
-        "ResourceNotFoundException", "The resource that you specified for the DestinationArn parameter doesn't exist.")
+        "ResourceNotFoundException",
+        "The resource that you specified for the SourceArn parameter doesn't exist.",
+    )
+    assert error_of(
+        lambda: sqs.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(f"{PREFIX}-x"))
+    ) == (
+        "ResourceNotFoundException",
+        "The resource that you specified for the DestinationArn parameter doesn't exist.",
+    )
     for rate in (0, 501):
-        code, message = error_of(lambda rate=rate: sqs.start_message_move_task(
-            SourceArn=arn(dlq), MaxNumberOfMessagesPerSecond=rate))
+        code, message = error_of(
+            lambda rate=rate: sqs.start_message_move_task(
+                SourceArn=arn(dlq), MaxNumberOfMessagesPerSecond=rate
+            )
+        )
         assert code == "InvalidParameterValue" and "MaxNumberOfMessagesPerSecond" in message
-    assert error_of(lambda: sqs.list_message_move_tasks(SourceArn=arn(dlq), MaxResults=11))[0] == "InvalidParameterValue"
+    assert (
+        error_of(lambda: sqs.list_message_move_tasks(SourceArn=arn(dlq), MaxResults=11))[0]
+        == "InvalidParameterValue"
+    )
     assert error_of(lambda: sqs.cancel_message_move_task(TaskHandle="not-a-handle")) == (
-        "InvalidParameterValue", "Value for parameter TaskHandle is invalid.")
+        "InvalidParameterValue",
+        "Value for parameter TaskHandle is invalid.",
+    )
     assert tasks(sqs, dlq) == []
 
 
@@ -264,7 +322,10 @@ def test_a_message_sent_straight_to_the_dlq_has_no_source_to_go_back_to(sqs):
 
     task = finished(sqs, dlq)
     assert (task["Status"], task["FailureReason"], task["ApproximateNumberOfMessagesMoved"]) == (
-        "FAILED", "CouldNotDetermineMessageSource", 1)
+        "FAILED",
+        "CouldNotDetermineMessageSource",
+        1,
+    )
     assert [m["Body"] for m in drain(sqs, jobs, 1)] == ["redriven"]
     assert [m["Body"] for m in drain(sqs, dlq, 1)] == ["sent-to-dlq"]
 
@@ -281,10 +342,15 @@ def test_a_message_in_flight_waits_until_it_is_visible_again(sqs):
     sqs.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(jobs))
 
     task = finished(sqs, dlq)
-    assert (task["Status"], task["ApproximateNumberOfMessagesToMove"], task["ApproximateNumberOfMessagesMoved"]) == (
-        "COMPLETED", 2, 2)
+    assert (
+        task["Status"],
+        task["ApproximateNumberOfMessagesToMove"],
+        task["ApproximateNumberOfMessagesMoved"],
+    ) == ("COMPLETED", 2, 2)
     assert counters(sqs, dlq) == {"visible": 0, "in_flight": 1, "delayed": 0}
-    sqs.change_message_visibility(QueueUrl=url_of(sqs, dlq), ReceiptHandle=held["ReceiptHandle"], VisibilityTimeout=0)
+    sqs.change_message_visibility(
+        QueueUrl=url_of(sqs, dlq), ReceiptHandle=held["ReceiptHandle"], VisibilityTimeout=0
+    )
     sqs.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(jobs))
     assert finished(sqs, dlq)["ApproximateNumberOfMessagesMoved"] == 1
     assert sorted(m["Body"] for m in drain(sqs, jobs, 3)) == ["free-1", "free-2", held["Body"]]
@@ -294,19 +360,36 @@ def user_client(emulator, name: str, statements: list[dict]):
     """An IAM user with exactly `statements`, and an SQS client signing as it."""
     iam = emulator.client("iam")
     iam.create_user(UserName=name)
-    iam.put_user_policy(UserName=name, PolicyName="inline",
-                        PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}))
+    iam.put_user_policy(
+        UserName=name,
+        PolicyName="inline",
+        PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}),
+    )
     key = iam.create_access_key(UserName=name)["AccessKey"]
     env = emulator.aws_env()
-    return boto3.client("sqs", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
-                        aws_access_key_id=key["AccessKeyId"], aws_secret_access_key=key["SecretAccessKey"])
+    return boto3.client(
+        "sqs",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        region_name=env["AWS_REGION"],
+        aws_access_key_id=key["AccessKeyId"],
+        aws_secret_access_key=key["SecretAccessKey"],
+    )
 
 
 def redrive_statements(dlq_arn: str, destination_arn: str) -> list[dict]:
     return [
-        {"Effect": "Allow", "Resource": dlq_arn, "Action": [
-            "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:CancelMessageMoveTask",
-            "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"]},
+        {
+            "Effect": "Allow",
+            "Resource": dlq_arn,
+            "Action": [
+                "sqs:StartMessageMoveTask",
+                "sqs:ListMessageMoveTasks",
+                "sqs:CancelMessageMoveTask",
+                "sqs:ReceiveMessage",
+                "sqs:DeleteMessage",
+                "sqs:GetQueueAttributes",
+            ],
+        },
         {"Effect": "Allow", "Resource": destination_arn, "Action": "sqs:SendMessage"},
     ]
 
@@ -325,15 +408,24 @@ def test_iam_authorizes_move_tasks_on_the_dlq_arn(emulator, sqs):
     allowed = user_client(emulator, f"{PREFIX}-allowed", redrive_statements(arn(dlq), arn(jobs)))
     no_send = user_client(emulator, f"{PREFIX}-no-send", redrive_statements(arn(dlq), arn(decoy)))
 
-    assert denied(lambda: elsewhere.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(jobs))) == \
-        "sqs:StartMessageMoveTask"
-    assert denied(lambda: no_send.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(jobs))) == \
-        "sqs:SendMessage"
-    handle = allowed.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(jobs),
-                                             MaxNumberOfMessagesPerSecond=1)["TaskHandle"]
+    assert (
+        denied(lambda: elsewhere.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(jobs)))
+        == "sqs:StartMessageMoveTask"
+    )
+    assert (
+        denied(lambda: no_send.start_message_move_task(SourceArn=arn(dlq), DestinationArn=arn(jobs)))
+        == "sqs:SendMessage"
+    )
+    handle = allowed.start_message_move_task(
+        SourceArn=arn(dlq), DestinationArn=arn(jobs), MaxNumberOfMessagesPerSecond=1
+    )["TaskHandle"]
     assert denied(lambda: elsewhere.list_message_move_tasks(SourceArn=arn(dlq))) == "sqs:ListMessageMoveTasks"
-    assert denied(lambda: elsewhere.cancel_message_move_task(TaskHandle=handle)) == "sqs:CancelMessageMoveTask"
-    assert [t["Status"] for t in allowed.list_message_move_tasks(SourceArn=arn(dlq))["Results"]] == ["RUNNING"]
+    assert (
+        denied(lambda: elsewhere.cancel_message_move_task(TaskHandle=handle)) == "sqs:CancelMessageMoveTask"
+    )
+    assert [t["Status"] for t in allowed.list_message_move_tasks(SourceArn=arn(dlq))["Results"]] == [
+        "RUNNING"
+    ]
     allowed.cancel_message_move_task(TaskHandle=handle)
     assert finished(sqs, dlq)["Status"] == "CANCELLED"
     assert elsewhere.list_message_move_tasks(SourceArn=arn(decoy))["Results"] == []  # its own DLQ: allowed
@@ -353,7 +445,11 @@ def test_the_aws_cli_starts_and_lists_a_task(emulator, sqs):
         run = subprocess.run(
             [str(aws_cli.aws()), "sqs", *args, "--output", "json"],
             env={**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **env},
-            capture_output=True, text=True, timeout=120, check=False)
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert run.returncode == 0, run.stderr
         return json.loads(run.stdout)
 
@@ -368,10 +464,18 @@ def query(emulator, action: str, **params: str) -> tuple[int, str]:
     """One SigV4-signed query-protocol request (Action=..., form-encoded), as older SDKs send."""
     env = emulator.aws_env()
     body = urllib.parse.urlencode({"Action": action, "Version": "2012-11-05", **params})
-    request = AWSRequest(method="POST", url=env["AWS_ENDPOINT_URL"] + "/", data=body,
-                         headers={"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"})
-    SigV4Auth(Credentials(env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"]), "sqs", env["AWS_REGION"]).add_auth(request)
-    prepared = urllib.request.Request(request.url, data=body.encode(), headers=dict(request.headers), method="POST")
+    request = AWSRequest(
+        method="POST",
+        url=env["AWS_ENDPOINT_URL"] + "/",
+        data=body,
+        headers={"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"},
+    )
+    SigV4Auth(
+        Credentials(env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"]), "sqs", env["AWS_REGION"]
+    ).add_auth(request)
+    prepared = urllib.request.Request(
+        request.url, data=body.encode(), headers=dict(request.headers), method="POST"
+    )
     try:
         with urllib.request.urlopen(prepared, timeout=30) as response:
             return response.status, response.read().decode()

@@ -14,8 +14,10 @@ def main() -> int:
     problems = REGISTRY.problems()
     for problem in problems:
         print(f"PROBLEM {problem}", file=sys.stderr)
-    print(f"{len(REGISTRY.patches)} patches, moto{REGISTRY.supported_moto}: "
-          + ("fits" if not problems else f"{len(problems)} problem(s)"))
+    print(
+        f"{len(REGISTRY.patches)} patches, moto{REGISTRY.supported_moto}: "
+        + ("fits" if not problems else f"{len(problems)} problem(s)")
+    )
     return 1 if problems else 0
 
 

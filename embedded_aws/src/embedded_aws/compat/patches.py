@@ -30,7 +30,7 @@ class Context:
     state_dir: Path | None = None
 
 
-def T(path: str, *parameters: str, adds: bool = False) -> Target:  # noqa: N802 - reads as a table
+def T(path: str, *parameters: str, adds: bool = False) -> Target:
     return Target(path, tuple(parameters) if parameters else None, adds=adds)
 
 
@@ -104,10 +104,12 @@ def _metric_queries(context: Context) -> None:
 
 def _call(module: str, function: str, *arguments: str) -> Any:
     """An `apply` that imports `module` when applied and calls `function` with context fields."""
+
     def apply(context: Context) -> None:
         import importlib
 
         getattr(importlib.import_module(module), function)(*(getattr(context, name) for name in arguments))
+
     return apply
 
 
@@ -118,183 +120,390 @@ def _sqs_message_calls(context: Context) -> None:
 
 
 PATCHES = [
-    Patch("profiling", "LOCAL_PROFILE: the CPU of each whole request on its connection thread",
-          (T("werkzeug.serving:WSGIRequestHandler.handle_one_request", "self"),),
-          _profiling, when=lambda context: context.state_dir is not None and _profiling_enabled()),
-    Patch("server.global-cors-off", "moto's server approves every origin's CORS preflight (docs/security.md)",
-          (T("moto.moto_server.werkzeug_app:DISABLE_GLOBAL_CORS"),), _global_cors_off),
-
+    Patch(
+        "profiling",
+        "LOCAL_PROFILE: the CPU of each whole request on its connection thread",
+        (T("werkzeug.serving:WSGIRequestHandler.handle_one_request", "self"),),
+        _profiling,
+        when=lambda context: context.state_dir is not None and _profiling_enabled(),
+    ),
+    Patch(
+        "server.global-cors-off",
+        "moto's server approves every origin's CORS preflight (docs/security.md)",
+        (T("moto.moto_server.werkzeug_app:DISABLE_GLOBAL_CORS"),),
+        _global_cors_off,
+    ),
     # CloudFormation types moto skips with a warning: a deploy "succeeds" without them.
-    Patch("cloudformation.resource-types", "alarms, query definitions, metric filters, SNS subscriptions and "
-          "topic policies created by CloudFormation (moto skips them)",
-          tuple(Target(f"{CFN_PARSING}:{cache}", replaced=False)  # caches cleared, so they see the new types
-                for cache in ("get_model_map", "get_model_list", "get_name_type_map")),
-          _resource_types, fixes_moto="CloudFormation skips AWS::CloudWatch::Alarm, AWS::Logs::QueryDefinition, "
-          "AWS::Logs::MetricFilter, AWS::SNS::Subscription, AWS::SNS::TopicPolicy with only a warning"),
-    Patch("iam.managed-policy-delete", "deleting a stack deletes its AWS::IAM::ManagedPolicy",
-          (T("moto.iam.models:ManagedPolicy.delete", adds=True),), _managed_policy_delete,
-          fixes_moto="AWS::IAM::ManagedPolicy has no delete: a deleted stack leaves it behind"),
-
+    Patch(
+        "cloudformation.resource-types",
+        "alarms, query definitions, metric filters, SNS subscriptions and "
+        "topic policies created by CloudFormation (moto skips them)",
+        tuple(
+            Target(f"{CFN_PARSING}:{cache}", replaced=False)  # caches cleared, so they see the new types
+            for cache in ("get_model_map", "get_model_list", "get_name_type_map")
+        ),
+        _resource_types,
+        fixes_moto="CloudFormation skips AWS::CloudWatch::Alarm, AWS::Logs::QueryDefinition, "
+        "AWS::Logs::MetricFilter, AWS::SNS::Subscription, AWS::SNS::TopicPolicy with only a warning",
+    ),
+    Patch(
+        "iam.managed-policy-delete",
+        "deleting a stack deletes its AWS::IAM::ManagedPolicy",
+        (T("moto.iam.models:ManagedPolicy.delete", adds=True),),
+        _managed_policy_delete,
+        fixes_moto="AWS::IAM::ManagedPolicy has no delete: a deleted stack leaves it behind",
+    ),
     # CloudWatch and Logs: what moto stores but never does.
-    Patch("logs.query-definitions", "PutQueryDefinition, DescribeQueryDefinitions, DeleteQueryDefinition",
-          (T(f"{LOGS_RESPONSES}.put_query_definition", adds=True),
-           T(f"{LOGS_RESPONSES}.describe_query_definitions", adds=True),
-           T(f"{LOGS_RESPONSES}.delete_query_definition", adds=True)),
-          _query_definitions, fixes_moto="Logs has no query definition APIs"),
-    Patch("cloudwatch.alarm-history", "DescribeAlarmHistory from the alarms' recorded history",
-          (T(f"{CW_RESPONSES}.describe_alarm_history", adds=True),), _alarm_history,
-          fixes_moto="CloudWatch has no DescribeAlarmHistory"),
-    Patch("cloudwatch.alarm-states", "alarm state changes recorded and their actions notified",
-          (T(f"{CW}.put_metric_alarm", "self", "name", "namespace", "metric_name", "comparison_operator",
-             "evaluation_periods", "period", "threshold", "statistic", "description", "dimensions", "alarm_actions",
-             "metric_data_queries", "datapoints_to_alarm", "extended_statistic", "ok_actions",
-             "insufficient_data_actions", "unit", "actions_enabled", "treat_missing_data",
-             "evaluate_low_sample_count_percentile", "threshold_metric_id", "rule", "tags"),
-           T(f"{CW}.set_alarm_state", "self", "alarm_name", "reason", "reason_data", "state_value"),
-           T(f"{CW}.delete_alarms", "self", "alarm_names")),
-          _alarm_states, fixes_moto="CloudWatch stores alarms but never evaluates them nor runs their actions"),
-    Patch("logs.embedded-metric-format", "EMF log events become metric data, as CloudWatch Logs does",
-          (T(f"{LOGS}:LogsBackend.put_log_events", "self", "log_group_name", "log_stream_name", "log_events"),),
-          _emf, fixes_moto="Logs does not extract embedded-metric-format metrics"),
-    Patch("cloudwatch.metric-queries", "GetMetricData reads one metric's points, not every point per period",
-          (T(f"{CW}.get_metric_data", "self", "queries", "start_time", "end_time", "scan_by"),), _metric_queries),
-
+    Patch(
+        "logs.query-definitions",
+        "PutQueryDefinition, DescribeQueryDefinitions, DeleteQueryDefinition",
+        (
+            T(f"{LOGS_RESPONSES}.put_query_definition", adds=True),
+            T(f"{LOGS_RESPONSES}.describe_query_definitions", adds=True),
+            T(f"{LOGS_RESPONSES}.delete_query_definition", adds=True),
+        ),
+        _query_definitions,
+        fixes_moto="Logs has no query definition APIs",
+    ),
+    Patch(
+        "cloudwatch.alarm-history",
+        "DescribeAlarmHistory from the alarms' recorded history",
+        (T(f"{CW_RESPONSES}.describe_alarm_history", adds=True),),
+        _alarm_history,
+        fixes_moto="CloudWatch has no DescribeAlarmHistory",
+    ),
+    Patch(
+        "cloudwatch.alarm-states",
+        "alarm state changes recorded and their actions notified",
+        (
+            T(
+                f"{CW}.put_metric_alarm",
+                "self",
+                "name",
+                "namespace",
+                "metric_name",
+                "comparison_operator",
+                "evaluation_periods",
+                "period",
+                "threshold",
+                "statistic",
+                "description",
+                "dimensions",
+                "alarm_actions",
+                "metric_data_queries",
+                "datapoints_to_alarm",
+                "extended_statistic",
+                "ok_actions",
+                "insufficient_data_actions",
+                "unit",
+                "actions_enabled",
+                "treat_missing_data",
+                "evaluate_low_sample_count_percentile",
+                "threshold_metric_id",
+                "rule",
+                "tags",
+            ),
+            T(f"{CW}.set_alarm_state", "self", "alarm_name", "reason", "reason_data", "state_value"),
+            T(f"{CW}.delete_alarms", "self", "alarm_names"),
+        ),
+        _alarm_states,
+        fixes_moto="CloudWatch stores alarms but never evaluates them nor runs their actions",
+    ),
+    Patch(
+        "logs.embedded-metric-format",
+        "EMF log events become metric data, as CloudWatch Logs does",
+        (T(f"{LOGS}:LogsBackend.put_log_events", "self", "log_group_name", "log_stream_name", "log_events"),),
+        _emf,
+        fixes_moto="Logs does not extract embedded-metric-format metrics",
+    ),
+    Patch(
+        "cloudwatch.metric-queries",
+        "GetMetricData reads one metric's points, not every point per period",
+        (T(f"{CW}.get_metric_data", "self", "queries", "start_time", "end_time", "scan_by"),),
+        _metric_queries,
+    ),
     # Speed, with the same answers (compat/request_overhead.py).
-    Patch("server.request-overhead", "per-request work whose answer never changes, cached",
-          (T("moto.backends:list_of_moto_modules"), T("moto.core.responses:method_names_from_class", "clazz"),
-           T("moto.iam.access_control:IAMPolicy.__init__", "self", "policy"),
-           T("moto.core.utils:camelcase_to_underscores", "argument"),
-           T("moto.moto_api._internal.moto_random:MotoRandom.get_random_string",
-             "self", "length", "include_digits", "lower_case"),
-           T("moto.sqs.utils:generate_receipt_handle"), T(f"{SQS}:generate_receipt_handle")),
-          _call("embedded_aws.compat.request_overhead", "patch_request_overhead")),
-
+    Patch(
+        "server.request-overhead",
+        "per-request work whose answer never changes, cached",
+        (
+            T("moto.backends:list_of_moto_modules"),
+            T("moto.core.responses:method_names_from_class", "clazz"),
+            T("moto.iam.access_control:IAMPolicy.__init__", "self", "policy"),
+            T("moto.core.utils:camelcase_to_underscores", "argument"),
+            T(
+                "moto.moto_api._internal.moto_random:MotoRandom.get_random_string",
+                "self",
+                "length",
+                "include_digits",
+                "lower_case",
+            ),
+            T("moto.sqs.utils:generate_receipt_handle"),
+            T(f"{SQS}:generate_receipt_handle"),
+        ),
+        _call("embedded_aws.compat.request_overhead", "patch_request_overhead"),
+    ),
     # IAM as AWS evaluates it (services/iam/access_control.py); DynamoDB faults after the check.
-    Patch("iam.access-control", "resource ARNs for DynamoDB, Logs and CloudFormation; JSON denials; "
-          "the custom-resource response URL unsigned; injected DynamoDB faults once allowed",
-          (T(f"moto.core.authorization:ActionAuthenticatorMixin.{AUTHORIZE}", "self", "resource"),
-           T(f"{DDB}.{AUTHORIZE}", "self", "resource"),
-           T(f"{LOGS_RESPONSES}.{AUTHORIZE}", "self", "resource"),
-           T(f"moto.cloudformation.responses:CloudFormationResponse.{AUTHORIZE}", "self", "resource")),
-          _call("embedded_aws.services.iam.access_control", "patch_access_control", "faults_file"),
-          fixes_moto="IAM matches policy resources only for SQS, S3, IAM and STS: DynamoDB and Logs requests "
-          "are checked against '*'; denials are XML for JSON-protocol services"),
-    Patch("iam.topic-access", "SNS requests authorized against their topic by identity and topic policy together",
-          (T(f"moto.sns.responses:SNSResponse.{AUTHORIZE}", "self", "resource"),
-           Target("moto.core.authorization:ActionAuthenticatorMixin._authenticate_and_authorize_action",
-                  ("self", "iam_request_cls", "resource"), replaced=False),
-           Target("moto.iam.access_control:IAMPolicy.is_action_permitted",
-                  ("self", "action", "resource", "principal", "incoming_condition_values"), replaced=False)),
-          _call("embedded_aws.services.iam.topic_access", "patch_topic_access"),
-          fixes_moto="SNS requests are checked against '*' and identity policies only: a policy scoped to a topic "
-          "ARN allows nothing, and a topic policy neither allows nor denies"),
-    Patch("iam.bodyless-signature", "a request without a body is signed over an empty payload",
-          (T(f"{IAM_REQUEST}._create_aws_request", "self"),),
-          _call("embedded_aws.services.iam.access_control", "patch_signature_of_bodyless_requests"),
-          fixes_moto="a signed GET or bodyless POST fails SignatureDoesNotMatch (re-signed over its parameters)"),
-    Patch("iam.action-names", "IAM's action prefixes (cloudwatch:, not monitoring:); SQS batch calls as their "
-          "single-message actions",
-          (T(f"{IAM_REQUEST}.__init__", "self", "account_id", "method", "path", "data", "body", "headers", "action"),),
-          _call("embedded_aws.services.iam.access_control", "patch_iam_action_names"),
-          fixes_moto="CloudWatch actions are authorized as monitoring:*, SQS batch calls as *Batch actions"),
-
-    Patch("logs.log-group-arn", "Fn::GetAtt LogGroup.Arn ends in :* as on AWS",
-          (T(f"{LOGS}:LogGroup.get_cfn_attribute", "self", "attribute_name"),),
-          _call("embedded_aws.services.logs.log_group_arn", "patch_log_group_arn"),
-          fixes_moto="Fn::GetAtt of AWS::Logs::LogGroup Arn lacks the trailing :*"),
-
+    Patch(
+        "iam.access-control",
+        "resource ARNs for DynamoDB, Logs and CloudFormation; JSON denials; "
+        "the custom-resource response URL unsigned; injected DynamoDB faults once allowed",
+        (
+            T(f"moto.core.authorization:ActionAuthenticatorMixin.{AUTHORIZE}", "self", "resource"),
+            T(f"{DDB}.{AUTHORIZE}", "self", "resource"),
+            T(f"{LOGS_RESPONSES}.{AUTHORIZE}", "self", "resource"),
+            T(f"moto.cloudformation.responses:CloudFormationResponse.{AUTHORIZE}", "self", "resource"),
+        ),
+        _call("embedded_aws.services.iam.access_control", "patch_access_control", "faults_file"),
+        fixes_moto="IAM matches policy resources only for SQS, S3, IAM and STS: DynamoDB and Logs requests "
+        "are checked against '*'; denials are XML for JSON-protocol services",
+    ),
+    Patch(
+        "iam.topic-access",
+        "SNS requests authorized against their topic by identity and topic policy together",
+        (
+            T(f"moto.sns.responses:SNSResponse.{AUTHORIZE}", "self", "resource"),
+            Target(
+                "moto.core.authorization:ActionAuthenticatorMixin._authenticate_and_authorize_action",
+                ("self", "iam_request_cls", "resource"),
+                replaced=False,
+            ),
+            Target(
+                "moto.iam.access_control:IAMPolicy.is_action_permitted",
+                ("self", "action", "resource", "principal", "incoming_condition_values"),
+                replaced=False,
+            ),
+        ),
+        _call("embedded_aws.services.iam.topic_access", "patch_topic_access"),
+        fixes_moto="SNS requests are checked against '*' and identity policies only: a policy scoped to a topic "
+        "ARN allows nothing, and a topic policy neither allows nor denies",
+    ),
+    Patch(
+        "iam.bodyless-signature",
+        "a request without a body is signed over an empty payload",
+        (T(f"{IAM_REQUEST}._create_aws_request", "self"),),
+        _call("embedded_aws.services.iam.access_control", "patch_signature_of_bodyless_requests"),
+        fixes_moto="a signed GET or bodyless POST fails SignatureDoesNotMatch (re-signed over its parameters)",
+    ),
+    Patch(
+        "iam.action-names",
+        "IAM's action prefixes (cloudwatch:, not monitoring:); SQS batch calls as their "
+        "single-message actions",
+        (
+            T(
+                f"{IAM_REQUEST}.__init__",
+                "self",
+                "account_id",
+                "method",
+                "path",
+                "data",
+                "body",
+                "headers",
+                "action",
+            ),
+        ),
+        _call("embedded_aws.services.iam.access_control", "patch_iam_action_names"),
+        fixes_moto="CloudWatch actions are authorized as monitoring:*, SQS batch calls as *Batch actions",
+    ),
+    Patch(
+        "logs.log-group-arn",
+        "Fn::GetAtt LogGroup.Arn ends in :* as on AWS",
+        (T(f"{LOGS}:LogGroup.get_cfn_attribute", "self", "attribute_name"),),
+        _call("embedded_aws.services.logs.log_group_arn", "patch_log_group_arn"),
+        fixes_moto="Fn::GetAtt of AWS::Logs::LogGroup Arn lacks the trailing :*",
+    ),
     # SQS (services/sqs/).
-    Patch("sqs.lambda-trigger-off", "the local Lambda host polls mappings; moto would receive inside SendMessage",
-          (T(f"{SQS}:Queue.lambda_event_source_mappings", adds=True),),
-          _call("embedded_aws.services.sqs.backend", "patch_lambda_trigger"),
-          fixes_moto="with a mapping, SendMessage receives on the function's behalf and, without Docker, "
-          "bumps receive counts until messages are redriven unprocessed"),
-    Patch("sqs.message-calls", "one consumer per received message, AWS/SQS counters, one scan per "
-          "DeleteMessageBatch: every wrapper of the backend's message calls, composed in one place",
-          tuple(T(f"{SQS}:SQSBackend.{name}", "self", *parameters) for name, parameters in {
-              "send_message": ("queue_name", "message_body", "message_attributes", "delay_seconds",
-                               "deduplication_id", "group_id", "system_attributes", "validate_group_id"),
-              "send_message_batch": ("queue_name", "entries"),
-              "receive_message": ("queue_name", "count", "wait_seconds_timeout", "visibility_timeout",
-                                  "message_attribute_names"),
-              "delete_message": ("queue_name", "receipt_handle"),
-              "delete_message_batch": ("queue_name", "receipts"),
-              "change_message_visibility": ("queue_name", "receipt_handle", "visibility_timeout"),
-              "change_message_visibility_batch": ("queue_name", "entries"),
-              "purge_queue": ("queue_name",),
-          }.items()),
-          _sqs_message_calls, fixes_moto="ReceiveMessage is not thread-safe: concurrent receivers get the "
-          "same message or 500s; no in-flight cap; a batch's size is its bodies' characters, not the bytes of "
-          "bodies and attributes"),
-    Patch("sqs.retention-check", "a receive checks each message's retention without building every attribute",
-          (T(f"{SQS}:SQSBackend.is_message_valid_based_on_retention_period", "self", "queue_name", "message"),),
-          _call("embedded_aws.services.sqs.backend", "patch_retention_check")),
-    Patch("sqs.send-attributes", "a send reads only the attributes it needs (no three scans per message)",
-          (T(f"{SQS}:Queue.attributes", "self"),), _call("embedded_aws.services.sqs.backend", "patch_send_attributes")),
-    Patch("sqs.queue-attributes", "GetQueueAttributes counts once per call, not twice per name",
-          (T(f"{SQS}:SQSBackend.get_queue_attributes", "self", "queue_name", "attribute_names"),),
-          _call("embedded_aws.services.sqs.backend", "patch_queue_attributes")),
-    Patch("sqs.move-tasks", "StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask (DLQ redrive)",
-          (T(f"{SQS}:Queue.add_message", "self", "message"), T(f"{SQS}:Queue.messages", "self"),
-           T(f"{SQS_RESPONSES}:SQSResponse._determine_resource", "self"),
-           T(f"{SQS_RESPONSES}:SQSResponse.start_message_move_task", adds=True),
-           T(f"{SQS_RESPONSES}:SQSResponse.list_message_move_tasks", adds=True),
-           T(f"{SQS_RESPONSES}:SQSResponse.cancel_message_move_task", adds=True)),
-          _call("embedded_aws.services.sqs.move_tasks", "install"), fixes_moto="SQS has no message move tasks"),
-
+    Patch(
+        "sqs.lambda-trigger-off",
+        "the local Lambda host polls mappings; moto would receive inside SendMessage",
+        (T(f"{SQS}:Queue.lambda_event_source_mappings", adds=True),),
+        _call("embedded_aws.services.sqs.backend", "patch_lambda_trigger"),
+        fixes_moto="with a mapping, SendMessage receives on the function's behalf and, without Docker, "
+        "bumps receive counts until messages are redriven unprocessed",
+    ),
+    Patch(
+        "sqs.message-calls",
+        "one consumer per received message, AWS/SQS counters, one scan per "
+        "DeleteMessageBatch: every wrapper of the backend's message calls, composed in one place",
+        tuple(
+            T(f"{SQS}:SQSBackend.{name}", "self", *parameters)
+            for name, parameters in {
+                "send_message": (
+                    "queue_name",
+                    "message_body",
+                    "message_attributes",
+                    "delay_seconds",
+                    "deduplication_id",
+                    "group_id",
+                    "system_attributes",
+                    "validate_group_id",
+                ),
+                "send_message_batch": ("queue_name", "entries"),
+                "receive_message": (
+                    "queue_name",
+                    "count",
+                    "wait_seconds_timeout",
+                    "visibility_timeout",
+                    "message_attribute_names",
+                ),
+                "delete_message": ("queue_name", "receipt_handle"),
+                "delete_message_batch": ("queue_name", "receipts"),
+                "change_message_visibility": ("queue_name", "receipt_handle", "visibility_timeout"),
+                "change_message_visibility_batch": ("queue_name", "entries"),
+                "purge_queue": ("queue_name",),
+            }.items()
+        ),
+        _sqs_message_calls,
+        fixes_moto="ReceiveMessage is not thread-safe: concurrent receivers get the "
+        "same message or 500s; no in-flight cap; a batch's size is its bodies' characters, not the bytes of "
+        "bodies and attributes",
+    ),
+    Patch(
+        "sqs.retention-check",
+        "a receive checks each message's retention without building every attribute",
+        (T(f"{SQS}:SQSBackend.is_message_valid_based_on_retention_period", "self", "queue_name", "message"),),
+        _call("embedded_aws.services.sqs.backend", "patch_retention_check"),
+    ),
+    Patch(
+        "sqs.send-attributes",
+        "a send reads only the attributes it needs (no three scans per message)",
+        (T(f"{SQS}:Queue.attributes", "self"),),
+        _call("embedded_aws.services.sqs.backend", "patch_send_attributes"),
+    ),
+    Patch(
+        "sqs.queue-attributes",
+        "GetQueueAttributes counts once per call, not twice per name",
+        (T(f"{SQS}:SQSBackend.get_queue_attributes", "self", "queue_name", "attribute_names"),),
+        _call("embedded_aws.services.sqs.backend", "patch_queue_attributes"),
+    ),
+    Patch(
+        "sqs.move-tasks",
+        "StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask (DLQ redrive)",
+        (
+            T(f"{SQS}:Queue.add_message", "self", "message"),
+            T(f"{SQS}:Queue.messages", "self"),
+            T(f"{SQS_RESPONSES}:SQSResponse._determine_resource", "self"),
+            T(f"{SQS_RESPONSES}:SQSResponse.start_message_move_task", adds=True),
+            T(f"{SQS_RESPONSES}:SQSResponse.list_message_move_tasks", adds=True),
+            T(f"{SQS_RESPONSES}:SQSResponse.cancel_message_move_task", adds=True),
+        ),
+        _call("embedded_aws.services.sqs.move_tasks", "install"),
+        fixes_moto="SQS has no message move tasks",
+    ),
     # DynamoDB (services/dynamodb/).
-    Patch("dynamodb.atomic-writes", "a conditional write is checked and stored as one step",
-          tuple(T(f"{DDB}.{name}", "self") for name in
-                ("put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items")),
-          _call("embedded_aws.services.dynamodb.writes", "patch_dynamodb_write_atomicity"),
-          fixes_moto="a conditional write checks and stores in two steps: two threads can both pass the check"),
-    Patch("dynamodb.item-count", "DescribeTable's ItemCount without a scan",
-          (T(f"{DDB_TABLE}.__len__", "self"),), _call("embedded_aws.services.dynamodb.writes", "patch_dynamodb_item_count")),
-
+    Patch(
+        "dynamodb.atomic-writes",
+        "a conditional write is checked and stored as one step",
+        tuple(
+            T(f"{DDB}.{name}", "self")
+            for name in ("put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items")
+        ),
+        _call("embedded_aws.services.dynamodb.writes", "patch_dynamodb_write_atomicity"),
+        fixes_moto="a conditional write checks and stores in two steps: two threads can both pass the check",
+    ),
+    Patch(
+        "dynamodb.item-count",
+        "DescribeTable's ItemCount without a scan",
+        (T(f"{DDB_TABLE}.__len__", "self"),),
+        _call("embedded_aws.services.dynamodb.writes", "patch_dynamodb_item_count"),
+    ),
     # Lambda (services/awslambda/).
-    Patch("lambda.invoke", "the Invoke API (and custom resources) run code in the local Lambda host",
-          (T(f"{LAMBDA}:LambdaFunction.invoke", "self", "body", "request_headers", "response_headers"),),
-          _call("embedded_aws.services.awslambda.invoke", "patch_lambda_invoke", "host"),
-          fixes_moto="without Docker, Invoke returns canned answers and never runs the handler"),
-    Patch("lambda.mapping-rules", "CreateEventSourceMapping and UpdateEventSourceMapping refuse what AWS refuses",
-          (T(f"{ESM_RULES}.create_event_source_mapping", "self", "spec"),
-           T(f"{ESM_RULES}.update_event_source_mapping", "self", "uuid", "spec")),
-          _call("embedded_aws.services.awslambda.mappings", "patch_event_source_mapping_rules"),
-          fixes_moto="event source mappings are stored without AWS's checks of batch size, window, filters "
-          "and visibility timeout"),
-    Patch("lambda.inline-code-update", "a CloudFormation update of a function with inline code",
-          (T(f"{LAMBDA}:LambdaFunction.update_from_cloudformation_json", "cls", "original_resource",
-             "new_resource_name", "cloudformation_json", "account_id", "region_name"),),
-          _call("embedded_aws.services.awslambda.cloudformation", "patch_inline_code_update"),
-          fixes_moto="an update of a function with Code.ZipFile reads the source text as a base64 zip"),
-
+    Patch(
+        "lambda.invoke",
+        "the Invoke API (and custom resources) run code in the local Lambda host",
+        (T(f"{LAMBDA}:LambdaFunction.invoke", "self", "body", "request_headers", "response_headers"),),
+        _call("embedded_aws.services.awslambda.invoke", "patch_lambda_invoke", "host"),
+        fixes_moto="without Docker, Invoke returns canned answers and never runs the handler",
+    ),
+    Patch(
+        "lambda.mapping-rules",
+        "CreateEventSourceMapping and UpdateEventSourceMapping refuse what AWS refuses",
+        (
+            T(f"{ESM_RULES}.create_event_source_mapping", "self", "spec"),
+            T(f"{ESM_RULES}.update_event_source_mapping", "self", "uuid", "spec"),
+        ),
+        _call("embedded_aws.services.awslambda.mappings", "patch_event_source_mapping_rules"),
+        fixes_moto="event source mappings are stored without AWS's checks of batch size, window, filters "
+        "and visibility timeout",
+    ),
+    Patch(
+        "lambda.inline-code-update",
+        "a CloudFormation update of a function with inline code",
+        (
+            T(
+                f"{LAMBDA}:LambdaFunction.update_from_cloudformation_json",
+                "cls",
+                "original_resource",
+                "new_resource_name",
+                "cloudformation_json",
+                "account_id",
+                "region_name",
+            ),
+        ),
+        _call("embedded_aws.services.awslambda.cloudformation", "patch_inline_code_update"),
+        fixes_moto="an update of a function with Code.ZipFile reads the source text as a base64 zip",
+    ),
     # CloudFormation (services/cloudformation/).
-    Patch("cloudformation.response-url", "custom resources answer this server, on localhost",
-          (T("moto.settings:moto_server_host"),),
-          _call("embedded_aws.services.cloudformation.custom_resources", "patch_custom_resource_host", "port")),
-    Patch("cloudformation.custom-resources", "custom resources get Update and Delete; FAILED fails and rolls back",
-          (T(f"{CUSTOM}.create_from_cloudformation_json", "cls", "resource_name", "cloudformation_json",
-             "account_id", "region_name", "kwargs"),
-           T(f"{CUSTOM}.update_from_cloudformation_json", "cls", "original_resource", "new_resource_name",
-             "cloudformation_json", "account_id", "region_name"),
-           T(f"{CUSTOM}.delete", adds=True),
-           T("moto.cloudformation.responses:CloudFormationResponse.process_cfn_response", "self"),
-           T(f"{CFN_PARSING}:ResourceMap.delete", "self"), T(f"{CFN_PARSING}:ResourceMap.update", "self", "template", "parameters"),
-           T(f"{CFN}.create_resources", "self"), T(f"{CFN}.update", "self", "template", "role_arn", "parameters", "tags"),
-           T(f"{CFN}.delete", "self")),
-          _call("embedded_aws.services.cloudformation.custom_resources", "patch_custom_resource_requests"),
-          fixes_moto="custom resources get Create only; a FAILED answer is ignored and the stack stays "
-          "CREATE_IN_PROGRESS"),
-    Patch("cloudformation.delete-resources-gone", "a stack whose resources were deleted by hand deletes",
-          (T(f"{CFN_PARSING}:ResourceMap._delete_resource", "self", "parsed_resource", "resource_json"),),
-          _call("embedded_aws.services.cloudformation.stack_delete", "patch_stack_delete_of_resources_gone"),
-          fixes_moto="a stack delete stops at the first resource already deleted out of band"),
-
-    Patch("server.keep-alive", "HTTP/1.1 connections stay open between requests, as AWS endpoints keep them",
-          (T(f"{HANDLER}.make_environ", "self"), T(f"{HANDLER}.send_header", "self", "keyword", "value"),
-           T(f"{HANDLER}.end_headers", "self"), T(f"{HANDLER}.run_wsgi", "self"),
-           T(f"{HANDLER}.disable_nagle_algorithm"), T("werkzeug.serving:selectors")),
-          _call("embedded_aws.server.keep_alive", "patch_keep_alive")),
+    Patch(
+        "cloudformation.response-url",
+        "custom resources answer this server, on localhost",
+        (T("moto.settings:moto_server_host"),),
+        _call("embedded_aws.services.cloudformation.custom_resources", "patch_custom_resource_host", "port"),
+    ),
+    Patch(
+        "cloudformation.custom-resources",
+        "custom resources get Update and Delete; FAILED fails and rolls back",
+        (
+            T(
+                f"{CUSTOM}.create_from_cloudformation_json",
+                "cls",
+                "resource_name",
+                "cloudformation_json",
+                "account_id",
+                "region_name",
+                "kwargs",
+            ),
+            T(
+                f"{CUSTOM}.update_from_cloudformation_json",
+                "cls",
+                "original_resource",
+                "new_resource_name",
+                "cloudformation_json",
+                "account_id",
+                "region_name",
+            ),
+            T(f"{CUSTOM}.delete", adds=True),
+            T("moto.cloudformation.responses:CloudFormationResponse.process_cfn_response", "self"),
+            T(f"{CFN_PARSING}:ResourceMap.delete", "self"),
+            T(f"{CFN_PARSING}:ResourceMap.update", "self", "template", "parameters"),
+            T(f"{CFN}.create_resources", "self"),
+            T(f"{CFN}.update", "self", "template", "role_arn", "parameters", "tags"),
+            T(f"{CFN}.delete", "self"),
+        ),
+        _call("embedded_aws.services.cloudformation.custom_resources", "patch_custom_resource_requests"),
+        fixes_moto="custom resources get Create only; a FAILED answer is ignored and the stack stays "
+        "CREATE_IN_PROGRESS",
+    ),
+    Patch(
+        "cloudformation.delete-resources-gone",
+        "a stack whose resources were deleted by hand deletes",
+        (T(f"{CFN_PARSING}:ResourceMap._delete_resource", "self", "parsed_resource", "resource_json"),),
+        _call("embedded_aws.services.cloudformation.stack_delete", "patch_stack_delete_of_resources_gone"),
+        fixes_moto="a stack delete stops at the first resource already deleted out of band",
+    ),
+    Patch(
+        "server.keep-alive",
+        "HTTP/1.1 connections stay open between requests, as AWS endpoints keep them",
+        (
+            T(f"{HANDLER}.make_environ", "self"),
+            T(f"{HANDLER}.send_header", "self", "keyword", "value"),
+            T(f"{HANDLER}.end_headers", "self"),
+            T(f"{HANDLER}.run_wsgi", "self"),
+            T(f"{HANDLER}.disable_nagle_algorithm"),
+            T("werkzeug.serving:selectors"),
+        ),
+        _call("embedded_aws.server.keep_alive", "patch_keep_alive"),
+    ),
 ]
 
 

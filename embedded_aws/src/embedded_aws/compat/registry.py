@@ -13,8 +13,9 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -50,7 +51,11 @@ class Target:
             return f"{self.path} is gone ({error})"
         value = original if original is not None else inspect.getattr_static(owner, name, _MISSING)
         if self.adds:
-            return None if value is _MISSING else f"moto now has {self.path}: the patch adding it may be obsolete"
+            return (
+                None
+                if value is _MISSING
+                else f"moto now has {self.path}: the patch adding it may be obsolete"
+            )
         if value is _MISSING:
             return f"{self.path} is gone"
         if self.parameters is None:
@@ -120,15 +125,25 @@ class Registry:
             return
         problems = self.problems()
         if problems:
-            more = f" (and {len(problems) - 1} more: python -m embedded_aws.compat)" if len(problems) > 1 else ""
+            more = (
+                f" (and {len(problems) - 1} more: python -m embedded_aws.compat)" if len(problems) > 1 else ""
+            )
             raise IncompatibleMoto(f"embedded-aws cannot patch this moto: {problems[0]}{more}")
         for patch in self.patches:
             if not patch.when(context):
                 continue
             for target in patch.targets:
                 owner, name = target.owner_and_name()
-                self._originals.setdefault(target.path, (owner, name, owner.__dict__.get(name, _MISSING)
-                                                         if target.adds else inspect.getattr_static(owner, name)))
+                self._originals.setdefault(
+                    target.path,
+                    (
+                        owner,
+                        name,
+                        owner.__dict__.get(name, _MISSING)
+                        if target.adds
+                        else inspect.getattr_static(owner, name),
+                    ),
+                )
             patch.apply(context)
             self.applied.append(patch.name)
 

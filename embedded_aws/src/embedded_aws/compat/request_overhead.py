@@ -28,7 +28,7 @@ def patch_request_overhead() -> None:
     modules = frozenset(backends.list_of_moto_modules())
     backends.list_of_moto_modules = lambda: modules
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def method_names(clazz: type) -> frozenset[str]:
         return frozenset(name for name, _ in inspect.getmembers(clazz, predicate=inspect.isfunction))
 
@@ -57,8 +57,9 @@ def patch_request_overhead() -> None:
     original = utils.camelcase_to_underscores
     cached = functools.lru_cache(maxsize=4096)(original)
     for module in list(sys.modules.values()):
-        if (getattr(module, "__name__", "") or "").startswith("moto") and \
-                getattr(module, "camelcase_to_underscores", None) is original:
+        if (getattr(module, "__name__", "") or "").startswith("moto") and getattr(
+            module, "camelcase_to_underscores", None
+        ) is original:
             module.camelcase_to_underscores = cached
 
     # Request ids (52 characters) and SQS receipt handles (185) are drawn one random.choice
@@ -68,10 +69,12 @@ def patch_request_overhead() -> None:
 
     from moto.moto_api._internal import mock_random
     from moto.moto_api._internal.moto_random import MotoRandom
-    from moto.sqs import models as sqs_models, utils as sqs_utils
+    from moto.sqs import models as sqs_models
+    from moto.sqs import utils as sqs_utils
 
-    def get_random_string(self: Any, length: int = 20, include_digits: bool = True,
-                          lower_case: bool = False) -> str:
+    def get_random_string(
+        self: Any, length: int = 20, include_digits: bool = True, lower_case: bool = False
+    ) -> str:
         pool = string.ascii_letters + (string.digits if include_digits else "")
         text = "".join(self.choices(pool, k=length))
         return text.lower() if lower_case else text

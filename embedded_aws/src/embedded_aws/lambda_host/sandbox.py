@@ -45,8 +45,16 @@ class FunctionSpec:
     @property
     def identity(self) -> tuple:
         """Sandboxes are reused only while code and configuration stay the same."""
-        return (self.name, self.code_sha, self.handler, self.timeout, self.memory, self.runtime, self.role_arn,
-                self.environment)
+        return (
+            self.name,
+            self.code_sha,
+            self.handler,
+            self.timeout,
+            self.memory,
+            self.runtime,
+            self.role_arn,
+            self.environment,
+        )
 
 
 @dataclass
@@ -104,13 +112,23 @@ class Sandbox:
             self.runtime = None
             return
         bin_dir = str(Path(self.runtime.python).parent)
-        env = dict(env, AWS_LAMBDA_LOG_STREAM_NAME=self.log_stream, LAMBDA_RUNTIME_DIR=str(self.runtime.packages),
-                   PATH=f"{bin_dir}:/usr/local/bin:/usr/bin:/bin")
+        env = dict(
+            env,
+            AWS_LAMBDA_LOG_STREAM_NAME=self.log_stream,
+            LAMBDA_RUNTIME_DIR=str(self.runtime.packages),
+            PATH=f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
+        )
         self._started = time.perf_counter()
         self.process = subprocess.Popen(
             [*self.runtime.command, str(BOOTSTRAP)],
-            cwd=code_dir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, encoding="utf-8", errors="replace", bufsize=1,
+            cwd=code_dir,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            encoding="utf-8",
+            errors="replace",
+            bufsize=1,
         )
         threading.Thread(target=self._pump, daemon=True).start()
 
@@ -190,7 +208,7 @@ class Sandbox:
             if self._over_memory():  # a spike between two reads: Lambda's limit would have killed it
                 output.extend(self._remaining_lines())
                 return None, "out_of_memory"
-            return json.loads(line[at + len(FRAME):]), None
+            return json.loads(line[at + len(FRAME) :]), None
 
     def _remaining_lines(self) -> list[str]:
         """What a killed process printed before it died: on Lambda those lines are logged too."""
@@ -219,8 +237,13 @@ class Sandbox:
             self.kill()
             code = self.process.returncode
         if code is not None and code < 0:
-            names = {signal.SIGKILL: "killed", signal.SIGSEGV: "segmentation fault", signal.SIGABRT: "aborted",
-                     signal.SIGTERM: "terminated", signal.SIGBUS: "bus error"}
+            names = {
+                signal.SIGKILL: "killed",
+                signal.SIGSEGV: "segmentation fault",
+                signal.SIGABRT: "aborted",
+                signal.SIGTERM: "terminated",
+                signal.SIGBUS: "bus error",
+            }
             return f"signal: {names.get(-code, signal.Signals(-code).name.lower())}"
         return f"exit status {code}"
 
@@ -236,12 +259,25 @@ class Sandbox:
             if frame is None or "init_error" in frame:
                 if frame is not None:
                     ending = "init_error"
-                return SandboxOutcome(frame, [], 0.0, self.max_memory_mb, init_output, init_ms, ending,
-                                      self._exit_reason() if ending == "exited" else "")
+                return SandboxOutcome(
+                    frame,
+                    [],
+                    0.0,
+                    self.max_memory_mb,
+                    init_output,
+                    init_ms,
+                    ending,
+                    self._exit_reason() if ending == "exited" else "",
+                )
             self.ready = True
         started = time.perf_counter()
         deadline = time.time() + self.spec.timeout
-        request = {"event": event, "request_id": request_id, "function_arn": self.spec.arn, "deadline": deadline}
+        request = {
+            "event": event,
+            "request_id": request_id,
+            "function_arn": self.spec.arn,
+            "deadline": deadline,
+        }
         output: list[str] = []
         assert self.process.stdin is not None
         try:
@@ -251,8 +287,16 @@ class Sandbox:
         except (BrokenPipeError, OSError):
             frame, ending = None, "exited"
         duration_ms = (time.perf_counter() - started) * 1000
-        return SandboxOutcome(frame, output, duration_ms, self.max_memory_mb, init_output, init_ms, ending,
-                              self._exit_reason() if ending == "exited" else "")
+        return SandboxOutcome(
+            frame,
+            output,
+            duration_ms,
+            self.max_memory_mb,
+            init_output,
+            init_ms,
+            ending,
+            self._exit_reason() if ending == "exited" else "",
+        )
 
     def kill(self) -> None:
         if self.process is None:

@@ -41,8 +41,13 @@ _ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action
 class EmbeddedAWS:
     """moto's threaded server on localhost:<port>, patched, with an admin user for callers."""
 
-    def __init__(self, port: int, region: str = "us-east-1", faults_file: Path | None = None,
-                 state_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        port: int,
+        region: str = "us-east-1",
+        faults_file: Path | None = None,
+        state_dir: Path | None = None,
+    ) -> None:
         from embedded_aws.services.cloudwatch.service import LocalCloudWatch
 
         self.port = port
@@ -64,16 +69,24 @@ class EmbeddedAWS:
 
         from embedded_aws.compat.patches import REGISTRY, Context
 
-        REGISTRY.apply(Context(port=self.port, host=host, cloudwatch=self.cloudwatch,
-                               faults_file=self.faults_file, state_dir=self.state_dir))
+        REGISTRY.apply(
+            Context(
+                port=self.port,
+                host=host,
+                cloudwatch=self.cloudwatch,
+                faults_file=self.faults_file,
+                state_dir=self.state_dir,
+            )
+        )
         self.admin = self._create_admin()
         self.enforce_iam()
         from embedded_aws import profiling
 
         moto_app = werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app)
         app = LoopbackOnly(profiling.CountedRequests(moto_app) if profiling.ENABLED else moto_app, self.port)
-        self._server = make_server("127.0.0.1", self.port, app, threaded=True,
-                                   request_handler=werkzeug_app.MotoRequestHandler)
+        self._server = make_server(
+            "127.0.0.1", self.port, app, threaded=True, request_handler=werkzeug_app.MotoRequestHandler
+        )
         threading.Thread(target=self._server.serve_forever, name="embedded-aws", daemon=True).start()
 
     def stop(self) -> None:
@@ -88,8 +101,9 @@ class EmbeddedAWS:
 
         creds = credentials or self.admin
         assert creds is not None
-        return boto3.client(service, region_name=self.region, endpoint_url=self.endpoint,
-                            **creds.as_client_kwargs())
+        return boto3.client(
+            service, region_name=self.region, endpoint_url=self.endpoint, **creds.as_client_kwargs()
+        )
 
     def _create_admin(self) -> Credentials:
         """The user whose keys `make up` prints, made in moto's IAM directly (before the server
@@ -126,7 +140,11 @@ class EmbeddedAWS:
 
         account = role_arn.split(":")[4]
         role = sts_backends[account]["aws"].assume_role(
-            region_name=self.region, role_session_name=session_name[:64], role_arn=role_arn,
-            policy="", duration=ROLE_CREDENTIALS_SECONDS, external_id="",
+            region_name=self.region,
+            role_session_name=session_name[:64],
+            role_arn=role_arn,
+            policy="",
+            duration=ROLE_CREDENTIALS_SECONDS,
+            external_id="",
         )
         return Credentials(role.access_key_id, role.secret_access_key, role.session_token)

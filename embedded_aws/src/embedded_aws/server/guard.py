@@ -28,7 +28,8 @@ request does anything:
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -44,8 +45,12 @@ def parse_host(host_header: str | None) -> tuple[str, int | None] | None:
     return name.strip("[]").lower(), int(port[1:]) if port else None
 
 
-def host_allowed(host_header: str | None, port: int, names: frozenset[str] = LOOPBACK_NAMES,
-                 localhost_subdomains: bool = False) -> bool:
+def host_allowed(
+    host_header: str | None,
+    port: int,
+    names: frozenset[str] = LOOPBACK_NAMES,
+    localhost_subdomains: bool = False,
+) -> bool:
     """The request addressed one of `names` (or `*.localhost`, for S3 virtual-host requests) on
     exactly `port`."""
     parsed = parse_host(host_header)
@@ -60,16 +65,27 @@ def origin_allowed(origin: str | None, host_header: str) -> bool:
     if origin is None:
         return True
     parts = urlsplit(origin)
-    return (parts.scheme == "http" and not parts.path and not parts.query and not parts.username
-            and parts.netloc.lower() == host_header.lower())
+    return (
+        parts.scheme == "http"
+        and not parts.path
+        and not parts.query
+        and not parts.username
+        and parts.netloc.lower() == host_header.lower()
+    )
 
 
 def fetch_site_allowed(sec_fetch_site: str | None) -> bool:
     return sec_fetch_site is None or sec_fetch_site in ("same-origin", "none")
 
 
-def refusal(host_header: str | None, origin: str | None, sec_fetch_site: str | None, port: int,
-            names: frozenset[str] = LOOPBACK_NAMES, localhost_subdomains: bool = False) -> tuple[int, str] | None:
+def refusal(
+    host_header: str | None,
+    origin: str | None,
+    sec_fetch_site: str | None,
+    port: int,
+    names: frozenset[str] = LOOPBACK_NAMES,
+    localhost_subdomains: bool = False,
+) -> tuple[int, str] | None:
     """(HTTP status, one-line reason) if the request must be refused, else None."""
     if not host_allowed(host_header, port, names, localhost_subdomains):
         return 421, f"refused: Host {host_header!r} is not this server (use localhost:{port})"
@@ -94,8 +110,13 @@ class LoopbackOnly:
         self.port = port
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        refused = refusal(environ.get("HTTP_HOST"), environ.get("HTTP_ORIGIN"),
-                          environ.get("HTTP_SEC_FETCH_SITE"), self.port, localhost_subdomains=True)
+        refused = refusal(
+            environ.get("HTTP_HOST"),
+            environ.get("HTTP_ORIGIN"),
+            environ.get("HTTP_SEC_FETCH_SITE"),
+            self.port,
+            localhost_subdomains=True,
+        )
         if refused is None and str(environ.get("PATH_INFO", "")).startswith(MOTO_API_PREFIX):
             refused = 403, "refused: the moto API (/moto-api) is switched off in the embedded AWS"
         if refused is None:
@@ -103,6 +124,12 @@ class LoopbackOnly:
         status, reason = refused
         body = (reason + "\n").encode()
         phrase = {403: "Forbidden", 421: "Misdirected Request"}[status]
-        start_response(f"{status} {phrase}", [("Content-Type", "text/plain; charset=utf-8"),
-                                              ("Content-Length", str(len(body))), ("Connection", "close")])
+        start_response(
+            f"{status} {phrase}",
+            [
+                ("Content-Type", "text/plain; charset=utf-8"),
+                ("Content-Length", str(len(body))),
+                ("Connection", "close"),
+            ],
+        )
         return [body]

@@ -20,10 +20,9 @@ def patch_keep_alive() -> None:
     """
     import selectors
 
+    from moto.moto_server.werkzeug_app import MotoRequestHandler
     from werkzeug import serving
     from werkzeug.wsgi import LimitedStream
-
-    from moto.moto_server.werkzeug_app import MotoRequestHandler
 
     state = threading.local()  # per connection thread: the current request's body stream
 
@@ -91,7 +90,7 @@ def patch_keep_alive() -> None:
             return getattr(selectors, name)
 
         @staticmethod
-        def DefaultSelector() -> Any:  # noqa: N802 - the name werkzeug calls
+        def DefaultSelector() -> Any:  # the name werkzeug calls
             return _NoLeftovers() if getattr(state, "keep", False) else selectors.DefaultSelector()
 
     class _NoLeftovers:

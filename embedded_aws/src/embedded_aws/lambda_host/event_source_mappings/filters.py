@@ -56,6 +56,7 @@ def _loads(text: str) -> Any:
 
 # --- validation -----------------------------------------------------------------------------
 
+
 def compile_filters(filter_criteria: dict | None) -> list[dict]:
     """The parsed patterns of a mapping's FilterCriteria; [] when it has none. Raises
     FilterError for what AWS refuses (too many filters, a pattern that is not a JSON object)
@@ -85,7 +86,11 @@ def _check_object(pattern: dict, where: str) -> None:
     for key, value in pattern.items():
         here = f"{where}: {key}"
         if key == "$or":
-            if not isinstance(value, list) or len(value) < 2 or not all(isinstance(p, dict) and p for p in value):
+            if (
+                not isinstance(value, list)
+                or len(value) < 2
+                or not all(isinstance(p, dict) and p for p in value)
+            ):
                 raise FilterError(f"{here} must be a list of at least two patterns")
             for option in value:
                 _check_object(option, here)
@@ -99,15 +104,19 @@ def _check_object(pattern: dict, where: str) -> None:
             for rule in value:
                 _check_rule(rule, here)
         else:
-            raise FilterError(f"{here} must be a list of rules or an object, not {json.dumps(_as_json(value))}")
+            raise FilterError(
+                f"{here} must be a list of rules or an object, not {json.dumps(_as_json(value))}"
+            )
 
 
 def _check_rule(rule: Any, where: str) -> None:
     if rule is None or isinstance(rule, (str, bool, Number)):
         return
     if not isinstance(rule, dict) or len(rule) != 1:
-        raise FilterError(f"{where}: rule {json.dumps(_as_json(rule))} is not a value or a one-key operator object")
-    (operator, operand), = rule.items()
+        raise FilterError(
+            f"{where}: rule {json.dumps(_as_json(rule))} is not a value or a one-key operator object"
+        )
+    ((operator, operand),) = rule.items()
     if operator not in _LEAF_OPERATORS:
         raise FilterError(f"{where}: operator {operator!r} is not supported by the local Lambda host")
     if operator in ("prefix", "suffix", "equals-ignore-case") and not isinstance(operand, str):
@@ -118,10 +127,15 @@ def _check_rule(rule: Any, where: str) -> None:
         _check_numeric(operand, where)
     if operator == "anything-but":
         if isinstance(operand, dict):
-            if len(operand) != 1 or next(iter(operand)) not in ("prefix", "suffix") \
-                    or not isinstance(next(iter(operand.values())), str):
-                raise FilterError(f"{where}: anything-but takes values, or one prefix or suffix string, "
-                                  "in the local Lambda host")
+            if (
+                len(operand) != 1
+                or next(iter(operand)) not in ("prefix", "suffix")
+                or not isinstance(next(iter(operand.values())), str)
+            ):
+                raise FilterError(
+                    f"{where}: anything-but takes values, or one prefix or suffix string, "
+                    "in the local Lambda host"
+                )
         else:
             values = operand if isinstance(operand, list) else [operand]
             if not values or not all(isinstance(v, (str, Number)) for v in values):
@@ -226,7 +240,7 @@ def _match_leaf(rules: list, value: Any) -> bool:
 def _match_rule(rule: Any, value: Any) -> bool:
     if not isinstance(rule, dict):
         return _same(rule, value)
-    (operator, operand), = rule.items()
+    ((operator, operand),) = rule.items()
     if operator == "prefix":
         return isinstance(value, str) and value.startswith(operand)
     if operator == "suffix":
@@ -237,13 +251,16 @@ def _match_rule(rule: Any, value: Any) -> bool:
         return isinstance(value, Number) and _in_range(operand, value.value)
     if operator == "anything-but":
         if isinstance(operand, dict):
-            (kind, text), = operand.items()
+            ((kind, text),) = operand.items()
             if not isinstance(value, str):
                 return False
             return not (value.startswith(text) if kind == "prefix" else value.endswith(text))
         excluded = operand if isinstance(operand, list) else [operand]
-        return value is not None and not isinstance(value, (bool, dict)) and \
-            not any(_same(item, value) for item in excluded)
+        return (
+            value is not None
+            and not isinstance(value, (bool, dict))
+            and not any(_same(item, value) for item in excluded)
+        )
     return False
 
 
@@ -258,7 +275,12 @@ def _same(rule: Any, value: Any) -> bool:
 def _in_range(operand: list, number: float) -> bool:
     for index in range(0, len(operand), 2):
         operator, bound = operand[index], operand[index + 1].value
-        if not {"=": number == bound, "<": number < bound, "<=": number <= bound,
-                ">": number > bound, ">=": number >= bound}[operator]:
+        if not {
+            "=": number == bound,
+            "<": number < bound,
+            "<=": number <= bound,
+            ">": number > bound,
+            ">=": number >= bound,
+        }[operator]:
             return False
     return True

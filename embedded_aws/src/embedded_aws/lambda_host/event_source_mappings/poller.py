@@ -81,8 +81,14 @@ class PollerHost(Protocol):
 
     def spec_from_moto(self, fn: Any) -> FunctionSpec: ...
 
-    def invoke(self, spec: FunctionSpec, event: Any, *, defer_logs: bool = False,
-               reserved_concurrency: int | None = None) -> InvocationResult: ...
+    def invoke(
+        self,
+        spec: FunctionSpec,
+        event: Any,
+        *,
+        defer_logs: bool = False,
+        reserved_concurrency: int | None = None,
+    ) -> InvocationResult: ...
 
     def acknowledge(self, sqs: Any, queue_url: str, receipt_handles: list[str]) -> None: ...
 
@@ -116,8 +122,12 @@ class MappingPoller:
         return any(thread.is_alive() for thread in self._threads)
 
     def start(self) -> None:
-        log.info("mapping %s: polling %s for %s", self.mapping["UUID"], self.mapping["EventSourceArn"],
-                 self.mapping["FunctionArn"])
+        log.info(
+            "mapping %s: polling %s for %s",
+            self.mapping["UUID"],
+            self.mapping["EventSourceArn"],
+            self.mapping["FunctionArn"],
+        )
         self._grow()
 
     def update(self, mapping: dict) -> None:
@@ -147,8 +157,9 @@ class MappingPoller:
     def _spawn(self) -> None:
         with self._threads_lock:
             self._serial += 1
-            thread = threading.Thread(target=self._run, name=f"poller-{self.mapping['UUID'][:8]}-{self._serial}",
-                                      daemon=True)
+            thread = threading.Thread(
+                target=self._run, name=f"poller-{self.mapping['UUID'][:8]}-{self._serial}", daemon=True
+            )
             self._threads = [t for t in self._threads if t.is_alive()] + [thread]
             self._live += 1
         thread.start()
@@ -207,7 +218,9 @@ class MappingPoller:
         # Built from the ARN, as the service does: the role needs no sqs:GetQueueUrl.
         queue_url = f"{host.endpoint}/{account}/{queue_name}"
         batch_size = int(mapping.get("BatchSize") or 10)
-        received, kept, first_at = self._gather(sqs, queue_url, queue_arn, region, mapping, function, batch_size)
+        received, kept, first_at = self._gather(
+            sqs, queue_url, queue_arn, region, mapping, function, batch_size
+        )
         if not received:
             return self.scaling.retire(True, self._limit(function))
         if self.scaling.after_receive(received, batch_size, self._limit(function), time.monotonic()):
@@ -216,8 +229,16 @@ class MappingPoller:
             self._process(sqs, queue_url, self.mapping, kept, first_at)
         return self.scaling.retire(False, self._limit(self._function() or function))
 
-    def _gather(self, sqs: Any, queue_url: str, queue_arn: str, region: str, mapping: dict,
-                function: MappedFunction, batch_size: int) -> tuple[int, list[tuple[dict, dict]], float]:
+    def _gather(
+        self,
+        sqs: Any,
+        queue_url: str,
+        queue_arn: str,
+        region: str,
+        mapping: dict,
+        function: MappedFunction,
+        batch_size: int,
+    ) -> tuple[int, list[tuple[dict, dict]], float]:
         """One batch: a long poll for the first messages, then, with a batching window, more
         receives until the batch is full, the window (counted from the first receive that
         returned messages) has passed or the payload nears 6 MB. A message that matches no
@@ -244,8 +265,12 @@ class MappingPoller:
                 wait = min(int(remaining), 20)  # whole seconds; under one second, short polls
             with timer("poller receive"):
                 messages = sqs.receive_message(
-                    QueueUrl=queue_url, MaxNumberOfMessages=min(10, batch_size - len(kept)),
-                    WaitTimeSeconds=wait, AttributeNames=["All"], MessageAttributeNames=["All"], **visibility,
+                    QueueUrl=queue_url,
+                    MaxNumberOfMessages=min(10, batch_size - len(kept)),
+                    WaitTimeSeconds=wait,
+                    AttributeNames=["All"],
+                    MessageAttributeNames=["All"],
+                    **visibility,
                 ).get("Messages", [])
             received += len(messages)
             patterns = self._patterns(self.mapping) if messages else []
@@ -270,8 +295,9 @@ class MappingPoller:
                 self._stop.wait(min(0.2, max(deadline - time.monotonic(), 0)))
         return received, kept, first_at
 
-    def _process(self, sqs: Any, queue_url: str, mapping: dict, kept: list[tuple[dict, dict]],
-                 received_at: float) -> None:
+    def _process(
+        self, sqs: Any, queue_url: str, mapping: dict, kept: list[tuple[dict, dict]], received_at: float
+    ) -> None:
         """Invoke with the batch and have what succeeded deleted (after its logs are written)."""
         event = {"Records": [record for _, record in kept]}
         with timer("poller invoke"):
@@ -280,15 +306,20 @@ class MappingPoller:
             return  # throttled throughout: the messages come back after the visibility timeout
         function_error, payload = outcome
         ids = [message["MessageId"] for message, _ in kept]
-        done = acknowledged_ids(ids, function_error, payload,
-                                "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or []))
+        done = acknowledged_ids(
+            ids,
+            function_error,
+            payload,
+            "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or []),
+        )
         handles = [message["ReceiptHandle"] for message, _ in kept if message["MessageId"] in done]
         if handles:
             # Deleted by the log writer once this invocation's logs are written.
             self.host.acknowledge(sqs, queue_url, handles)
 
-    def _invoke_admitted(self, sqs: Any, queue_url: str, function_arn: str, event: dict,
-                         received_at: float) -> tuple[str | None, bytes] | None:
+    def _invoke_admitted(
+        self, sqs: Any, queue_url: str, function_arn: str, event: dict, received_at: float
+    ) -> tuple[str | None, bytes] | None:
         """Invoke; while the function's reserved concurrency is in use (a throttle, recorded as
         one), back off and try again until the messages' visibility timeout would run out, then
         give up on the batch (services-sqs-errorhandling.html: throttled messages return to the
@@ -313,8 +344,11 @@ class MappingPoller:
         if cached and now - cached[0] < self.VISIBILITY_REFRESH_SECONDS:
             return cached[1]
         try:
-            seconds = float(sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["VisibilityTimeout"])
-                             ["Attributes"]["VisibilityTimeout"])
+            seconds = float(
+                sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["VisibilityTimeout"])[
+                    "Attributes"
+                ]["VisibilityTimeout"]
+            )
         except Exception as error:  # noqa: BLE001 - no retry rather than no progress
             log.warning("mapping %s: visibility timeout unknown: %s", self.mapping["UUID"], error)
             seconds = 0.0
@@ -327,10 +361,14 @@ class MappingPoller:
         to authorize), with the code and configuration it has now."""
         host = self.host
         fn = host.stored_function(function_arn)
-        result = host.invoke(host.spec_from_moto(fn), event, defer_logs=True,
-                             reserved_concurrency=reserved_concurrency_of(fn))
+        result = host.invoke(
+            host.spec_from_moto(fn), event, defer_logs=True, reserved_concurrency=reserved_concurrency_of(fn)
+        )
         if len(result.payload) > MAX_RESPONSE_BYTES:
-            return "Unhandled", json.dumps({
-                "errorMessage": f"Response payload size exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).",
-                "errorType": "Function.ResponseSizeTooLarge"}).encode()
+            return "Unhandled", json.dumps(
+                {
+                    "errorMessage": f"Response payload size exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).",
+                    "errorType": "Function.ResponseSizeTooLarge",
+                }
+            ).encode()
         return result.function_error, result.payload

@@ -29,10 +29,20 @@ def sqs_record(message: dict, queue_arn: str, region: str) -> dict:
         "messageId": message["MessageId"],
         "receiptHandle": message["ReceiptHandle"],
         "body": message["Body"],
-        "attributes": {key: attributes[key] for key in (
-            "ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp",
-            "SequenceNumber", "MessageGroupId", "MessageDeduplicationId", "AWSTraceHeader",
-        ) if key in attributes},
+        "attributes": {
+            key: attributes[key]
+            for key in (
+                "ApproximateReceiveCount",
+                "SentTimestamp",
+                "SenderId",
+                "ApproximateFirstReceiveTimestamp",
+                "SequenceNumber",
+                "MessageGroupId",
+                "MessageDeduplicationId",
+                "AWSTraceHeader",
+            )
+            if key in attributes
+        },
         "messageAttributes": message_attributes,
         "md5OfMessageAttributes": message.get("MD5OfMessageAttributes"),
         "md5OfBody": message.get("MD5OfBody"),
@@ -42,8 +52,9 @@ def sqs_record(message: dict, queue_arn: str, region: str) -> dict:
     }
 
 
-def acknowledged_ids(message_ids: list[str], function_error: str | None, payload: bytes,
-                     report_batch_item_failures: bool) -> set[str]:
+def acknowledged_ids(
+    message_ids: list[str], function_error: str | None, payload: bytes, report_batch_item_failures: bool
+) -> set[str]:
     """Which messages of a batch the Lambda service deletes after an invocation.
 
     A function error fails the whole batch. With ReportBatchItemFailures, the listed ids stay;

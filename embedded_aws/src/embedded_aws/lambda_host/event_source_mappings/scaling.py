@@ -25,8 +25,9 @@ LOCAL_MAX_CONCURRENCY = int(os.environ.get("LOCAL_LAMBDA_MAX_CONCURRENCY") or 20
 SCALE_UP_SECONDS = 60 / 300  # up to 300 more concurrent invocations a minute: one per 0.2 s
 
 
-def concurrency_limit(maximum_concurrency: int | None, reserved_concurrency: int | None,
-                      cap: int = LOCAL_MAX_CONCURRENCY) -> int:
+def concurrency_limit(
+    maximum_concurrency: int | None, reserved_concurrency: int | None, cap: int = LOCAL_MAX_CONCURRENCY
+) -> int:
     """The most batches a mapping may run at once: the local cap, the mapping's
     MaximumConcurrency and the function's reserved concurrency, whichever is lowest. Reserved
     concurrency 0 does not stop polling: every invocation is throttled instead (see the poller)."""

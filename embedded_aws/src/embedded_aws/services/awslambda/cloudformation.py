@@ -15,8 +15,14 @@ def patch_inline_code_update() -> None:
 
     update = LambdaFunction.update_from_cloudformation_json.__func__
 
-    def update_from_cloudformation_json(cls: Any, original_resource: Any, new_resource_name: str,
-                                        cloudformation_json: dict[str, Any], account_id: str, region_name: str) -> Any:
+    def update_from_cloudformation_json(
+        cls: Any,
+        original_resource: Any,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> Any:
         code = cloudformation_json["Properties"].get("Code", {})
         if isinstance(code.get("ZipFile"), str):
             zipped = base64.b64encode(cls._create_zipfile_from_plaintext_code(code["ZipFile"]))

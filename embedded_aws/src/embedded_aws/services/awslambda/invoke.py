@@ -19,7 +19,6 @@ class FunctionRunner(Protocol):
     def invoke(self, spec: Any, event: Any, *, reserved_concurrency: int | None = None) -> Any: ...
 
 
-
 THROTTLE_REASON = "ReservedFunctionConcurrentInvocationLimitExceeded"
 ASYNC_RETRY_SECONDS = (1.0, 300.0, 6 * 3600.0)  # first wait, longest wait, how long to keep trying
 
@@ -31,8 +30,14 @@ def _too_many_requests() -> Exception:
 
     error = JsonRESTError("TooManyRequestsException", "Rate Exceeded.")
     error.code = 429
-    error.description = json.dumps({"__type": "TooManyRequestsException", "Reason": THROTTLE_REASON,
-                                    "Type": "User", "message": "Rate Exceeded."})
+    error.description = json.dumps(
+        {
+            "__type": "TooManyRequestsException",
+            "Reason": THROTTLE_REASON,
+            "Type": "User",
+            "message": "Rate Exceeded.",
+        }
+    )
     return error
 
 
@@ -44,12 +49,15 @@ def patch_lambda_invoke(host: FunctionRunner) -> None:
     exists and IAM that the caller may invoke it). Reserved concurrency in use: 429."""
     from moto.awslambda.models import LambdaFunction
 
-    from embedded_aws.lambda_host.sandbox import Throttled
     from embedded_aws.lambda_host.event_source_mappings.poller import reserved_concurrency_of
+    from embedded_aws.lambda_host.sandbox import Throttled
 
     def invoke(fn: Any, body: Any, request_headers: Any, response_headers: Any) -> bytes:
-        invocation_type = (request_headers or {}).get("X-Amz-Invocation-Type") or (
-            request_headers or {}).get("x-amz-invocation-type") or "RequestResponse"
+        invocation_type = (
+            (request_headers or {}).get("X-Amz-Invocation-Type")
+            or (request_headers or {}).get("x-amz-invocation-type")
+            or "RequestResponse"
+        )
         if invocation_type == "DryRun":
             return b""
         event = json.loads(body) if body else {}

@@ -29,7 +29,8 @@ def patch_event_source_mapping_rules() -> None:
             raise InvalidParameterValueException("Batching window is not supported for FIFO queues")
         if batch_size > 10 and not window:
             raise InvalidParameterValueException(
-                "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10")
+                "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10"
+            )
         try:
             compile_filters(settings.get("FilterCriteria"))
         except FilterError as error:
@@ -52,7 +53,8 @@ def patch_event_source_mapping_rules() -> None:
         visibility, timeout = int(queue.visibility_timeout), int(function.timeout)
         if visibility < timeout:
             raise InvalidParameterValueException(
-                f"Queue visibility timeout: {visibility} seconds is less than Function timeout: {timeout} seconds")
+                f"Queue visibility timeout: {visibility} seconds is less than Function timeout: {timeout} seconds"
+            )
 
     def create_event_source_mapping(self: Any, spec: dict[str, Any]) -> Any:
         check(spec, spec.get("EventSourceArn") or "")
@@ -63,8 +65,11 @@ def patch_event_source_mapping_rules() -> None:
     def update_event_source_mapping(self: Any, uuid: str, spec: dict[str, Any]) -> Any:
         esm = self.get_event_source_mapping(uuid)
         if esm is not None:
-            current = {"BatchSize": esm.batch_size, "MaximumBatchingWindowInSeconds": esm.max_batch_window,
-                       "FilterCriteria": esm.filter_criteria}
+            current = {
+                "BatchSize": esm.batch_size,
+                "MaximumBatchingWindowInSeconds": esm.max_batch_window,
+                "FilterCriteria": esm.filter_criteria,
+            }
             check({**current, **spec}, esm.event_source_arn)
         return update(self, uuid, spec)
 

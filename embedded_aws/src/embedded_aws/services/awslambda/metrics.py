@@ -14,8 +14,8 @@ import threading
 import time
 from collections.abc import Iterable
 
-from embedded_aws.services.cloudwatch.metrics import datum, publish
 from embedded_aws.credentials import ACCOUNT_ID
+from embedded_aws.services.cloudwatch.metrics import datum, publish
 
 NAMESPACE = "AWS/Lambda"
 DEFAULT_REGION = "us-east-1"
@@ -39,26 +39,43 @@ class LambdaMetrics:
         self._spans: dict[tuple[str, str, str], list[Span]] = {}
         self._lock = threading.Lock()
 
-    def record_invocation(self, function_name: str, duration_ms: float, error: bool, *,
-                          region: str = DEFAULT_REGION, account_id: str = ACCOUNT_ID) -> None:
+    def record_invocation(
+        self,
+        function_name: str,
+        duration_ms: float,
+        error: bool,
+        *,
+        region: str = DEFAULT_REGION,
+        account_id: str = ACCOUNT_ID,
+    ) -> None:
         end = time.time()
         start = end - duration_ms / 1000
         dimensions = {"FunctionName": function_name}
-        publish(account_id, region, NAMESPACE, [
-            datum("Invocations", 1, "Count", dimensions, start),
-            datum("Errors", int(error), "Count", dimensions, start),
-            datum("Duration", duration_ms, "Milliseconds", dimensions, start),
-        ])
+        publish(
+            account_id,
+            region,
+            NAMESPACE,
+            [
+                datum("Invocations", 1, "Count", dimensions, start),
+                datum("Errors", int(error), "Count", dimensions, start),
+                datum("Duration", duration_ms, "Milliseconds", dimensions, start),
+            ],
+        )
         with self._lock:
             spans = self._spans.setdefault((account_id, region, function_name), [])
             spans.append((start, end))
             if len(spans) > MAX_SPANS:  # nobody flushes (no evaluator running): keep the newest
-                del spans[:len(spans) // 2]
+                del spans[: len(spans) // 2]
 
-    def record_throttle(self, function_name: str, *, region: str = DEFAULT_REGION,
-                        account_id: str = ACCOUNT_ID) -> None:
-        publish(account_id, region, NAMESPACE,
-                [datum("Throttles", 1, "Count", {"FunctionName": function_name}, time.time())])
+    def record_throttle(
+        self, function_name: str, *, region: str = DEFAULT_REGION, account_id: str = ACCOUNT_ID
+    ) -> None:
+        publish(
+            account_id,
+            region,
+            NAMESPACE,
+            [datum("Throttles", 1, "Count", {"FunctionName": function_name}, time.time())],
+        )
 
     def flush(self, start: float, end: float) -> None:
         """Publish ConcurrentExecutions for [start, end) and forget spans that ended before it."""
@@ -68,9 +85,20 @@ class LambdaMetrics:
         for (account_id, region, function_name), spans in current.items():
             inside = [(max(a, start), min(b, end)) for a, b in spans if a < end and b > start]
             if inside:
-                publish(account_id, region, NAMESPACE, [datum(
-                    "ConcurrentExecutions", peak_concurrency(inside), "Count",
-                    {"FunctionName": function_name}, (start + end) / 2)])
+                publish(
+                    account_id,
+                    region,
+                    NAMESPACE,
+                    [
+                        datum(
+                            "ConcurrentExecutions",
+                            peak_concurrency(inside),
+                            "Count",
+                            {"FunctionName": function_name},
+                            (start + end) / 2,
+                        )
+                    ],
+                )
 
 
 LAMBDA_METRICS = LambdaMetrics()

@@ -17,7 +17,6 @@ from embedded_aws.services.cloudformation.lifecycle import (
 )
 
 
-
 def patch_custom_resource_host(port: int) -> None:
     from moto import settings
 
@@ -52,8 +51,14 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
     def key(model: Any) -> tuple[str, str]:
         return model.stack_id, model.logical_id
 
-    def create_from_cloudformation_json(cls: Any, resource_name: str, cloudformation_json: dict[str, Any],
-                                        account_id: str, region_name: str, **kwargs: Any) -> Any:
+    def create_from_cloudformation_json(
+        cls: Any,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> Any:
         model = create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
         model.account_id, model.stack_id = account_id, kwargs["StackId"]
         model.resource_type, model.properties = kwargs["ResourceType"], cloudformation_json["Properties"]
@@ -64,20 +69,37 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
 
         token = properties["ServiceToken"]
         event = lifecycle.event(
-            key(model), request_type, service_token=token, resource_type=model.resource_type,
+            key(model),
+            request_type,
+            service_token=token,
+            resource_type=model.resource_type,
             response_url=f"{settings.moto_server_host()}:{settings.moto_server_port()}"
-                         f"/cloudformation_{model.region_name}/cfnresponse?stack={model.stack_id}",
-            default_physical_id=model.physical_resource_id, properties=properties, **extra)
+            f"/cloudformation_{model.region_name}/cfnresponse?stack={model.stack_id}",
+            default_physical_id=model.physical_resource_id,
+            properties=properties,
+            **extra,
+        )
         function = lambda_backend(model.account_id, model.region_name).get_function(token)
         answer = lifecycle.send(key(model), event, lambda event: function.invoke(json.dumps(event), {}, {}))
         model.set_data(answer.data)
 
-    def update_from_cloudformation_json(cls: Any, original_resource: Any, new_resource_name: str,
-                                        cloudformation_json: dict[str, Any], account_id: str, region_name: str) -> Any:
+    def update_from_cloudformation_json(
+        cls: Any,
+        original_resource: Any,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> Any:
         properties = cloudformation_json["Properties"]
         if properties != original_resource.properties:
             try:
-                send(original_resource, "Update", properties, OldResourceProperties=original_resource.properties)
+                send(
+                    original_resource,
+                    "Update",
+                    properties,
+                    OldResourceProperties=original_resource.properties,
+                )
             except CustomResourceFailed as error:
                 # moto retries a resource that raises, which would send the same Update again.
                 lifecycle.defer_update_failure(original_resource.stack_id, error)
@@ -99,8 +121,12 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
         stack up where a deleted one is not, and mark an updated one CREATE_COMPLETE); answers to
         Create go on to moto's handler."""
         answered = (self._get_param("StackId"), self._get_param("LogicalResourceId"))
-        answer = Answer(self._get_param("Status"), self._get_param("PhysicalResourceId") or None,
-                        self._get_param("Data") or {}, self._get_param("Reason"))
+        answer = Answer(
+            self._get_param("Status"),
+            self._get_param("PhysicalResourceId") or None,
+            self._get_param("Data") or {},
+            self._get_param("Reason"),
+        )
         whose = lifecycle.answer(answered, answer)
         if whose is AnswerTo.REQUEST:
             return 200, {"status": 200}, json.dumps("{}")
@@ -136,13 +162,20 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
     ResourceMap.update = update_failing_on_custom_resources
 
     def failed_creates(stack: Any) -> list[tuple[str, str]]:
-        return lifecycle.failed_creates([(stack.stack_id, logical_id) for logical_id, resource
-                                         in stack.custom_resources.items() if not resource.is_created()])
+        return lifecycle.failed_creates(
+            [
+                (stack.stack_id, logical_id)
+                for logical_id, resource in stack.custom_resources.items()
+                if not resource.is_created()
+            ]
+        )
 
     def start_rollback(stack: Any) -> None:
         """As on AWS after CreateStack has returned: in a thread."""
         if lifecycle.claim_rollback(stack.stack_id):
-            threading.Thread(target=roll_back, args=(stack,), name=f"rollback-{stack.name}", daemon=True).start()
+            threading.Thread(
+                target=roll_back, args=(stack,), name=f"rollback-{stack.name}", daemon=True
+            ).start()
 
     def roll_back(stack: Any) -> None:
         create_failed, rolling_back = lifecycle.rollback_reasons(failed_creates(stack))
@@ -163,8 +196,11 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
 
     def create_resources_then_roll_back_failures(self: Any) -> None:
         create_resources(self)
-        pending = [(self.stack_id, logical_id) for logical_id, resource in self.custom_resources.items()
-                   if not resource.is_created()]
+        pending = [
+            (self.stack_id, logical_id)
+            for logical_id, resource in self.custom_resources.items()
+            if not resource.is_created()
+        ]
         if lifecycle.all_created(self.stack_id, pending):
             start_rollback(self)
 
@@ -172,8 +208,13 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
 
     update_stack = Stack.update
 
-    def update_rolling_back(self: Any, template: str, role_arn: str | None = None,
-                            parameters: dict[str, Any] | None = None, tags: dict[str, str] | None = None) -> None:
+    def update_rolling_back(
+        self: Any,
+        template: str,
+        role_arn: str | None = None,
+        parameters: dict[str, Any] | None = None,
+        tags: dict[str, str] | None = None,
+    ) -> None:
         """A failed update is rolled back as on AWS: the previous template is applied again
         (moto updates each changed resource back) and the stack ends UPDATE_ROLLBACK_COMPLETE."""
         previous_template, previous_parameters = self.template, self.parameters

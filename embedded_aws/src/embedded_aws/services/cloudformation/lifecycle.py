@@ -18,8 +18,9 @@ from __future__ import annotations
 import enum
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 Key = tuple[str, str]  # (stack id, logical id)
 
@@ -63,15 +64,31 @@ class CustomResourceLifecycle:
         """The PhysicalResourceId the function last answered, else CloudFormation's default."""
         return self._physical_ids.get(key, default)
 
-    def event(self, key: Key, request_type: str, *, service_token: str, response_url: str, resource_type: str,
-              default_physical_id: str, properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    def event(
+        self,
+        key: Key,
+        request_type: str,
+        *,
+        service_token: str,
+        response_url: str,
+        resource_type: str,
+        default_physical_id: str,
+        properties: dict[str, Any],
+        **extra: Any,
+    ) -> dict[str, Any]:
         """The request object the function receives."""
         stack_id, logical_id = key
         return {
-            "RequestType": request_type, "ServiceToken": service_token, "ResponseURL": response_url,
-            "StackId": stack_id, "RequestId": self._request_id(), "LogicalResourceId": logical_id,
-            "ResourceType": resource_type, "PhysicalResourceId": self.physical_id(key, default_physical_id),
-            "ResourceProperties": properties, **extra,
+            "RequestType": request_type,
+            "ServiceToken": service_token,
+            "ResponseURL": response_url,
+            "StackId": stack_id,
+            "RequestId": self._request_id(),
+            "LogicalResourceId": logical_id,
+            "ResourceType": resource_type,
+            "PhysicalResourceId": self.physical_id(key, default_physical_id),
+            "ResourceProperties": properties,
+            **extra,
         }
 
     def send(self, key: Key, event: dict[str, Any], invoke: Callable[[dict[str, Any]], None]) -> Answer:
@@ -126,7 +143,9 @@ class CustomResourceLifecycle:
     @staticmethod
     def rollback_reasons(failed: list[tuple[str, str]]) -> tuple[str, str]:
         """The reasons of the stack's CREATE_FAILED and ROLLBACK_IN_PROGRESS events."""
-        create_failed = "; ".join(f"custom resource {logical_id}: Create failed: {reason}" for logical_id, reason in failed)
+        create_failed = "; ".join(
+            f"custom resource {logical_id}: Create failed: {reason}" for logical_id, reason in failed
+        )
         listed = ", ".join(logical_id for logical_id, _ in failed)
         return create_failed, f"The following resource(s) failed to create: [{listed}]."
 

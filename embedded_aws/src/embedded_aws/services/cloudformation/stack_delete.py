@@ -32,10 +32,13 @@ def patch_stack_delete_of_resources_gone() -> None:
     def _delete_resource(self: Any, parsed_resource: Any, resource_json: dict[str, Any]) -> None:
         try:
             delete(self, parsed_resource, resource_json)
-        except Exception as error:  # noqa: BLE001 - only "already gone" is swallowed
+        except Exception as error:  # only "already gone" is swallowed
             if not resource_already_gone(error):
                 raise
-            log.info("stack delete: %s was already gone (%s)", getattr(parsed_resource, "logical_resource_id", "?"),
-                     type(error).__name__)
+            log.info(
+                "stack delete: %s was already gone (%s)",
+                getattr(parsed_resource, "logical_resource_id", "?"),
+                type(error).__name__,
+            )
 
     ResourceMap._delete_resource = _delete_resource

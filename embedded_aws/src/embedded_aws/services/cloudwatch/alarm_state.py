@@ -17,7 +17,12 @@ from typing import Any
 
 from embedded_aws.services.cloudwatch.evaluation import ALARM, INSUFFICIENT_DATA, OK
 from embedded_aws.services.cloudwatch.history import AlarmHistory
-from embedded_aws.services.cloudwatch.messages import action_item, configuration_item, notification, state_update_item
+from embedded_aws.services.cloudwatch.messages import (
+    action_item,
+    configuration_item,
+    notification,
+    state_update_item,
+)
 from embedded_aws.services.iam.resource_policies import ALLOW, Principal, Request, decide
 
 log = logging.getLogger("embedded_aws.cloudwatch")
@@ -26,8 +31,14 @@ INITIAL_REASON = "Unchecked: Initial alarm creation"
 
 
 def actions_for(alarm: Any, state: str) -> list[str]:
-    return list({ALARM: alarm.alarm_actions, OK: alarm.ok_actions,
-                 INSUFFICIENT_DATA: alarm.insufficient_data_actions}[state] or [])
+    return list(
+        {
+            ALARM: alarm.alarm_actions,
+            OK: alarm.ok_actions,
+            INSUFFICIENT_DATA: alarm.insufficient_data_actions,
+        }[state]
+        or []
+    )
 
 
 def publish_to_sns(action_arn: str, subject: str, message: str, alarm_arn: str) -> str | None:
@@ -55,9 +66,17 @@ def topic_allows_alarm(policy: str | None, topic_arn: str, alarm_arn: str) -> bo
     transport (aws:SecureTransport "true"): TLS between two processes of one machine protects
     nothing, and a TLS-only Deny then never refuses a local caller (docs/local-fidelity.md)."""
     account = alarm_arn.split(":")[4]
-    request = Request(Principal("Service", "cloudwatch.amazonaws.com"), "sns:Publish", topic_arn,
-                      {"aws:SourceArn": alarm_arn, "aws:SourceAccount": account, "aws:SourceOwner": account,
-                       "aws:SecureTransport": "true"})
+    request = Request(
+        Principal("Service", "cloudwatch.amazonaws.com"),
+        "sns:Publish",
+        topic_arn,
+        {
+            "aws:SourceArn": alarm_arn,
+            "aws:SourceAccount": account,
+            "aws:SourceOwner": account,
+            "aws:SecureTransport": "true",
+        },
+    )
     return decide(policy, request) == ALLOW
 
 
@@ -89,8 +108,9 @@ class AlarmStates:
             error = publish_to_sns(action_arn, subject, message, alarm.alarm_arn)
             if error:
                 log.warning("alarm %s: action %s failed: %s", alarm.name, action_arn, error)
-            self.history.add(account, region, action_item(alarm, action_arn, time.time(),
-                                                          published=message, error=error))
+            self.history.add(
+                account, region, action_item(alarm, action_arn, time.time(), published=message, error=error)
+            )
 
     def install(self) -> None:
         """Route moto's PutMetricAlarm, SetAlarmState and DeleteAlarms through here."""
@@ -107,13 +127,20 @@ class AlarmStates:
                 previous = backend.alarms.get(name)
                 alarm = put_metric_alarm(backend, *args, **kwargs)
                 if previous is None:
-                    alarm.state_value, alarm.state_reason, alarm.state_reason_data = INSUFFICIENT_DATA, INITIAL_REASON, None
+                    alarm.state_value, alarm.state_reason, alarm.state_reason_data = (
+                        INSUFFICIENT_DATA,
+                        INITIAL_REASON,
+                        None,
+                    )
                 else:
                     alarm.state_value, alarm.state_reason = previous.state_value, previous.state_reason
                     alarm.state_reason_data = previous.state_reason_data
                     alarm.state_updated_timestamp = previous.state_updated_timestamp
-                states.history.add(backend.account_id, backend.region_name,
-                                   configuration_item(alarm, "Update" if previous else "Create", time.time()))
+                states.history.add(
+                    backend.account_id,
+                    backend.region_name,
+                    configuration_item(alarm, "Update" if previous else "Create", time.time()),
+                )
                 return alarm
 
         def set_state(backend: Any, alarm_name: str, reason: str, reason_data: str, state_value: str) -> None:
@@ -129,8 +156,11 @@ class AlarmStates:
                 for name in alarm_names:
                     alarm = backend.alarms.get(name)
                     if alarm is not None:
-                        states.history.add(backend.account_id, backend.region_name,
-                                           configuration_item(alarm, "Delete", time.time()))
+                        states.history.add(
+                            backend.account_id,
+                            backend.region_name,
+                            configuration_item(alarm, "Delete", time.time()),
+                        )
                 delete_alarms(backend, alarm_names)
 
         CloudWatchBackend.put_metric_alarm = put

@@ -82,15 +82,19 @@ def premature_alarm(rule: Rule, window: Sequence[float | None]) -> bool:
     newer point breaches or is missing."""
     for index, value in enumerate(window):
         if value is not None and rule.breaches(value):
-            newer = window[index + 1:]
+            newer = window[index + 1 :]
             return len(window) - index >= rule.datapoints_to_alarm and all(
-                later is None or rule.breaches(later) for later in newer)
+                later is None or rule.breaches(later) for later in newer
+            )
     return False
 
 
 # --- statistics of one period ------------------------------------------------------------
 
-def statistic(name: str, values: Sequence[float], aggregates: Sequence[tuple[float, float, float, float]] = ()) -> float | None:
+
+def statistic(
+    name: str, values: Sequence[float], aggregates: Sequence[tuple[float, float, float, float]] = ()
+) -> float | None:
     """`name` (Sum, Average, Minimum, Maximum, SampleCount or a percentile pNN[.N]) over one
     period's raw `values` and (sum, minimum, maximum, sample count) `aggregates`; None if the
     period has no data, or the statistic needs raw values it does not have."""
@@ -126,4 +130,5 @@ def percentile_rank(name: str) -> float | None:
 
 def supported_statistic(name: str | None) -> bool:
     return name in ("Sum", "Average", "Minimum", "Maximum", "SampleCount") or (
-        name is not None and percentile_rank(name) is not None)
+        name is not None and percentile_rank(name) is not None
+    )

@@ -28,7 +28,12 @@ from embedded_aws.services.cloudwatch.evaluation import (
     statistic,
     supported_statistic,
 )
-from embedded_aws.services.cloudwatch.messages import alarm_period, returns_data, state_reason, state_reason_data
+from embedded_aws.services.cloudwatch.messages import (
+    alarm_period,
+    returns_data,
+    state_reason,
+    state_reason_data,
+)
 from embedded_aws.services.cloudwatch.metric_math import Node, extra_periods, metric_ids, parse, resolve
 from embedded_aws.services.cloudwatch.metric_math import evaluate as math_evaluate
 from embedded_aws.services.cloudwatch.metrics import MetricIndex, metric_key
@@ -47,7 +52,11 @@ def math_of(alarm: Any) -> tuple[Node, dict[str, Any]] | None:
     metrics = {q.id: q for q in alarm.metric_data_queries if q.metric_stat is not None}
     expressions = {q.id: q.expression for q in alarm.metric_data_queries if q.metric_stat is None}
     parsed = parse(returned[0].expression)
-    tree = resolve(parsed, expressions, set(metrics), frozenset({returned[0].id})) if parsed is not None else None
+    tree = (
+        resolve(parsed, expressions, set(metrics), frozenset({returned[0].id}))
+        if parsed is not None
+        else None
+    )
     if tree is None or not metric_ids(tree):
         return None
     used = {name: metrics[name] for name in metric_ids(tree)}
@@ -69,8 +78,13 @@ def rule_of(alarm: Any) -> Rule:
     treat_missing = alarm.treat_missing_data if alarm.treat_missing_data in TREAT_MISSING else "missing"
     if alarm.namespace == "AWS/DynamoDB":
         treat_missing = "ignore"  # AWS: alarms on DynamoDB metrics always ignore missing data
-    return Rule(alarm.comparison_operator, float(alarm.threshold), periods,
-                int(alarm.datapoints_to_alarm or periods), treat_missing)
+    return Rule(
+        alarm.comparison_operator,
+        float(alarm.threshold),
+        periods,
+        int(alarm.datapoints_to_alarm or periods),
+        treat_missing,
+    )
 
 
 class AlarmEvaluator:
@@ -117,7 +131,9 @@ class AlarmEvaluator:
         for arn in set(self._evaluated) - present:
             del self._evaluated[arn]
 
-    def evaluate(self, backend: Any, index: MetricIndex, alarm: Any, end: float, width: float, now: float) -> None:
+    def evaluate(
+        self, backend: Any, index: MetricIndex, alarm: Any, end: float, width: float, now: float
+    ) -> None:
         rule = rule_of(alarm)
         periods = evaluation_range(rule.evaluation_periods)
         math = math_of(alarm) if alarm.metric_data_queries else None
@@ -128,16 +144,23 @@ class AlarmEvaluator:
             series, counts = {}, []
             for name, query in sorted(queries.items()):
                 metric = query.metric_stat.metric
-                key = metric_key(metric.namespace, metric.metric_name, ((d.name, d.value) for d in metric.dimensions))
-                series[name], found = self._series(index, key, query.metric_stat.stat, query.metric_stat.unit, starts, width)
+                key = metric_key(
+                    metric.namespace, metric.metric_name, ((d.name, d.value) for d in metric.dimensions)
+                )
+                series[name], found = self._series(
+                    index, key, query.metric_stat.stat, query.metric_stat.unit, starts, width
+                )
                 counts.append(found)
             points = math_evaluate(tree, series, alarm_period(alarm), len(starts))
             samples = [min(column) for column in zip(*counts)]
             starts, points, samples = starts[extra:], points[extra:], samples[extra:]
         else:
-            key = metric_key(alarm.namespace, alarm.metric_name, ((d.name, d.value) for d in alarm.dimensions))
-            points, samples = self._series(index, key, alarm.extended_statistic or alarm.statistic, alarm.unit,
-                                           starts, width)
+            key = metric_key(
+                alarm.namespace, alarm.metric_name, ((d.name, d.value) for d in alarm.dimensions)
+            )
+            points, samples = self._series(
+                index, key, alarm.extended_statistic or alarm.statistic, alarm.unit, starts, width
+            )
         verdict = evaluate(rule, points)
         if verdict.state is None or verdict.state == alarm.state_value:
             return
@@ -146,8 +169,9 @@ class AlarmEvaluator:
         self.states.change(backend, alarm, verdict.state, reason, json.dumps(data, separators=(",", ":")))
 
     @staticmethod
-    def _series(index: MetricIndex, key: Any, name: str, unit: str | None, starts: list[float],
-                width: float) -> tuple[list[float | None], list[float]]:
+    def _series(
+        index: MetricIndex, key: Any, name: str, unit: str | None, starts: list[float], width: float
+    ) -> tuple[list[float | None], list[float]]:
         """The statistic `name` of the metric `key` per period starting at `starts`, and the
         sample count of each."""
         points, samples = [], []

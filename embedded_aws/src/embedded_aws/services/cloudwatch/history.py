@@ -28,19 +28,30 @@ class AlarmHistory:
             while items and items[0]["Timestamp"] < cutoff:
                 items.pop(0)
 
-    def query(self, account_id: str, region: str, *, alarm_name: str | None = None,
-              alarm_types: list[str] | None = None, item_type: str | None = None,
-              start: datetime | None = None, end: datetime | None = None,
-              newest_first: bool = True) -> list[dict[str, Any]]:
+    def query(
+        self,
+        account_id: str,
+        region: str,
+        *,
+        alarm_name: str | None = None,
+        alarm_types: list[str] | None = None,
+        item_type: str | None = None,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        newest_first: bool = True,
+    ) -> list[dict[str, Any]]:
         types = alarm_types or ["MetricAlarm"]
         with self._lock:
             items = list(self._items.get((account_id, region), ()))
-        found = [i for i in items
-                 if (alarm_name is None or i["AlarmName"] == alarm_name)
-                 and i["AlarmType"] in types
-                 and (item_type is None or i["HistoryItemType"] == item_type)
-                 and (start is None or i["Timestamp"] >= _naive(start))
-                 and (end is None or i["Timestamp"] <= _naive(end))]
+        found = [
+            i
+            for i in items
+            if (alarm_name is None or i["AlarmName"] == alarm_name)
+            and i["AlarmType"] in types
+            and (item_type is None or i["HistoryItemType"] == item_type)
+            and (start is None or i["Timestamp"] >= _naive(start))
+            and (end is None or i["Timestamp"] <= _naive(end))
+        ]
         return found[::-1] if newest_first else found
 
 
@@ -65,14 +76,19 @@ def install(history: AlarmHistory) -> None:
         except ValueError:
             raise InvalidParameterValue("The value for parameter NextToken is not valid.") from None
         items = history.query(
-            self.current_account, self.region,
-            alarm_name=self._get_param("AlarmName"), alarm_types=self._get_param("AlarmTypes"),
-            item_type=self._get_param("HistoryItemType"), start=self._get_param("StartDate"),
+            self.current_account,
+            self.region,
+            alarm_name=self._get_param("AlarmName"),
+            alarm_types=self._get_param("AlarmTypes"),
+            item_type=self._get_param("HistoryItemType"),
+            start=self._get_param("StartDate"),
             end=self._get_param("EndDate"),
             newest_first=(self._get_param("ScanBy") or "TimestampDescending") == "TimestampDescending",
         )
-        page = items[offset:offset + max_records]
+        page = items[offset : offset + max_records]
         more = offset + max_records < len(items)
-        return ActionResult({"AlarmHistoryItems": page, "NextToken": str(offset + max_records) if more else None})
+        return ActionResult(
+            {"AlarmHistoryItems": page, "NextToken": str(offset + max_records) if more else None}
+        )
 
     CloudWatchResponse.describe_alarm_history = describe_alarm_history

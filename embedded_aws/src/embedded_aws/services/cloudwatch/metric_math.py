@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Union
 
 FUNCTIONS = ("DIFF", "RATE")
 _TOKEN = re.compile(r"\s*(?:(?P<number>\d+(?:\.\d+)?)|(?P<name>[A-Za-z_]\w*)|(?P<op>[-+*/()]))")
@@ -36,18 +35,18 @@ class Ref:
 @dataclass(frozen=True)
 class Call:
     function: str  # DIFF or RATE
-    argument: "Node"
+    argument: Node
 
 
 @dataclass(frozen=True)
 class Binary:
     operator: str
-    left: "Node"
-    right: "Node"
+    left: Node
+    right: Node
 
 
-Node = Union[Number, Ref, Call, Binary]
-Series = list[Union[float, None]]
+Node = Number | Ref | Call | Binary
+Series = list[float | None]
 
 
 def _tokens(text: str) -> list[tuple[str, str]] | None:
@@ -80,7 +79,9 @@ def parse(text: str | None) -> Node | None:
 
     def binary(operand: Callable[[], Node | None], operators: str) -> Node | None:
         left = operand()
-        while left is not None and (token := peek()) is not None and token[0] == "op" and token[1] in operators:
+        while (
+            left is not None and (token := peek()) is not None and token[0] == "op" and token[1] in operators
+        ):
             take()
             right = operand()
             if right is None:
@@ -115,7 +116,9 @@ def parse(text: str | None) -> Node | None:
     return tree if tree is not None and position == len(tokens) else None
 
 
-def resolve(node: Node, expressions: Mapping[str, str | None], metrics: set[str], seen: frozenset[str] = frozenset()) -> Node | None:
+def resolve(
+    node: Node, expressions: Mapping[str, str | None], metrics: set[str], seen: frozenset[str] = frozenset()
+) -> Node | None:
     """`node` with every reference to another expression replaced by that expression's tree, so
     only metric query ids remain; None if a reference is unknown, unsupported or circular."""
     if isinstance(node, Number):
@@ -130,7 +133,10 @@ def resolve(node: Node, expressions: Mapping[str, str | None], metrics: set[str]
     if isinstance(node, Call):
         argument = resolve(node.argument, expressions, metrics, seen)
         return Call(node.function, argument) if argument is not None else None
-    left, right = resolve(node.left, expressions, metrics, seen), resolve(node.right, expressions, metrics, seen)
+    left, right = (
+        resolve(node.left, expressions, metrics, seen),
+        resolve(node.right, expressions, metrics, seen),
+    )
     return Binary(node.operator, left, right) if left is not None and right is not None else None
 
 
@@ -160,8 +166,13 @@ def _change(function: str, points: Series, period_seconds: float) -> Series:
         if value is None:
             result.append(None)
             continue
-        result.append(None if previous is None else
-                      (value - previous) if function == "DIFF" else (value - previous) / period_seconds)
+        result.append(
+            None
+            if previous is None
+            else (value - previous)
+            if function == "DIFF"
+            else (value - previous) / period_seconds
+        )
         previous = value
     return result
 
@@ -178,7 +189,9 @@ def _arithmetic(operator: str, left: float | None, right: float | None) -> float
     return left / right if right else None  # a division by zero: no value (not documented)
 
 
-def evaluate(node: Node, series: Mapping[str, Sequence[float | None]], period_seconds: float, length: int) -> Series:
+def evaluate(
+    node: Node, series: Mapping[str, Sequence[float | None]], period_seconds: float, length: int
+) -> Series:
     """The value per period of a resolved expression, over metric series of `length` periods
     (oldest first, None where no data)."""
     if isinstance(node, Number):

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 from embedded_aws.services.cloudwatch.evaluation import statistic
 from embedded_aws.services.cloudwatch.metrics import MetricIndex, epoch, metric_key, naive_utc
@@ -31,8 +32,14 @@ def rounded_start(start: float, period: int, now: float) -> float:
     return start // step * step
 
 
-def metric_data(index: MetricIndex, queries: list[dict[str, Any]], start: datetime, end: datetime,
-                scan_by: str = "TimestampAscending", now: float | None = None) -> list[dict[str, Any]]:
+def metric_data(
+    index: MetricIndex,
+    queries: list[dict[str, Any]],
+    start: datetime,
+    end: datetime,
+    scan_by: str = "TimestampAscending",
+    now: float | None = None,
+) -> list[dict[str, Any]]:
     """moto's result shape: per returned query, id, label, values, timestamps, status_code.
     Periods start at CloudWatch's rounding of `start` and step by the query's Period."""
     index.sync()
@@ -43,9 +50,14 @@ def metric_data(index: MetricIndex, queries: list[dict[str, Any]], start: dateti
         stat = query["MetricStat"]
         metric, period, name = stat["Metric"], int(stat["Period"]), stat["Stat"]
         begin = rounded_start(requested, period, now)
-        key = metric_key(metric["Namespace"], metric["MetricName"],
-                         ((d["Name"], d["Value"]) for d in metric.get("Dimensions", [])))
-        buckets: dict[float, tuple[list[float], list[tuple[float, float, float, float]]]] = defaultdict(lambda: ([], []))
+        key = metric_key(
+            metric["Namespace"],
+            metric["MetricName"],
+            ((d["Name"], d["Value"]) for d in metric.get("Dimensions", [])),
+        )
+        buckets: dict[float, tuple[list[float], list[tuple[float, float, float, float]]]] = defaultdict(
+            lambda: ([], [])
+        )
         for point in index.points(key, begin, finish + period, stat.get("Unit")):
             bucket = begin + (point.time - begin) // period * period
             if bucket > finish:
@@ -60,9 +72,15 @@ def metric_data(index: MetricIndex, queries: list[dict[str, Any]], start: dateti
         if scan_by == "TimestampDescending":
             series.reverse()
         if query.get("ReturnData", True):
-            results.append({"id": query["Id"], "label": query.get("Label") or f"{metric['MetricName']} {name}",
-                            "values": [value for _, value in series],
-                            "timestamps": [naive_utc(bucket) for bucket, _ in series], "status_code": "Complete"})
+            results.append(
+                {
+                    "id": query["Id"],
+                    "label": query.get("Label") or f"{metric['MetricName']} {name}",
+                    "values": [value for _, value in series],
+                    "timestamps": [naive_utc(bucket) for bucket, _ in series],
+                    "status_code": "Complete",
+                }
+            )
     return results
 
 
@@ -72,8 +90,13 @@ def install(index_of: Callable[[Any], MetricIndex]) -> None:
 
     original = CloudWatchBackend.get_metric_data
 
-    def get_metric_data(self: Any, queries: list[dict[str, Any]], start_time: datetime, end_time: datetime,
-                        scan_by: str = "TimestampAscending") -> list[dict[str, Any]]:
+    def get_metric_data(
+        self: Any,
+        queries: list[dict[str, Any]],
+        start_time: datetime,
+        end_time: datetime,
+        scan_by: str = "TimestampAscending",
+    ) -> list[dict[str, Any]]:
         if not queries or any("MetricStat" not in query for query in queries) or start_time >= end_time:
             return original(self, queries, start_time, end_time, scan_by)  # expressions, and moto's errors
         return metric_data(index_of(self), queries, start_time, end_time, scan_by)

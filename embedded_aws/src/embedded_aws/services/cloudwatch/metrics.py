@@ -9,9 +9,9 @@ than RETENTION_SECONDS are dropped (AWS keeps 15 days; a local run needs hours a
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Iterable
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -45,7 +45,9 @@ class Point:
 def _point(datum: Any) -> Point:
     if hasattr(datum, "value"):
         return Point(epoch(datum.timestamp), float(datum.value), None, datum.unit)
-    return Point(epoch(datum.timestamp), None, (datum.sum, datum.min, datum.max, datum.sample_count), datum.unit)
+    return Point(
+        epoch(datum.timestamp), None, (datum.sum, datum.min, datum.max, datum.sample_count), datum.unit
+    )
 
 
 class MetricIndex:
@@ -67,7 +69,7 @@ class MetricIndex:
         data = self.backend.metric_data
         if data is not self._data:  # the backend was reset
             self._data, self._seen, self._series = data, 0, defaultdict(list)
-        fresh = data[self._seen:]  # one slice: appends by request threads are atomic
+        fresh = data[self._seen :]  # one slice: appends by request threads are atomic
         self._seen += len(fresh)
         for datum in fresh:
             key = metric_key(datum.namespace, datum.name, ((d.name, d.value) for d in datum.dimensions))
@@ -75,7 +77,11 @@ class MetricIndex:
 
     def points(self, key: MetricKey, start: float, end: float, unit: str | None = None) -> list[Point]:
         with self._lock:
-            return [p for p in self._series.get(key, ()) if start <= p.time < end and (unit is None or p.unit == unit)]
+            return [
+                p
+                for p in self._series.get(key, ())
+                if start <= p.time < end and (unit is None or p.unit == unit)
+            ]
 
     def prune(self, now: float, retention: float = RETENTION_SECONDS) -> int:
         """Drop points older than `retention`: the leading ones of moto's list (it is in arrival
@@ -87,7 +93,7 @@ class MetricIndex:
         self._sync()
         cutoff = now - retention
         stale = 0
-        for datum in self._data[:self._seen]:
+        for datum in self._data[: self._seen]:
             if epoch(datum.timestamp) >= cutoff:
                 break
             stale += 1
@@ -111,11 +117,15 @@ def publish(account_id: str, region: str, namespace: str, data: list[dict[str, A
         cloudwatch_backends[account_id][region].put_metric_data(namespace, data)
 
 
-def datum(name: str, value: float | list[float], unit: str | None, dimensions: dict[str, str],
-          when: float) -> dict[str, Any]:
+def datum(
+    name: str, value: float | list[float], unit: str | None, dimensions: dict[str, str], when: float
+) -> dict[str, Any]:
     """One MetricData member as PutMetricData takes it."""
-    member: dict[str, Any] = {"MetricName": name, "Timestamp": naive_utc(when),
-                              "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()]}
+    member: dict[str, Any] = {
+        "MetricName": name,
+        "Timestamp": naive_utc(when),
+        "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
+    }
     if isinstance(value, list):
         member["Values"] = [float(v) for v in value]
     else:

@@ -23,11 +23,25 @@ def _metric_data_queries(metrics: list[dict[str, Any]] | None) -> list[Any] | No
         if stat:
             metric = stat["Metric"]
             metric_stat = MetricStat(
-                Metric(metric["MetricName"], metric.get("Namespace"),
-                       [Dimension(d["Name"], d["Value"]) for d in metric.get("Dimensions", [])]),
-                stat.get("Period"), stat.get("Stat"), stat.get("Unit"))
-        queries.append(MetricDataQuery(query["Id"], query.get("Label"), query.get("Period"),
-                                       query.get("ReturnData"), query.get("Expression"), metric_stat))
+                Metric(
+                    metric["MetricName"],
+                    metric.get("Namespace"),
+                    [Dimension(d["Name"], d["Value"]) for d in metric.get("Dimensions", [])],
+                ),
+                stat.get("Period"),
+                stat.get("Stat"),
+                stat.get("Unit"),
+            )
+        queries.append(
+            MetricDataQuery(
+                query["Id"],
+                query.get("Label"),
+                query.get("Period"),
+                query.get("ReturnData"),
+                query.get("Expression"),
+                metric_stat,
+            )
+        )
     return queries
 
 
@@ -44,32 +58,52 @@ class CloudWatchAlarm(CloudFormationModel):
         return "AlarmName"
 
     @classmethod
-    def create_from_cloudformation_json(cls, resource_name: str, cloudformation_json: dict[str, Any],
-                                        account_id: str, region_name: str, **kwargs: Any) -> CloudWatchAlarm:
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> CloudWatchAlarm:
         from moto.cloudwatch.models import cloudwatch_backends
 
         props = cloudformation_json["Properties"]
         cloudwatch_backends[account_id][region_name].put_metric_alarm(
-            name=resource_name, namespace=props.get("Namespace"), metric_name=props.get("MetricName"),
+            name=resource_name,
+            namespace=props.get("Namespace"),
+            metric_name=props.get("MetricName"),
             metric_data_queries=_metric_data_queries(props.get("Metrics")),
-            comparison_operator=props["ComparisonOperator"], evaluation_periods=int(props["EvaluationPeriods"]),
-            datapoints_to_alarm=integer(props.get("DatapointsToAlarm")), period=integer(props.get("Period")),
+            comparison_operator=props["ComparisonOperator"],
+            evaluation_periods=int(props["EvaluationPeriods"]),
+            datapoints_to_alarm=integer(props.get("DatapointsToAlarm")),
+            period=integer(props.get("Period")),
             threshold=float(props["Threshold"]) if "Threshold" in props else None,
-            statistic=props.get("Statistic"), extended_statistic=props.get("ExtendedStatistic"),
-            description=props.get("AlarmDescription"), dimensions=props.get("Dimensions", []),
-            alarm_actions=props.get("AlarmActions", []), ok_actions=props.get("OKActions", []),
-            insufficient_data_actions=props.get("InsufficientDataActions", []), unit=props.get("Unit"),
+            statistic=props.get("Statistic"),
+            extended_statistic=props.get("ExtendedStatistic"),
+            description=props.get("AlarmDescription"),
+            dimensions=props.get("Dimensions", []),
+            alarm_actions=props.get("AlarmActions", []),
+            ok_actions=props.get("OKActions", []),
+            insufficient_data_actions=props.get("InsufficientDataActions", []),
+            unit=props.get("Unit"),
             actions_enabled=boolean(props.get("ActionsEnabled"), default=True),
             treat_missing_data=props.get("TreatMissingData"),
             evaluate_low_sample_count_percentile=props.get("EvaluateLowSampleCountPercentile"),
-            threshold_metric_id=props.get("ThresholdMetricId"), tags=props.get("Tags"),
+            threshold_metric_id=props.get("ThresholdMetricId"),
+            tags=props.get("Tags"),
         )
         return cls(resource_name, account_id, region_name)
 
     @classmethod
-    def update_from_cloudformation_json(cls, original_resource: CloudWatchAlarm, new_resource_name: str,
-                                        cloudformation_json: dict[str, Any], account_id: str,
-                                        region_name: str) -> CloudWatchAlarm:
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: CloudWatchAlarm,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> CloudWatchAlarm:
         # A generated name is regenerated on every update; only a new AlarmName replaces the alarm.
         name = cloudformation_json["Properties"].get("AlarmName") or original_resource.name
         if name != original_resource.name:

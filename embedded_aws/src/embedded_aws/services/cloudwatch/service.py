@@ -20,11 +20,11 @@ import logging
 import threading
 import time
 
+from embedded_aws.services.awslambda.metrics import LAMBDA_METRICS
 from embedded_aws.services.cloudwatch.alarm_state import AlarmStates
 from embedded_aws.services.cloudwatch.clock import Clock, bucket_end
 from embedded_aws.services.cloudwatch.evaluator import AlarmEvaluator
 from embedded_aws.services.cloudwatch.history import AlarmHistory
-from embedded_aws.services.awslambda.metrics import LAMBDA_METRICS
 from embedded_aws.services.sqs.metrics import SqsMetrics
 
 log = logging.getLogger("embedded_aws.cloudwatch")
@@ -46,7 +46,9 @@ class LocalCloudWatch:
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="local-cloudwatch", daemon=True)
         self._thread.start()
-        log.info("CloudWatch: alarms evaluated and metrics published %gx faster than real time", self.clock.speedup)
+        log.info(
+            "CloudWatch: alarms evaluated and metrics published %gx faster than real time", self.clock.speedup
+        )
 
     def stop(self) -> None:
         self._stop.set()

@@ -11,8 +11,9 @@ import time
 from embedded_aws.services.cloudwatch.metrics import datum, publish
 
 NAMESPACE = "AWS/DynamoDB"
-THROTTLING_CODES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException",
-                              "RequestLimitExceeded"})
+THROTTLING_CODES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+)
 READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems"})
 
 
@@ -21,7 +22,16 @@ def record_fault(action: str, tables: list[str], code: str, account_id: str, reg
         return
     now = time.time()
     events = "ReadThrottleEvents" if action in READS else "WriteThrottleEvents"
-    publish(account_id, region, NAMESPACE, [
-        member for table in tables for member in (
-            datum("ThrottledRequests", 1, "Count", {"TableName": table, "Operation": action}, now),
-            datum(events, 1, "Count", {"TableName": table}, now))])
+    publish(
+        account_id,
+        region,
+        NAMESPACE,
+        [
+            member
+            for table in tables
+            for member in (
+                datum("ThrottledRequests", 1, "Count", {"TableName": table, "Operation": action}, now),
+                datum(events, 1, "Count", {"TableName": table}, now),
+            )
+        ],
+    )

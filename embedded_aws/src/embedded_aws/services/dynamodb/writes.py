@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-
 _DYNAMODB_WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 
 
@@ -23,13 +22,13 @@ def patch_dynamodb_write_atomicity() -> None:
         def handler(self: Any) -> Any:
             with lock:
                 return method(self)
+
         handler.__name__ = method.__name__
         return handler
 
     for action in _DYNAMODB_WRITES:
         name = "".join("_" + c.lower() if c.isupper() else c for c in action).lstrip("_")
         setattr(DynamoHandler, name, locked(getattr(DynamoHandler, name)))
-
 
 
 def patch_dynamodb_item_count() -> None:

@@ -9,17 +9,24 @@ import json
 from pathlib import Path
 from typing import Any
 
-
 # --- resource ARNs for moto's access check --------------------------------------------------
 
 # IAM authorizes each operation inside a transaction with the permission of the single-item call.
-_TRANSACT_PERMISSIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
-                         "ConditionCheck": "ConditionCheckItem", "Get": "GetItem"}
+_TRANSACT_PERMISSIONS = {
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+    "ConditionCheck": "ConditionCheckItem",
+    "Get": "GetItem",
+}
 
 
-def dynamodb_permissions(action: str, params: dict[str, Any], region: str, account: str) -> list[tuple[str, str]]:
+def dynamodb_permissions(
+    action: str, params: dict[str, Any], region: str, account: str
+) -> list[tuple[str, str]]:
     """The (action, resource ARN) pairs IAM checks for a DynamoDB request: its table or index,
     every table of a batch, and each operation of a transaction as its single-item action."""
+
     def table_arn(name: str, index: str | None = None) -> str:
         if name.startswith("arn:"):
             base = name
@@ -71,7 +78,9 @@ def cloudformation_stack_arn(stack_name: str | None, region: str, account: str) 
     from moto.cloudformation.models import cloudformation_backends
 
     stacks = cloudformation_backends[account][region].stacks.values()
-    live = [stack.stack_id for stack in stacks if stack.name == stack_name and stack.status != "DELETE_COMPLETE"]
+    live = [
+        stack.stack_id for stack in stacks if stack.name == stack_name and stack.status != "DELETE_COMPLETE"
+    ]
     return live[0] if live else f"arn:aws:cloudformation:{region}:{account}:stack/{stack_name}/*"
 
 
@@ -85,10 +94,9 @@ def patch_access_control(faults_file: Path | None = None) -> None:
     (embedded_aws/faults.py) once a request is allowed."""
     from moto.cloudformation.responses import CloudFormationResponse
     from moto.core.authorization import ActionAuthenticatorMixin
+    from moto.core.exceptions import AccessDeniedError, JsonRESTError
     from moto.dynamodb.responses import DynamoHandler
     from moto.logs.responses import LogsResponse
-
-    from moto.core.exceptions import AccessDeniedError, JsonRESTError
 
     xml_check = ActionAuthenticatorMixin._authenticate_and_authorize_normal_action
 
@@ -102,7 +110,9 @@ def patch_access_control(faults_file: Path | None = None) -> None:
             if not str(self.headers.get("Content-Type", "")).startswith("application/x-amz-json"):
                 raise
             query_compatible = self.service_name in _QUERY_COMPATIBLE
-            error = JsonRESTError("AccessDenied" if query_compatible else "AccessDeniedException", denied.message)
+            error = JsonRESTError(
+                "AccessDenied" if query_compatible else "AccessDeniedException", denied.message
+            )
             error.code = 403 if query_compatible else 400
             raise error from None
 
@@ -111,12 +121,16 @@ def patch_access_control(faults_file: Path | None = None) -> None:
         try:
             xml_check(self, resource)
         except AccessDeniedError as denied:
-            raise JsonRESTError("AccessDeniedException", f"{denied.message} on resource: {resource}") from None
+            raise JsonRESTError(
+                "AccessDeniedException", f"{denied.message} on resource: {resource}"
+            ) from None
 
     def dynamodb_check(self: Any, resource: str = "*") -> None:
         params = getattr(self, "body", None)
         params = params if isinstance(params, dict) else {}
-        for permission, arn in dynamodb_permissions(self._get_action(), params, self.region, self.current_account):
+        for permission, arn in dynamodb_permissions(
+            self._get_action(), params, self.region, self.current_account
+        ):
             # moto names the IAM action after the request; a transaction's operations are
             # checked as their own actions, so the request's name is swapped just for the check.
             self._get_action = lambda permission=permission: permission
@@ -140,7 +154,9 @@ def patch_access_control(faults_file: Path | None = None) -> None:
         # The custom-resource response URL stands in for a pre-signed S3 URL: no SigV4 header.
         if self._get_action() == "ProcessCfnResponse":
             return
-        xml_check(self, cloudformation_stack_arn(self._get_param("StackName"), self.region, self.current_account))
+        xml_check(
+            self, cloudformation_stack_arn(self._get_param("StackName"), self.region, self.current_account)
+        )
 
     DynamoHandler._authenticate_and_authorize_normal_action = dynamodb_check
     LogsResponse._authenticate_and_authorize_normal_action = logs_check

@@ -52,10 +52,12 @@ def decide(policy: str | Mapping[str, Any] | None, request: Request) -> str:
 
 
 def applies(statement: Mapping[str, Any], request: Request) -> bool:
-    return (_principal_matches(statement, request.principal)
-            and _matches(statement, "Action", request.action, case_sensitive=False)
-            and _matches(statement, "Resource", request.resource, case_sensitive=True)
-            and _conditions_hold(statement.get("Condition", {}), request.context))
+    return (
+        _principal_matches(statement, request.principal)
+        and _matches(statement, "Action", request.action, case_sensitive=False)
+        and _matches(statement, "Resource", request.resource, case_sensitive=True)
+        and _conditions_hold(statement.get("Condition", {}), request.context)
+    )
 
 
 def _listed(value: Any) -> list[str]:
@@ -87,13 +89,16 @@ def _principal_matches(statement: Mapping[str, Any], principal: Principal) -> bo
             return True
         if principal.kind == "Service" and name == principal.name:
             return True
-        if principal.kind == "AWS" and (name == principal.name or name in (
-                principal.account, f"arn:aws:iam::{principal.account}:root")):
+        if principal.kind == "AWS" and (
+            name == principal.name or name in (principal.account, f"arn:aws:iam::{principal.account}:root")
+        ):
             return True
     return False
 
 
-_OPERATOR = re.compile(r"^(?P<base>String(?:Not)?(?:Equals|Like)|Arn(?:Not)?(?:Equals|Like)|Bool)(?P<if>IfExists)?$")
+_OPERATOR = re.compile(
+    r"^(?P<base>String(?:Not)?(?:Equals|Like)|Arn(?:Not)?(?:Equals|Like)|Bool)(?P<if>IfExists)?$"
+)
 
 
 def _conditions_hold(conditions: Mapping[str, Mapping[str, Any]], context: Mapping[str, str]) -> bool:

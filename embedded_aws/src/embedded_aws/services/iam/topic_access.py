@@ -21,9 +21,19 @@ from typing import Any
 from embedded_aws.services.iam.resource_policies import ALLOW, DENY, Principal, Request, decide
 
 # SNS actions that act on no one topic (IAM's resource `*`).
-_ACCOUNT_ACTIONS = {"ListTopics", "ListSubscriptions", "CreatePlatformApplication", "ListPlatformApplications",
-                    "GetSMSAttributes", "SetSMSAttributes", "CheckIfPhoneNumberIsOptedOut", "ListPhoneNumbersOptedOut",
-                    "OptInPhoneNumber", "GetSMSSandboxAccountStatus", "ListOriginationNumbers"}
+_ACCOUNT_ACTIONS = {
+    "ListTopics",
+    "ListSubscriptions",
+    "CreatePlatformApplication",
+    "ListPlatformApplications",
+    "GetSMSAttributes",
+    "SetSMSAttributes",
+    "CheckIfPhoneNumberIsOptedOut",
+    "ListPhoneNumbersOptedOut",
+    "OptInPhoneNumber",
+    "GetSMSSandboxAccountStatus",
+    "ListOriginationNumbers",
+}
 
 
 def topic_arn(action: str, params: dict[str, Any], region: str, account: str) -> str | None:
@@ -85,17 +95,32 @@ def patch_topic_access() -> None:
             on_topic = "ImplicitDeny"
             if resource != "*":
                 caller = self._access_key.arn
-                on_topic = decide(topic_policy(resource), Request(
-                    Principal("AWS", caller, self.account_id), self._action, resource,
-                    {"aws:PrincipalArn": caller, "aws:PrincipalAccount": self.account_id, "aws:SecureTransport": "true"}))
+                on_topic = decide(
+                    topic_policy(resource),
+                    Request(
+                        Principal("AWS", caller, self.account_id),
+                        self._action,
+                        resource,
+                        {
+                            "aws:PrincipalArn": caller,
+                            "aws:PrincipalAccount": self.account_id,
+                            "aws:SecureTransport": "true",
+                        },
+                    ),
+                )
             allowed, why = decision(identity, on_topic)
             if not allowed:
                 action = "SNS:" + self._action.partition(":")[2]
-                raise AuthorizationError(f"User: {self._access_key.arn} is not authorized to perform: {action} on "
-                                         f"resource: {resource} " + why.format(action=action))
+                raise AuthorizationError(
+                    f"User: {self._access_key.arn} is not authorized to perform: {action} on "
+                    f"resource: {resource} " + why.format(action=action)
+                )
 
     def check(self: Any, resource: str = "*") -> None:
-        params = {key: self._get_param(key) for key in ("Name", "TopicArn", "TargetArn", "ResourceArn", "SubscriptionArn")}
+        params = {
+            key: self._get_param(key)
+            for key in ("Name", "TopicArn", "TargetArn", "ResourceArn", "SubscriptionArn")
+        }
         arn = topic_arn(self._get_action(), params, self.region, self.current_account)
         self._authenticate_and_authorize_action(TopicRequest, arn or "*")
 

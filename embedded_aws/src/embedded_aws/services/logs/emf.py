@@ -19,12 +19,37 @@ from typing import Any
 
 log = logging.getLogger("embedded_aws.cloudwatch")
 
-UNITS = frozenset({
-    "Seconds", "Microseconds", "Milliseconds", "Bytes", "Kilobytes", "Megabytes", "Gigabytes", "Terabytes",
-    "Bits", "Kilobits", "Megabits", "Gigabits", "Terabits", "Percent", "Count", "Bytes/Second",
-    "Kilobytes/Second", "Megabytes/Second", "Gigabytes/Second", "Terabytes/Second", "Bits/Second",
-    "Kilobits/Second", "Megabits/Second", "Gigabits/Second", "Terabits/Second", "Count/Second", "None",
-})
+UNITS = frozenset(
+    {
+        "Seconds",
+        "Microseconds",
+        "Milliseconds",
+        "Bytes",
+        "Kilobytes",
+        "Megabytes",
+        "Gigabytes",
+        "Terabytes",
+        "Bits",
+        "Kilobits",
+        "Megabits",
+        "Gigabits",
+        "Terabits",
+        "Percent",
+        "Count",
+        "Bytes/Second",
+        "Kilobytes/Second",
+        "Megabytes/Second",
+        "Gigabytes/Second",
+        "Terabytes/Second",
+        "Bits/Second",
+        "Kilobits/Second",
+        "Megabits/Second",
+        "Gigabits/Second",
+        "Terabits/Second",
+        "Count/Second",
+        "None",
+    }
+)
 MAX_DIMENSIONS = 30
 MAX_METRICS = 100
 MAX_VALUES = 100
@@ -69,7 +94,9 @@ def parse(message: str) -> list[EmfMetric]:
     _require(isinstance(root, dict) and isinstance(root.get("_aws"), dict), "no _aws object")
     meta = root["_aws"]
     timestamp = meta.get("Timestamp")
-    _require(isinstance(timestamp, int) and not isinstance(timestamp, bool) and timestamp >= 0, "bad Timestamp")
+    _require(
+        isinstance(timestamp, int) and not isinstance(timestamp, bool) and timestamp >= 0, "bad Timestamp"
+    )
     directives = meta.get("CloudWatchMetrics")
     _require(isinstance(directives, list), "CloudWatchMetrics is not an array")
     metrics = []
@@ -82,7 +109,9 @@ def parse(message: str) -> list[EmfMetric]:
         for keys in dimension_sets or [[]]:
             _require(isinstance(keys, list) and len(keys) <= MAX_DIMENSIONS, "bad dimension set")
             for key in keys:
-                _require(isinstance(key, str) and _text(root.get(key)), f"dimension {key!r} has no string value")
+                _require(
+                    isinstance(key, str) and _text(root.get(key)), f"dimension {key!r} has no string value"
+                )
         for definition in definitions:
             _require(isinstance(definition, dict) and _text(definition.get("Name")), "bad metric Name")
             name = definition["Name"]
@@ -92,10 +121,22 @@ def parse(message: str) -> list[EmfMetric]:
             _require(resolution in (1, 60) and not isinstance(resolution, bool), "bad StorageResolution")
             value = root.get(name)
             values = value if isinstance(value, list) else [value]
-            _require(1 <= len(values) <= MAX_VALUES and all(_is_number(v) for v in values), f"bad value of {name!r}")
+            _require(
+                1 <= len(values) <= MAX_VALUES and all(_is_number(v) for v in values),
+                f"bad value of {name!r}",
+            )
             for keys in dimension_sets or [[]]:
-                metrics.append(EmfMetric(directive["Namespace"], name, {k: root[k] for k in keys},
-                                         [float(v) for v in values], unit, timestamp, int(resolution)))
+                metrics.append(
+                    EmfMetric(
+                        directive["Namespace"],
+                        name,
+                        {k: root[k] for k in keys},
+                        [float(v) for v in values],
+                        unit,
+                        timestamp,
+                        int(resolution),
+                    )
+                )
     return metrics
 
 
@@ -118,8 +159,12 @@ def publish(account_id: str, region: str, metrics: list[EmfMetric], now_ms: int)
         if not now_ms - MAX_AGE_MS <= metric.timestamp_ms <= now_ms + MAX_AHEAD_MS:
             continue
         value: float | list[float] = metric.values if len(metric.values) > 1 else metric.values[0]
-        put(account_id, region, metric.namespace,
-            [datum(metric.name, value, metric.unit, metric.dimensions, metric.timestamp_ms / 1000)])
+        put(
+            account_id,
+            region,
+            metric.namespace,
+            [datum(metric.name, value, metric.unit, metric.dimensions, metric.timestamp_ms / 1000)],
+        )
 
 
 def install() -> None:
@@ -128,8 +173,9 @@ def install() -> None:
 
     put_log_events = LogsBackend.put_log_events
 
-    def put_log_events_with_emf(backend: Any, log_group_name: str, log_stream_name: str,
-                                log_events: list[dict[str, Any]]) -> Any:
+    def put_log_events_with_emf(
+        backend: Any, log_group_name: str, log_stream_name: str, log_events: list[dict[str, Any]]
+    ) -> Any:
         result = put_log_events(backend, log_group_name, log_stream_name, log_events)
         try:
             now_ms = int(time.time() * 1000)

@@ -24,21 +24,43 @@ class LogsQueryDefinition(CloudFormationModel):
         return "Name"
 
     @classmethod
-    def create_from_cloudformation_json(cls, resource_name: str, cloudformation_json: dict[str, Any],
-                                        account_id: str, region_name: str, definition_id: str | None = None,
-                                        **kwargs: Any) -> LogsQueryDefinition:
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        definition_id: str | None = None,
+        **kwargs: Any,
+    ) -> LogsQueryDefinition:
         props = cloudformation_json["Properties"]
-        definition_id = STORE.put(account_id, region_name, name=resource_name, query_string=props["QueryString"],
-                                  log_group_names=props.get("LogGroupNames"), language=props.get("QueryLanguage"),
-                                  definition_id=definition_id)
+        definition_id = STORE.put(
+            account_id,
+            region_name,
+            name=resource_name,
+            query_string=props["QueryString"],
+            log_group_names=props.get("LogGroupNames"),
+            language=props.get("QueryLanguage"),
+            definition_id=definition_id,
+        )
         return cls(definition_id, account_id, region_name)
 
     @classmethod
-    def update_from_cloudformation_json(cls, original_resource: LogsQueryDefinition, new_resource_name: str,
-                                        cloudformation_json: dict[str, Any], account_id: str,
-                                        region_name: str) -> LogsQueryDefinition:
-        return cls.create_from_cloudformation_json(new_resource_name, cloudformation_json, account_id,
-                                                   region_name, definition_id=original_resource.id)
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: LogsQueryDefinition,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> LogsQueryDefinition:
+        return cls.create_from_cloudformation_json(
+            new_resource_name,
+            cloudformation_json,
+            account_id,
+            region_name,
+            definition_id=original_resource.id,
+        )
 
     def delete(self, account_id: str, region_name: str) -> None:
         from embedded_aws.services.logs.query_definitions import NotFound
@@ -77,15 +99,24 @@ class LogsMetricFilter(CloudFormationModel):
         return "FilterName"
 
     @classmethod
-    def create_from_cloudformation_json(cls, resource_name: str, cloudformation_json: dict[str, Any],
-                                        account_id: str, region_name: str, **kwargs: Any) -> LogsMetricFilter:
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> LogsMetricFilter:
         from moto.logs.models import logs_backends
 
         props = cloudformation_json["Properties"]
         transformations = []
         for t in props["MetricTransformations"]:
-            transformation = {"metricName": t["MetricName"], "metricNamespace": t["MetricNamespace"],
-                              "metricValue": t["MetricValue"]}
+            transformation = {
+                "metricName": t["MetricName"],
+                "metricNamespace": t["MetricNamespace"],
+                "metricValue": t["MetricValue"],
+            }
             if "DefaultValue" in t:
                 transformation["defaultValue"] = float(t["DefaultValue"])
             if t.get("Dimensions"):
@@ -94,13 +125,19 @@ class LogsMetricFilter(CloudFormationModel):
                 transformation["unit"] = t["Unit"]
             transformations.append(transformation)
         logs_backends[account_id][region_name].put_metric_filter(
-            resource_name, props.get("FilterPattern", ""), props["LogGroupName"], transformations)
+            resource_name, props.get("FilterPattern", ""), props["LogGroupName"], transformations
+        )
         return cls(resource_name, props["LogGroupName"], account_id, region_name)
 
     @classmethod
-    def update_from_cloudformation_json(cls, original_resource: LogsMetricFilter, new_resource_name: str,
-                                        cloudformation_json: dict[str, Any], account_id: str,
-                                        region_name: str) -> LogsMetricFilter:
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: LogsMetricFilter,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> LogsMetricFilter:
         name = cloudformation_json["Properties"].get("FilterName") or original_resource.name
         original_resource.delete(account_id, region_name)  # moto appends a second filter otherwise
         return cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)

@@ -12,8 +12,14 @@ from embedded_aws.services.cloudformation.properties import boolean, json_text
 
 
 class SnsSubscription(CloudFormationModel):
-    ATTRIBUTES = ("DeliveryPolicy", "FilterPolicyScope", "FilterPolicy", "RawMessageDelivery", "RedrivePolicy",
-                  "SubscriptionRoleArn")  # FilterPolicyScope first: FilterPolicy is validated against it
+    ATTRIBUTES = (
+        "DeliveryPolicy",
+        "FilterPolicyScope",
+        "FilterPolicy",
+        "RawMessageDelivery",
+        "RedrivePolicy",
+        "SubscriptionRoleArn",
+    )  # FilterPolicyScope first: FilterPolicy is validated against it
 
     def __init__(self, arn: str, topic_arn: str, protocol: str, endpoint: str) -> None:
         self.arn, self.topic_arn, self.protocol, self.endpoint = arn, topic_arn, protocol, endpoint
@@ -46,8 +52,14 @@ class SnsSubscription(CloudFormationModel):
                 backend.set_subscription_attributes(arn, name, value)
 
     @classmethod
-    def create_from_cloudformation_json(cls, resource_name: str, cloudformation_json: dict[str, Any],
-                                        account_id: str, region_name: str, **kwargs: Any) -> SnsSubscription:
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> SnsSubscription:
         props = cloudformation_json["Properties"]
         topic_arn, protocol, endpoint = props["TopicArn"], props["Protocol"], props.get("Endpoint")
         subscription = cls._backend(topic_arn).subscribe(topic_arn, endpoint, protocol)
@@ -55,17 +67,27 @@ class SnsSubscription(CloudFormationModel):
         return cls(subscription.arn, topic_arn, protocol, endpoint)
 
     @classmethod
-    def update_from_cloudformation_json(cls, original_resource: SnsSubscription, new_resource_name: str,
-                                        cloudformation_json: dict[str, Any], account_id: str,
-                                        region_name: str) -> SnsSubscription:
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: SnsSubscription,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> SnsSubscription:
         props = cloudformation_json["Properties"]
         same = (props["TopicArn"], props["Protocol"], props.get("Endpoint")) == (
-            original_resource.topic_arn, original_resource.protocol, original_resource.endpoint)
+            original_resource.topic_arn,
+            original_resource.protocol,
+            original_resource.endpoint,
+        )
         if same:  # attributes change in place; a new topic, protocol or endpoint replaces it
             cls._set_attributes(original_resource.arn, original_resource.topic_arn, props)
             return original_resource
         original_resource.delete(account_id, region_name)
-        return cls.create_from_cloudformation_json(new_resource_name, cloudformation_json, account_id, region_name)
+        return cls.create_from_cloudformation_json(
+            new_resource_name, cloudformation_json, account_id, region_name
+        )
 
     def delete(self, account_id: str, region_name: str) -> None:
         self._backend(self.topic_arn).unsubscribe(self.arn)
@@ -109,23 +131,35 @@ class SnsTopicPolicy(CloudFormationModel):
             except TopicNotFound:
                 continue  # gone already; nothing to restore
             if document is None:
-                topic._policy_json = topic._create_default_topic_policy(backend.region_name, topic.account_id,
-                                                                        topic.name)
+                topic._policy_json = topic._create_default_topic_policy(
+                    backend.region_name, topic.account_id, topic.name
+                )
             else:
                 topic.policy = json_text(document)
 
     @classmethod
-    def create_from_cloudformation_json(cls, resource_name: str, cloudformation_json: dict[str, Any],
-                                        account_id: str, region_name: str, **kwargs: Any) -> SnsTopicPolicy:
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> SnsTopicPolicy:
         props = cloudformation_json["Properties"]
         topics = list(props["Topics"])
         cls._apply(topics, props["PolicyDocument"])
         return cls(resource_name, topics)
 
     @classmethod
-    def update_from_cloudformation_json(cls, original_resource: SnsTopicPolicy, new_resource_name: str,
-                                        cloudformation_json: dict[str, Any], account_id: str,
-                                        region_name: str) -> SnsTopicPolicy:
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: SnsTopicPolicy,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> SnsTopicPolicy:
         props = cloudformation_json["Properties"]
         cls._apply([t for t in original_resource.topics if t not in props["Topics"]], None)
         cls._apply(list(props["Topics"]), props["PolicyDocument"])

@@ -32,18 +32,32 @@ def delete_message_batch(self: Any, queue_name: str, receipts: list[dict[str, An
         if receipt["ReceiptHandle"] in queue.deleted_messages:
             success.append(receipt["Id"])
         else:
-            errors.append({
-                "Id": receipt["Id"], "SenderFault": True, "Code": "ReceiptHandleIsInvalid",
-                "Message": f'The input receipt handle "{receipt["ReceiptHandle"]}" is not a valid receipt handle.',
-            })
+            errors.append(
+                {
+                    "Id": receipt["Id"],
+                    "SenderFault": True,
+                    "Code": "ReceiptHandleIsInvalid",
+                    "Message": f'The input receipt handle "{receipt["ReceiptHandle"]}" is not a valid receipt handle.',
+                }
+            )
     return success, errors
 
 
 # What a send, a receive and a delete count towards (services/sqs/metrics.py), by method.
-_COUNTED = {"send_message": "NumberOfMessagesSent", "receive_message": "NumberOfMessagesReceived",
-            "delete_message": "NumberOfMessagesDeleted"}
-_LOCKED = ("send_message", "send_message_batch", "delete_message", "delete_message_batch",
-           "change_message_visibility", "change_message_visibility_batch", "purge_queue")
+_COUNTED = {
+    "send_message": "NumberOfMessagesSent",
+    "receive_message": "NumberOfMessagesReceived",
+    "delete_message": "NumberOfMessagesDeleted",
+}
+_LOCKED = (
+    "send_message",
+    "send_message_batch",
+    "delete_message",
+    "delete_message_batch",
+    "change_message_visibility",
+    "change_message_visibility_batch",
+    "purge_queue",
+)
 # True while a send runs on this thread: `Queue.attributes` then skips its counters.
 _sending = threading.local()
 
@@ -78,12 +92,14 @@ def patch_message_calls(metrics: Any) -> None:
             result = method(self, queue_name, *args, **kwargs)
             metrics.count(self, queue_name, metric, len(result) if name == "receive_message" else 1)
             return result
+
         return call
 
     def locked(method: Any) -> Any:
         def call(self: Any, *args: Any, **kwargs: Any) -> Any:
             with lock:
                 return method(self, *args, **kwargs)
+
         return call
 
     def sending(method: Any) -> Any:
@@ -93,6 +109,7 @@ def patch_message_calls(metrics: Any) -> None:
                 return method(self, *args, **kwargs)
             finally:
                 _sending.active = before
+
         return call
 
     calls = {name: counted(name, method) if name in _COUNTED else method for name, method in original.items()}
@@ -101,8 +118,14 @@ def patch_message_calls(metrics: Any) -> None:
     for name in ("send_message", "send_message_batch"):
         calls[name] = sending(calls[name])
 
-    def receive_message(self: Any, queue_name: str, count: int, wait_seconds_timeout: int,
-                        visibility_timeout: int, message_attribute_names: list[str] | None = None) -> Any:
+    def receive_message(
+        self: Any,
+        queue_name: str,
+        count: int,
+        wait_seconds_timeout: int,
+        visibility_timeout: int,
+        message_attribute_names: list[str] | None = None,
+    ) -> Any:
         deadline = unix_time() + (wait_seconds_timeout or 0)
         while True:
             with lock:
@@ -112,7 +135,9 @@ def patch_message_calls(metrics: Any) -> None:
                 return result
             self.get_queue(queue_name).wait_for_messages(min(remaining, 1))
 
-    calls["receive_message"], calls["send_message_batch"] = limited(receive_message, calls["send_message_batch"])
+    calls["receive_message"], calls["send_message_batch"] = limited(
+        receive_message, calls["send_message_batch"]
+    )
     for name, method in calls.items():
         setattr(SQSBackend, name, method)
 
@@ -153,8 +178,11 @@ def patch_send_attributes() -> None:
     Queue.attributes = property(queue_attributes)
 
 
-_QUEUE_COUNTERS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-                   "ApproximateNumberOfMessagesDelayed")
+_QUEUE_COUNTERS = (
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesNotVisible",
+    "ApproximateNumberOfMessagesDelayed",
+)
 
 
 def queue_counters(messages: Any, now_ms: float) -> dict[str, int]:
@@ -168,8 +196,11 @@ def queue_counters(messages: Any, now_ms: float) -> dict[str, int]:
         else:
             not_visible += 1
         delayed += is_delayed
-    return {"ApproximateNumberOfMessages": visible, "ApproximateNumberOfMessagesNotVisible": not_visible,
-            "ApproximateNumberOfMessagesDelayed": delayed}
+    return {
+        "ApproximateNumberOfMessages": visible,
+        "ApproximateNumberOfMessagesNotVisible": not_visible,
+        "ApproximateNumberOfMessagesDelayed": delayed,
+    }
 
 
 def patch_queue_attributes() -> None:
@@ -199,7 +230,6 @@ def patch_queue_attributes() -> None:
         return result
 
     SQSBackend.get_queue_attributes = get_queue_attributes
-
 
 
 def patch_lambda_trigger() -> None:

@@ -23,7 +23,9 @@ _POLL_SECONDS = 0.05  # how often a long poll waiting at the cap looks again
 
 def in_flight(messages: Any, now_ms: float) -> int:
     """Messages received and still invisible (a delayed message is not in flight)."""
-    return sum(1 for message in messages if message.visible_at >= now_ms and message.approximate_receive_count)
+    return sum(
+        1 for message in messages if message.visible_at >= now_ms and message.approximate_receive_count
+    )
 
 
 def limit_of(queue: Any) -> int:
@@ -37,7 +39,13 @@ def limit_of(queue: Any) -> int:
 def entry_bytes(entry: dict[str, Any]) -> int:
     size = len(str(entry.get("MessageBody", "")).encode())
     for name, value in (entry.get("MessageAttributes") or {}).items():
-        data = value.get("BinaryValue") or value.get("binary_value") or value.get("StringValue") or value.get("string_value") or ""
+        data = (
+            value.get("BinaryValue")
+            or value.get("binary_value")
+            or value.get("StringValue")
+            or value.get("string_value")
+            or ""
+        )
         data = data if isinstance(data, bytes) else str(data).encode()
         kind = value.get("DataType") or value.get("data_type") or ""
         size += len(name.encode()) + len(str(kind).encode()) + len(data)
@@ -55,11 +63,19 @@ def limited(receive: Any, send_batch: Any) -> tuple[Any, Any]:
 
     class BatchRequestTooLong(SQSException):
         def __init__(self, length: int) -> None:
-            super().__init__("BatchRequestTooLong", f"Batch requests cannot be longer than {BATCH_BYTES} bytes. "
-                                                    f"You have sent {length} bytes.")
+            super().__init__(
+                "BatchRequestTooLong",
+                f"Batch requests cannot be longer than {BATCH_BYTES} bytes. You have sent {length} bytes.",
+            )
 
-    def receive_message(self: Any, queue_name: str, count: int, wait_seconds_timeout: int,
-                        visibility_timeout: int, message_attribute_names: list[str] | None = None) -> Any:
+    def receive_message(
+        self: Any,
+        queue_name: str,
+        count: int,
+        wait_seconds_timeout: int,
+        visibility_timeout: int,
+        message_attribute_names: list[str] | None = None,
+    ) -> Any:
         queue = self.get_queue(queue_name)
         limit = limit_of(queue)
         deadline = time.monotonic() + (wait_seconds_timeout or 0)
@@ -67,7 +83,9 @@ def limited(receive: Any, send_batch: Any) -> tuple[Any, Any]:
             room = limit - in_flight(queue._messages, unix_time_millis())
             if room > 0:
                 wait = max(0, round(deadline - time.monotonic()))
-                return receive(self, queue_name, min(count, room), wait, visibility_timeout, message_attribute_names)
+                return receive(
+                    self, queue_name, min(count, room), wait, visibility_timeout, message_attribute_names
+                )
             if not wait_seconds_timeout:
                 raise OverLimit(limit)
             if time.monotonic() >= deadline:

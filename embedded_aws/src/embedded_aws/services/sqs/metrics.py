@@ -65,6 +65,8 @@ class SqsMetrics:
             for queue in list(backend.queues.values()):
                 values: dict[str, float] = gauges(list(queue._messages), now * 1000)
                 values.update({metric: counts[(account, region, queue.name, metric)] for metric in COUNTERS})
-                data.extend(datum(name, value, UNITS.get(name, "Count"), {"QueueName": queue.name}, now)
-                            for name, value in values.items())
+                data.extend(
+                    datum(name, value, UNITS.get(name, "Count"), {"QueueName": queue.name}, now)
+                    for name, value in values.items()
+                )
             publish(account, region, NAMESPACE, data)

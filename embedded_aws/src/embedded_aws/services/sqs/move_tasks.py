@@ -39,7 +39,13 @@ MAX_RESULTS = 10
 BATCH = 10  # messages taken from the DLQ in one receive
 CLAIM_SECONDS = 30  # a taken message stays invisible this long if the task dies mid-move
 
-RUNNING, COMPLETED, CANCELLING, CANCELLED, FAILED = "RUNNING", "COMPLETED", "CANCELLING", "CANCELLED", "FAILED"
+RUNNING, COMPLETED, CANCELLING, CANCELLED, FAILED = (
+    "RUNNING",
+    "COMPLETED",
+    "CANCELLING",
+    "CANCELLED",
+    "FAILED",
+)
 ACTIVE = (RUNNING, CANCELLING)
 
 # FailureReason values (the moto PR's; AWS documents none).
@@ -68,6 +74,7 @@ def invalid(message: str) -> MoveTaskError:
 
 # --- the rules, without moto (tests/unit/test_sqs_move_tasks.py) ------------------------------
 
+
 @dataclass(frozen=True)
 class QueueRef:
     region: str
@@ -94,8 +101,10 @@ def check_rate(value: Any) -> int | None:
     except (TypeError, ValueError):
         rate = None
     if rate is None or str(rate) != str(value).strip() or not 1 <= rate <= MAX_RATE:
-        raise invalid(f"Value {value} for parameter MaxNumberOfMessagesPerSecond is invalid. "
-                      f"Reason: Must be between 1 and {MAX_RATE}.")
+        raise invalid(
+            f"Value {value} for parameter MaxNumberOfMessagesPerSecond is invalid. "
+            f"Reason: Must be between 1 and {MAX_RATE}."
+        )
     return rate
 
 
@@ -108,7 +117,9 @@ def check_max_results(value: Any) -> int:
     except (TypeError, ValueError):
         count = None
     if count is None or str(count) != str(value).strip() or not 1 <= count <= MAX_RESULTS:
-        raise invalid(f"Value {value} for parameter MaxResults is invalid. Reason: Must be between 1 and {MAX_RESULTS}.")
+        raise invalid(
+            f"Value {value} for parameter MaxResults is invalid. Reason: Must be between 1 and {MAX_RESULTS}."
+        )
     return count
 
 
@@ -177,7 +188,8 @@ class MoveTask:
         """The task as ListMessageMoveTasks shows it: TaskHandle only while RUNNING, the
         destination and rate only if given, FailureReason only when FAILED."""
         entry: dict[str, Any] = {
-            "Status": self.status, "SourceArn": self.source_arn,
+            "Status": self.status,
+            "SourceArn": self.source_arn,
             "ApproximateNumberOfMessagesMoved": self.moved,
             "ApproximateNumberOfMessagesToMove": self.to_move,
             "StartedTimestamp": self.started_ms,
@@ -220,8 +232,10 @@ class MoveTasks:
         """Register `task` unless its source queue already has an active one."""
         with self._lock:
             if any(t.source_arn == task.source_arn and t.status in ACTIVE for t in self._tasks):
-                raise invalid("There is already a task running. Only one active task is allowed for a "
-                              "source queue arn at a given time.")
+                raise invalid(
+                    "There is already a task running. Only one active task is allowed for a "
+                    "source queue arn at a given time."
+                )
             self._tasks.append(task)
 
     def of(self, source_arn: str, limit: int) -> list[MoveTask]:
@@ -247,13 +261,16 @@ def registry(account: str, region: str) -> MoveTasks:
 
 # --- the operations, on moto's SQS backend ---------------------------------------------------
 
+
 def _queue(backend: Any, arn: Any, parameter: str) -> Any:
     """The backend's queue for `arn`, or ResourceNotFoundException naming the parameter."""
     ref = parse_queue_arn(arn)
     queue = backend.queues.get(ref.name) if ref else None
     if ref is None or queue is None or (ref.account, ref.region) != (backend.account_id, backend.region_name):
-        raise MoveTaskError("ResourceNotFoundException",
-                            f"The resource that you specified for the {parameter} parameter doesn't exist.")
+        raise MoveTaskError(
+            "ResourceNotFoundException",
+            f"The resource that you specified for the {parameter} parameter doesn't exist.",
+        )
     return queue
 
 
@@ -265,7 +282,9 @@ def dead_letter_sources(backend: Any, dlq: Any) -> list[Any]:
 def redrive_permissions(backend: Any, source_arn: Any, destination_arn: Any) -> list[tuple[str, str]]:
     """What AWS documents a redrive needs besides sqs:StartMessageMoveTask: receive, delete and
     get attributes on the DLQ, and send on the destination, or on each queue the DLQ serves."""
-    checks = [(action, str(source_arn)) for action in ("ReceiveMessage", "DeleteMessage", "GetQueueAttributes")]
+    checks = [
+        (action, str(source_arn)) for action in ("ReceiveMessage", "DeleteMessage", "GetQueueAttributes")
+    ]
     if destination_arn is not None:
         return [*checks, ("SendMessage", str(destination_arn))]
     ref = parse_queue_arn(source_arn)
@@ -282,20 +301,33 @@ def start(backend: Any, source_arn: Any, destination_arn: Any = None, rate: Any 
     if not dead_letter_sources(backend, source):
         raise invalid("Source queue must be configured as a Dead Letter Queue.")
     if destination is not None and destination.fifo_queue != source.fifo_queue:
-        raise invalid("The destination queue must be of the same type (standard or FIFO) as the source queue.")
-    task = MoveTask(source.queue_arn, destination.queue_arn if destination else None, rate, visible_ids(source))
+        raise invalid(
+            "The destination queue must be of the same type (standard or FIFO) as the source queue."
+        )
+    task = MoveTask(
+        source.queue_arn, destination.queue_arn if destination else None, rate, visible_ids(source)
+    )
     registry(backend.account_id, backend.region_name).add(task)
-    threading.Thread(target=_run, args=(backend, task), name=f"sqs-move-task-{task.task_id[:8]}",
-                     daemon=True).start()
-    log.info("move task %s: %d message(s) from %s to %s at %s/s", task.task_id, task.to_move, task.source_arn,
-             task.destination_arn or "their source queues", task.rate or f"up to {MAX_RATE}")
+    threading.Thread(
+        target=_run, args=(backend, task), name=f"sqs-move-task-{task.task_id[:8]}", daemon=True
+    ).start()
+    log.info(
+        "move task %s: %d message(s) from %s to %s at %s/s",
+        task.task_id,
+        task.to_move,
+        task.source_arn,
+        task.destination_arn or "their source queues",
+        task.rate or f"up to {MAX_RATE}",
+    )
     return task
 
 
 def list_tasks(backend: Any, source_arn: Any, max_results: Any = None) -> list[dict[str, Any]]:
     limit = check_max_results(max_results)
     source = _queue(backend, source_arn, "SourceArn")
-    return [task.entry() for task in registry(backend.account_id, backend.region_name).of(source.queue_arn, limit)]
+    return [
+        task.entry() for task in registry(backend.account_id, backend.region_name).of(source.queue_arn, limit)
+    ]
 
 
 def cancel(backend: Any, handle: Any) -> int:
@@ -412,7 +444,9 @@ def _move(backend: Any, source_name: str, task: MoveTask, message: Any) -> None:
     fifo = destination.fifo_queue
     try:
         backend.send_message(
-            destination.name, message.body, message_attributes=dict(message.message_attributes),
+            destination.name,
+            message.body,
+            message_attributes=dict(message.message_attributes),
             group_id=message.group_id if fifo else None,
             deduplication_id=message.id if fifo else None,  # the moved message's id: never a false duplicate
             system_attributes=dict(message.system_attributes or {}),
@@ -423,6 +457,7 @@ def _move(backend: Any, source_name: str, task: MoveTask, message: Any) -> None:
 
 
 # --- the moto patches --------------------------------------------------------------------------
+
 
 def _patch_redrive_source() -> None:
     """Write on each message the queue whose redrive moved it. moto's receive-time redrive is the
@@ -450,7 +485,11 @@ def _patch_task_view() -> None:
 
     def visible(queue: Any) -> list[Any]:
         now = unix_time_millis()
-        return [message for message in queue._messages if now > message.visible_at and now >= message.delayed_until]
+        return [
+            message
+            for message in queue._messages
+            if now > message.visible_at and now >= message.delayed_until
+        ]
 
     def messages(self: Any) -> list[Any]:
         found = visible(self)
@@ -482,6 +521,7 @@ def _patch_responses() -> None:
                 return ActionResult(operation(self))
             except MoveTaskError as error:
                 raise SQSException(error.code, error.message) from None
+
         method.__name__ = operation.__name__
         return method
 
@@ -493,8 +533,11 @@ def _patch_responses() -> None:
         return {"TaskHandle": task.handle}
 
     def list_message_move_tasks(self: Any) -> dict[str, Any]:
-        return {"Results": list_tasks(self.sqs_backend, self._get_param("SourceArn"),
-                                      self._get_param("MaxResults"))}
+        return {
+            "Results": list_tasks(
+                self.sqs_backend, self._get_param("SourceArn"), self._get_param("MaxResults")
+            )
+        }
 
     def cancel_message_move_task(self: Any) -> dict[str, Any]:
         moved = cancel(self.sqs_backend, self._get_param("TaskHandle"))
@@ -525,4 +568,3 @@ def install() -> None:
     _patch_redrive_source()
     _patch_task_view()
     _patch_responses()
-
