@@ -1,6 +1,6 @@
 """Function time per order at batch sizes 1 and 10, with a simulated DynamoDB round trip (5 ms)
-and without (0), for this worker (concurrent writes within a batch), the lab's handler (one
-write after another) and Powertools (its idempotency around the same write, a record at a time),
+and without (0), for this worker and the lab's handler (one write after another; the lab's with
+a client per invocation) and Powertools (its idempotency around the same write, a record at a time),
 side by side in one run. DynamoDB is the embedded AWS in a process of its own (as AWS is
 elsewhere: its CPU is not the function's), the round trip its latency fault on every item
 operation of both tables (embedded_aws/faults.py). The goal (issue: ten orders for the price of
@@ -141,7 +141,7 @@ def render(result: dict[str, Any]) -> str:
     return (
         "**Batches** (function time of one invocation, median of "
         f"{result['rounds']} interleaved rounds; the embedded AWS in its own process, each DynamoDB item "
-        "request delayed by the round trip; this handler writes a batch's records concurrently; "
+        "request delayed by the round trip; "
         f"{result['orders_sent']:,} orders sent, {result['orders_stored']:,} stored; load average "
         f"{result['load_average_at_start']}; goal ({result['goal']}) {'met' if result['goal_met'] else 'NOT met'})\n\n"
         "| handler | round trip | batch of 1, ms | batch of 10, ms | per order at 10, ms | 10 vs 1 |\n"

@@ -12,14 +12,12 @@ and `ops` share with it are in order_contract.py, beside it.
 
 from __future__ import annotations
 
-import contextvars
 import json
 import math
 import os
 import random
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -50,9 +48,6 @@ ATTEMPT_SECONDS = CONNECT_TIMEOUT_SECONDS + READ_TIMEOUT_SECONDS  # the longest 
 DEADLINE_MARGIN_SECONDS = 0.1  # kept back for logging and returning the batch response
 MAX_ATTEMPTS = 4
 BACKOFF_BASE_SECONDS, BACKOFF_CAP_SECONDS = 0.05, 1.0
-# The records of one batch are written at the same time, at most this many at once: each PutItem
-# is a network round trip, and written one after another a batch of ten waited for ten of them.
-MAX_CONCURRENT_WRITES = 10
 RETRYABLE_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -259,19 +254,9 @@ def item_from_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
     return _with_int_numbers({key: _DESERIALIZER.deserialize(value) for key, value in attributes.items()})
 
 
-# While a record of a batch is written on a thread of its own, its log lines are kept here and
-# printed together once the batch is done, so each record's lines stay next to each other.
-_RECORD_LINES: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("record_lines", default=None)
-
-
 def _log(tag: str, payload: Mapping[str, Any]) -> None:
     # print() is what the lab used; each line lands in CloudWatch as one event.
-    line = f"{tag} {json.dumps(payload, sort_keys=True, default=str)}"
-    kept = _RECORD_LINES.get()
-    if kept is None:
-        print(line, flush=True)
-    else:
-        kept.append(line)
+    print(f"{tag} {json.dumps(payload, sort_keys=True, default=str)}", flush=True)
 
 
 def _retryable(error: Exception) -> tuple[str, bool]:
@@ -425,48 +410,15 @@ def _attempt(
         return None, error
 
 
-def _attempt_keeping_lines(
-    record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float]
-) -> tuple[dict[str, Any] | None, Exception | None, list[str]]:
-    lines: list[str] = []
-    token = _RECORD_LINES.set(lines)
-    try:
-        return (*_attempt(record, client, table_name, remaining), lines)
-    finally:
-        _RECORD_LINES.reset(token)
-
-
-_POOL: ThreadPoolExecutor | None = None
-
-
-def _pool() -> ThreadPoolExecutor:
-    """One pool per process, kept between invocations (boto3 clients are thread-safe)."""
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=MAX_CONCURRENT_WRITES, thread_name_prefix="write")
-    return _POOL
-
-
 def handle_event(
     event: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float] = lambda: math.inf
 ) -> dict[str, Any]:
     """Process every record; report the failed ones so only they are retried (partial batch
     response). A failed record is logged and left on the queue, never acknowledged. `remaining`
-    gives the seconds left before the function's deadline. The records of a batch are written
-    concurrently (each still one conditional write with its own retries), their log lines
-    printed together per record, in the batch's order; a batch of one takes the plain path.
-    The batch's decisions are counted in one metrics line at the end."""
+    gives the seconds left before the function's deadline. The batch's decisions are counted
+    in one metrics line at the end."""
     records = list(event.get("Records", []))
-    if len(records) <= 1:
-        outcomes = [_attempt(record, client, table_name, remaining) for record in records]
-    else:
-        outcomes = []
-        for result, error, lines in _pool().map(
-            lambda record: _attempt_keeping_lines(record, client, table_name, remaining), records
-        ):
-            for line in lines:
-                print(line, flush=True)
-            outcomes.append((result, error))
+    outcomes = [_attempt(record, client, table_name, remaining) for record in records]
     failures = []
     counts = {name: 0 for name in DECISIONS}
     for record, (result, error) in zip(records, outcomes):

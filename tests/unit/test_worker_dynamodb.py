@@ -353,57 +353,6 @@ def test_handler_reads_table_from_env_and_creates_one_client(worker, monkeypatch
         assert real_client("dynamodb").get_item(TableName="from-env", Key={"id": {"S": "b"}})["Item"]
 
 
-class AtomicWrites:
-    """moto's in-process DynamoDB checks a condition and stores in two steps; DynamoDB does both
-    in one. One lock stands in for that (the embedded AWS serializes writes the same way). With
-    `together`, each PutItem first waits until that many are in flight at once."""
-
-    def __init__(self, client, together: int = 0) -> None:
-        import threading
-
-        self.client, self.lock = client, threading.Lock()
-        self.barrier = threading.Barrier(together) if together else None
-
-    def put_item(self, **request):
-        if self.barrier is not None:
-            self.barrier.wait(timeout=10)  # broken (an error) if the writes came one at a time
-        with self.lock:
-            return self.client.put_item(**request)
-
-
-def test_the_records_of_a_batch_are_written_at_the_same_time(worker, client, capsys):
-    """Ten new orders: each PutItem waits for all ten to be in flight, which only concurrent
-    writes can satisfy; all ten are written and acknowledged."""
-    batch = [order(f"together-{n}", 1) for n in range(10)]
-    assert worker.handle_event({"Records": batch}, AtomicWrites(client, together=10), TABLE) == {
-        "batchItemFailures": []
-    }
-    assert len(items(client)) == 10
-
-
-def test_each_records_lines_stay_together_in_the_batchs_order(worker, client, capsys):
-    batch = [order("a", 1), record("{}"), order("c", 3)]
-    worker.handle_event({"Records": batch}, AtomicWrites(client), TABLE)
-    lines = capsys.readouterr().out.splitlines()
-    tags = [line.split(" ", 1)[0] for line in lines[:-1]]
-    assert tags == ["JOB", "WRITE", "RESULT", "ERROR", "JOB", "WRITE", "RESULT"]
-    assert [json.loads(line.split(" ", 1)[1]).get("id") for line in lines[:3]] == ["a", "a", "a"]
-    assert json.loads(lines[3].split(" ", 1)[1])["message_id"] == batch[1]["messageId"]
-    assert json.loads(lines[-1])["Accepted"] == 2  # the metrics line comes last
-
-
-def test_two_copies_of_an_order_in_one_batch_write_once_and_both_are_acknowledged(worker, client, capsys):
-    """Written at the same time, the conditional write lets one in; the other sees the identical
-    item and is a duplicate."""
-    batch = [order("twin", 2), order("twin", 2)]
-    assert worker.handle_event({"Records": batch}, AtomicWrites(client, together=2), TABLE) == {
-        "batchItemFailures": []
-    }
-    results = log_lines(capsys, "RESULT")
-    assert sorted(r["duplicate"] for r in results) == [False, True]
-    assert items(client) == [{"id": "twin", "quantity": 2, "total_cents": 600}]
-
-
 def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(
     worker, client, capsys, monkeypatch
 ):
@@ -412,7 +361,6 @@ def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(
     from botocore.exceptions import ClientError
 
     monkeypatch.setattr(worker, "BACKOFF_BASE_SECONDS", 0.001)
-    atomic = AtomicWrites(client)
 
     class HotKey:
         def put_item(self, **request):
@@ -424,7 +372,7 @@ def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(
                     },
                     "PutItem",
                 )
-            return atomic.put_item(**request)
+            return client.put_item(**request)
 
     batch = (
         [order(f"cool-{n}", 1) for n in range(2)]
