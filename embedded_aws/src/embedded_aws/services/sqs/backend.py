@@ -39,6 +39,19 @@ def delete_message_batch(self: Any, queue_name: str, receipts: list[dict[str, An
     return success, errors
 
 
+def release_expired_groups(queue: Any, now_ms: float) -> None:
+    """A FIFO message group is locked while any of its messages is in flight; a message whose
+    visibility timeout has passed is no longer in flight. moto releases such messages one at a
+    time as its receive walks past them, and still counts the group as locked by the others: when
+    messages 2, 3 and 4 of a group came back after a partial batch failure, a receive returned
+    only 4 (the last one it walked past), and 2 and 3 waited until 4 was gone (AWS returned 2, 3
+    and 4 together, in order: LocalStack's recording, docs/local-fidelity.md). Releasing every
+    expired message before the receive walks the queue lets the group be received in order."""
+    if queue.fifo_queue:
+        expired = {message for message in queue.pending_messages if now_ms > message.visible_at}
+        queue.pending_messages.difference_update(expired)
+
+
 # What a send, a receive and a delete count towards (services/sqs/metrics.py), by method.
 _COUNTED = {"send_message": "NumberOfMessagesSent", "receive_message": "NumberOfMessagesReceived",
             "delete_message": "NumberOfMessagesDeleted"}
@@ -60,8 +73,10 @@ def patch_message_calls(metrics: Any) -> None:
        every call that changes a queue's messages runs under one lock, and a long poll waits
        outside it.
     4. sending: while a send runs, `Queue.attributes` holds only what the send path reads
-       (`patch_send_attributes`)."""
-    from moto.core.utils import unix_time
+       (`patch_send_attributes`).
+    5. a FIFO receive first releases the message groups whose in-flight messages are visible
+       again (`release_expired_groups`)."""
+    from moto.core.utils import unix_time, unix_time_millis
     from moto.sqs.models import SQSBackend
 
     lock = threading.RLock()
@@ -103,6 +118,7 @@ def patch_message_calls(metrics: Any) -> None:
         deadline = unix_time() + (wait_seconds_timeout or 0)
         while True:
             with lock:
+                release_expired_groups(self.get_queue(queue_name), unix_time_millis())
                 result = receive(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
             remaining = deadline - unix_time()
             if result or remaining <= 0:
