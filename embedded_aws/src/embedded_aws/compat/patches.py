@@ -46,6 +46,7 @@ AUTHORIZE = "_authenticate_and_authorize_normal_action"
 HANDLER = "moto.moto_server.werkzeug_app:MotoRequestHandler"
 CUSTOM = "moto.cloudformation.custom_model:CustomModel"
 ESM_RULES = "moto.awslambda.models:LambdaBackend"
+LAMBDA_RESPONSES = "moto.awslambda.responses:LambdaResponse"
 
 
 def _profiling(context: Context) -> None:
@@ -255,12 +256,27 @@ PATCHES = [
           (T(f"{LAMBDA}:LambdaFunction.invoke", "self", "body", "request_headers", "response_headers"),),
           _call("embedded_aws.services.awslambda.invoke", "patch_lambda_invoke", "host"),
           fixes_moto="without Docker, Invoke returns canned answers and never runs the handler"),
-    Patch("lambda.mapping-rules", "CreateEventSourceMapping and UpdateEventSourceMapping refuse what AWS refuses",
+    Patch("lambda.mapping-rules", "CreateEventSourceMapping and UpdateEventSourceMapping refuse what AWS refuses, "
+          "in AWS's words",
           (T(f"{ESM_RULES}.create_event_source_mapping", "self", "spec"),
            T(f"{ESM_RULES}.update_event_source_mapping", "self", "uuid", "spec")),
           _call("embedded_aws.services.awslambda.mappings", "patch_event_source_mapping_rules"),
-          fixes_moto="event source mappings are stored without AWS's checks of batch size, window, filters "
-          "and visibility timeout"),
+          fixes_moto="event source mappings are stored without AWS's checks of batch size, window, filters, "
+          "visibility timeout and duplicates; a missing queue is ResourceNotFoundException (AWS: "
+          "InvalidParameterValueException)"),
+    Patch("lambda.mapping-answers", "CreateEventSourceMapping answers 202 Creating, UpdateEventSourceMapping its "
+          "transition; every answer with AWS's SQS defaults and USER_INITIATED",
+          (T(f"{LAMBDA}:EventSourceMapping.get_configuration", "self"),
+           T(f"{LAMBDA_RESPONSES}.create_event_source_mapping", "self"),
+           T(f"{LAMBDA_RESPONSES}.update_event_source_mapping", "self")),
+          _call("embedded_aws.services.awslambda.mappings", "patch_event_source_mapping_answers"),
+          fixes_moto="CreateEventSourceMapping answers 201 and State Enabled (AWS: 202, Creating); FunctionResponseTypes "
+          "and MaximumBatchingWindowInSeconds are missing when unset (AWS: [] and 0); StateTransitionReason is "
+          "'User initiated' (AWS: USER_INITIATED)"),
+    Patch("lambda.user-errors", "Lambda client errors carry \"Type\": \"User\" as AWS's do",
+          (T("moto.awslambda.exceptions:LambdaClientError.__init__", "self", "error", "message"),),
+          _call("embedded_aws.services.awslambda.mappings", "patch_lambda_user_errors"),
+          fixes_moto="Lambda error bodies lack AWS's \"Type\": \"User\""),
     Patch("lambda.inline-code-update", "a CloudFormation update of a function with inline code",
           (T(f"{LAMBDA}:LambdaFunction.update_from_cloudformation_json", "cls", "original_resource",
              "new_resource_name", "cloudformation_json", "account_id", "region_name"),),
