@@ -126,12 +126,13 @@ PATCHES = [
           (T("moto.moto_server.werkzeug_app:DISABLE_GLOBAL_CORS"),), _global_cors_off),
 
     # CloudFormation types moto skips with a warning: a deploy "succeeds" without them.
-    Patch("cloudformation.resource-types", "alarms, query definitions, metric filters, SNS subscriptions and "
-          "topic policies created by CloudFormation (moto skips them)",
+    Patch("cloudformation.resource-types", "alarms, query definitions, metric filters, SNS subscriptions, "
+          "topic policies and queue policies created by CloudFormation (moto skips them)",
           tuple(Target(f"{CFN_PARSING}:{cache}", replaced=False)  # caches cleared, so they see the new types
                 for cache in ("get_model_map", "get_model_list", "get_name_type_map")),
           _resource_types, fixes_moto="CloudFormation skips AWS::CloudWatch::Alarm, AWS::Logs::QueryDefinition, "
-          "AWS::Logs::MetricFilter, AWS::SNS::Subscription, AWS::SNS::TopicPolicy with only a warning"),
+          "AWS::Logs::MetricFilter, AWS::SNS::Subscription, AWS::SNS::TopicPolicy, AWS::SQS::QueuePolicy with only "
+          "a warning"),
     Patch("iam.managed-policy-delete", "deleting a stack deletes its AWS::IAM::ManagedPolicy",
           (T("moto.iam.models:ManagedPolicy.delete", adds=True),), _managed_policy_delete,
           fixes_moto="AWS::IAM::ManagedPolicy has no delete: a deleted stack leaves it behind"),
@@ -189,6 +190,14 @@ PATCHES = [
           _call("embedded_aws.services.iam.topic_access", "patch_topic_access"),
           fixes_moto="SNS requests are checked against '*' and identity policies only: a policy scoped to a topic "
           "ARN allows nothing, and a topic policy neither allows nor denies"),
+    Patch("iam.queue-access", "SQS requests authorized by identity and queue policy together; SNS delivers to a "
+          "queue only if its policy allows sns.amazonaws.com",
+          (T(f"{SQS_RESPONSES}:SQSResponse.{AUTHORIZE}", "self", "resource"),
+           T("moto.sns.models:Subscription.publish", "self", "message", "message_id", "subject", "message_attributes",
+             "group_id", "deduplication_id", "message_structure")),
+          _call("embedded_aws.services.iam.queue_access", "patch_queue_access"),
+          fixes_moto="SQS queue policies are stored but never evaluated: they neither allow a caller nor deny one, "
+          "and SNS delivers to a queue whose policy does not allow it"),
     Patch("iam.bodyless-signature", "a request without a body is signed over an empty payload",
           (T(f"{IAM_REQUEST}._create_aws_request", "self"),),
           _call("embedded_aws.services.iam.access_control", "patch_signature_of_bodyless_requests"),
