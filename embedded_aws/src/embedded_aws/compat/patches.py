@@ -198,6 +198,12 @@ PATCHES = [
           _call("embedded_aws.services.iam.queue_access", "patch_queue_access"),
           fixes_moto="SQS queue policies are stored but never evaluated: they neither allow a caller nor deny one, "
           "and SNS delivers to a queue whose policy does not allow it"),
+    Patch("sns.publish-refusals", "Publish refuses an empty message and a missing topic as AWS does",
+          (T("moto.sns.models:SNSBackend.publish", "self", "message", "arn", "phone_number", "subject",
+             "message_attributes", "group_id", "deduplication_id", "message_structure"),),
+          _call("embedded_aws.services.sns.publish", "patch_publish_refusals"),
+          fixes_moto="Publish accepts an empty message (AWS: InvalidParameter, 'Invalid parameter: Empty message') "
+          "and answers a missing topic 'Endpoint does not exist' (AWS: 'Topic does not exist')"),
     Patch("iam.bodyless-signature", "a request without a body is signed over an empty payload",
           (T(f"{IAM_REQUEST}._create_aws_request", "self"),),
           _call("embedded_aws.services.iam.access_control", "patch_signature_of_bodyless_requests"),
@@ -243,6 +249,17 @@ PATCHES = [
     Patch("sqs.queue-attributes", "GetQueueAttributes counts once per call, not twice per name",
           (T(f"{SQS}:SQSBackend.get_queue_attributes", "self", "queue_name", "attribute_names"),),
           _call("embedded_aws.services.sqs.backend", "patch_queue_attributes")),
+    Patch("sqs.answers", "an empty body or string attribute refused, AWS's JSON error types and statuses, a dead "
+          "letter's DeadLetterQueueSourceArn (as LocalStack recorded AWS)",
+          (T(f"{SQS}:SQSBackend._validate_message", "self", "queue", "message_body", "delay_seconds",
+             "deduplication_id", "group_id", "validate_group_id"),
+           T("moto.core.serialize:get_error_model", "exception", "default_service_model"),
+           T(f"{SQS_RESPONSES}:SQSResponse.receive_message", "self"),
+           T(f"{SQS_RESPONSES}:validate_message_attributes", "message_attributes")),
+          _call("embedded_aws.services.sqs.answers", "patch_sqs_answers"),
+          fixes_moto="SendMessage accepts an empty body and an empty string attribute; JSON errors InvalidParameterValue and MissingParameter lack "
+          "AWS's types (InvalidParameterValueException, MissingRequiredParameterException); a dead letter's "
+          "attributes lack DeadLetterQueueSourceArn"),
     Patch("sqs.move-tasks", "StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask (DLQ redrive)",
           (T(f"{SQS}:Queue.add_message", "self", "message"), T(f"{SQS}:Queue.messages", "self"),
            T(f"{SQS_RESPONSES}:SQSResponse._determine_resource", "self"),
@@ -277,7 +294,8 @@ PATCHES = [
           "transition; every answer with AWS's SQS defaults and USER_INITIATED",
           (T(f"{LAMBDA}:EventSourceMapping.get_configuration", "self"),
            T(f"{LAMBDA_RESPONSES}.create_event_source_mapping", "self"),
-           T(f"{LAMBDA_RESPONSES}.update_event_source_mapping", "self")),
+           T(f"{LAMBDA_RESPONSES}.update_event_source_mapping", "self"),
+           T(f"{LAMBDA_RESPONSES}.delete_event_source_mapping", "self")),
           _call("embedded_aws.services.awslambda.mappings", "patch_event_source_mapping_answers"),
           fixes_moto="CreateEventSourceMapping answers 201 and State Enabled (AWS: 202, Creating); FunctionResponseTypes "
           "and MaximumBatchingWindowInSeconds are missing when unset (AWS: [] and 0); StateTransitionReason is "

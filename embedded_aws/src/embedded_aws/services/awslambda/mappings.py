@@ -4,6 +4,7 @@ AWS (embedded_aws/tests/test_conformance/recordings.py cites each)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -50,16 +51,28 @@ MISSING_QUEUE = ("Error occurred while ReceiveMessage. SQS Error Code: AWS.Simpl
 INVALID_FILTER = "Invalid filter pattern definition."
 
 
+@functools.cache
+def message_member(error: str) -> str:
+    """The member that holds an error's message in the Lambda API's model: `Message` for some
+    errors (ResourceNotFoundException), `message` for others (InvalidParameterValueException)."""
+    import botocore.session
+
+    for shape in botocore.session.get_session().get_service_model("lambda").error_shapes:
+        if shape.name == error:
+            return next((name for name in shape.members if name.lower() == "message"), "message")
+    return "message"
+
+
 def patch_lambda_user_errors() -> None:
-    """Every client error of moto's Lambda API carries `"Type": "User"` in its body, as AWS's do
-    (boto3 shows it as the response's `Type`)."""
+    """Every client error of moto's Lambda API has AWS's body: `"Type": "User"` and the message
+    under the member the API's model names (boto3 shows both on the response)."""
     from moto.awslambda.exceptions import LambdaClientError
 
     init = LambdaClientError.__init__
 
     def __init__(self: Any, error: str, message: str) -> None:
         init(self, error, message)
-        self.description = json.dumps({"Type": _USER_ERROR, "message": self.message})
+        self.description = json.dumps({"Type": _USER_ERROR, message_member(error): self.message})
 
     LambdaClientError.__init__ = __init__
 
@@ -67,7 +80,8 @@ def patch_lambda_user_errors() -> None:
 def patch_event_source_mapping_answers() -> None:
     """CreateEventSourceMapping answers 202 with `State: Creating` (moto: 201, `Enabled`), and
     UpdateEventSourceMapping its transition (moto: the settled state): both settle by the next
-    read, where AWS takes seconds. Every answer is shaped as `answer_shape` says."""
+    read, where AWS takes seconds. Every answer is shaped as `answer_shape` says; an update or
+    delete of a mapping that does not exist is ResourceNotFoundException (moto: a bare 404)."""
     from moto.awslambda.models import EventSourceMapping
     from moto.awslambda.responses import LambdaResponse
 
@@ -93,14 +107,24 @@ def patch_event_source_mapping_answers() -> None:
         answer["State"] = transition(answer["State"], self.json_body, before_enabled)
         return 202, {"status": 202}, json.dumps(answer)
 
+    def delete_event_source_mapping(self: Any) -> Any:
+        esm = self.backend.delete_event_source_mapping(self.path.split("/")[-1])
+        if esm is None:
+            from moto.awslambda.exceptions import GenericResourcNotFound
+
+            raise GenericResourcNotFound()
+        return 202, {"status": 202}, json.dumps({**esm.get_configuration(), "State": "Deleting"})
+
     EventSourceMapping.get_configuration = get_configuration
     LambdaResponse.create_event_source_mapping = create_event_source_mapping
     LambdaResponse.update_event_source_mapping = update_event_source_mapping
+    LambdaResponse.delete_event_source_mapping = delete_event_source_mapping
 
 
 def patch_event_source_mapping_rules() -> None:
     """CreateEventSourceMapping and UpdateEventSourceMapping refuse, as AWS does, what moto
-    stores without a word: a queue that does not exist (moto: ResourceNotFoundException), a
+    stores without a word: no event source, a function or a queue that does not exist (moto:
+    XML MissingParameter and ResourceNotFoundException), a
     second mapping of the same queue and function (409 ResourceConflictException), a batch size
     over 10 without a batching window of at least 1 s, a window outside 0-300 s or on a FIFO
     queue, FilterCriteria that are not valid (more than five filters; any pattern AWS refuses
@@ -158,17 +182,17 @@ def patch_event_source_mapping_rules() -> None:
             return None
 
     def source_and_function(self: Any, spec: dict[str, Any]) -> None:
-        """At create only: the queue exists, no mapping of it calls the same function, and its
-        visibility timeout covers the function's timeout (AWS does not check an update or a
-        later change of either timeout)."""
+        """At create only, in AWS's order: the function exists, then the queue; no mapping of the
+        queue calls the same function; the queue's visibility timeout covers the function's
+        timeout (AWS does not check an update or a later change of either timeout)."""
         source_arn = spec.get("EventSourceArn") or ""
+        try:
+            function = self.get_function(spec.get("FunctionName") or "")
+        except Exception:  # noqa: BLE001 - moto's not-found, by name or ARN
+            raise InvalidParameterValueException("Function does not exist") from None
         queue = queue_of(source_arn)
         if queue is None:
             raise InvalidParameterValueException(MISSING_QUEUE)
-        try:
-            function = self.get_function(spec["FunctionName"])
-        except Exception:  # noqa: BLE001 - moto's own create reports a missing function
-            return
         for esm in self._event_source_mappings.values():
             if esm.event_source_arn == source_arn and esm.function_arn == function.function_arn:
                 raise ResourceConflictException(duplicate_message(source_arn, spec["FunctionName"], esm.uuid))
@@ -178,6 +202,8 @@ def patch_event_source_mapping_rules() -> None:
                 f"Queue visibility timeout: {visibility} seconds is less than Function timeout: {timeout} seconds")
 
     def create_event_source_mapping(self: Any, spec: dict[str, Any]) -> Any:
+        if not spec.get("EventSourceArn"):
+            raise InvalidParameterValueException("Unrecognized event source.")
         check(spec, spec.get("EventSourceArn") or "")
         if ":sqs:" in (spec.get("EventSourceArn") or ""):
             source_and_function(self, spec)

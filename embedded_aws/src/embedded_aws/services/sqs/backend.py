@@ -14,7 +14,12 @@ def delete_message_batch(self: Any, queue_name: str, receipts: list[dict[str, An
     each (and rebuilding it), so with many messages in flight a batch of ten costs twenty
     scans. Here a batch is one scan, with the same outcome per entry: a handle of a message
     in the queue deletes it, a handle already deleted succeeds again, any other handle fails
-    with ReceiptHandleIsInvalid."""
+    with ReceiptHandleIsInvalid. More than ten entries are refused, as AWS refuses them (moto
+    accepted any number)."""
+    from moto.sqs.exceptions import TooManyEntriesInBatchRequest
+
+    if len(receipts) > 10:
+        raise TooManyEntriesInBatchRequest(len(receipts))
     queue = self.get_queue(queue_name)
     wanted = {receipt["ReceiptHandle"] for receipt in receipts} - queue.deleted_messages
     if wanted:
