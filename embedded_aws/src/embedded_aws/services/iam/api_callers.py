@@ -55,3 +55,18 @@ def decision(identity: str, resource: str) -> tuple[bool, str]:
     if ALLOW in (identity, resource):
         return True, ""
     return False, "because no identity-based policy allows the {action} action"
+
+
+def refusal(access_key: Any, account: str, action: str, resource: str, policy: str | None,
+            spelled: str | None = None) -> str | None:
+    """None when the caller may act on `resource` (whose own policy is `policy`), else IAM's
+    denial: `User: <arn> is not authorized to perform: <action> on resource: <resource> <why>`,
+    with the action `spelled` as the service spells it there."""
+    identity = identity_decision(access_key, action, resource)
+    on_resource = resource_decision(policy, access_key, account, action, resource) if resource != "*" else IMPLICIT_DENY
+    allowed, why = decision(identity, on_resource)
+    if allowed:
+        return None
+    named = spelled or action
+    return (f"User: {access_key.arn} is not authorized to perform: {named} on resource: {resource} "
+            + why.format(action=named))

@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from embedded_aws.services.iam.api_callers import decision, identity_decision, resource_decision
-from embedded_aws.services.iam.resource_policies import ALLOW, IMPLICIT_DENY, Principal, Request, decide
+from embedded_aws.services.iam.api_callers import refusal
+from embedded_aws.services.iam.resource_policies import ALLOW, Principal, Request, decide
 
 SNS = Principal("Service", "sns.amazonaws.com")
 
@@ -64,15 +64,10 @@ def patch_queue_access() -> None:
 
     class QueueRequest(IAMRequest):
         def check_action_permitted(self, resource: str) -> None:
-            identity = identity_decision(self._access_key, self._action, resource)
-            on_queue = IMPLICIT_DENY
-            if resource != "*":
-                on_queue = resource_decision(queue_policy(resource), self._access_key, self.account_id,
-                                             self._action, resource)
-            allowed, why = decision(identity, on_queue)
-            if not allowed:
-                raise QueueDenied(f"User: {self._access_key.arn} is not authorized to perform: {self._action} on "
-                                  f"resource: {resource} " + why.format(action=self._action))
+            denied = refusal(self._access_key, self.account_id, self._action, resource,
+                             queue_policy(resource) if resource != "*" else None)
+            if denied:
+                raise QueueDenied(denied)
 
     def check(self: Any, resource: str = "*") -> None:
         in_request_protocol(self, lambda: self._authenticate_and_authorize_action(QueueRequest, resource))

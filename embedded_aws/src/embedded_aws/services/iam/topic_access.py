@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.services.iam.api_callers import decision, identity_decision, resource_decision
-from embedded_aws.services.iam.resource_policies import IMPLICIT_DENY
+from embedded_aws.services.iam.api_callers import refusal
 
 # SNS actions that act on no one topic (IAM's resource `*`).
 _ACCOUNT_ACTIONS = {"ListTopics", "ListSubscriptions", "CreatePlatformApplication", "ListPlatformApplications",
@@ -60,16 +59,11 @@ def patch_topic_access() -> None:
 
     class TopicRequest(IAMRequest):
         def check_action_permitted(self, resource: str) -> None:
-            identity = identity_decision(self._access_key, self._action, resource)
-            on_topic = IMPLICIT_DENY
-            if resource != "*":
-                on_topic = resource_decision(topic_policy(resource), self._access_key, self.account_id,
-                                             self._action, resource)
-            allowed, why = decision(identity, on_topic)
-            if not allowed:
-                action = "SNS:" + self._action.partition(":")[2]
-                raise AuthorizationError(f"User: {self._access_key.arn} is not authorized to perform: {action} on "
-                                         f"resource: {resource} " + why.format(action=action))
+            denied = refusal(self._access_key, self.account_id, self._action, resource,
+                             topic_policy(resource) if resource != "*" else None,
+                             spelled="SNS:" + self._action.partition(":")[2])  # SNS's spelling in its denials
+            if denied:
+                raise AuthorizationError(denied)
 
     def check(self: Any, resource: str = "*") -> None:
         params = {key: self._get_param(key) for key in ("Name", "TopicArn", "TargetArn", "ResourceArn", "SubscriptionArn")}
