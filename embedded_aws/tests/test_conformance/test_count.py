@@ -21,12 +21,14 @@ def literals_by_module() -> dict[str, set[str]]:
 
 
 def test_every_case_is_checked_by_exactly_one_test_module():
+    """No case is counted without a test that holds the local answer to it, and none twice."""
     modules = literals_by_module()
     owners = {case: [name for name, literals in modules.items() if case in literals] for case in CASES}
     assert {case: names for case, names in owners.items() if len(names) != 1} == {}
 
 
 def test_the_doc_states_the_count():
+    """The line at the top of docs/local-fidelity.md is the cases' count."""
     differing = [case for case in CASES.values() if case.differs]
     line = (f"**Recorded on AWS**: {len(CASES)} cases taken from LocalStack's recordings of real AWS responses, "
             f"{len(CASES) - len(differing)} match, {len(differing)} differ on purpose")

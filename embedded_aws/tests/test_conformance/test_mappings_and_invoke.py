@@ -50,6 +50,8 @@ def refused(call) -> dict:
 
 
 def test_create_then_a_duplicate(emulator):
+    """CreateEventSourceMapping's answer (202, Creating, AWS's defaults), then 409 for the same queue
+    and function."""
     p = make(emulator, "rec-dup", create_mapping=False)
     lambda_api = emulator.client("lambda")
     created = lambda_api.create_event_source_mapping(EventSourceArn=queue_arn(p), FunctionName=p.name)
@@ -60,6 +62,7 @@ def test_create_then_a_duplicate(emulator):
 
 
 def test_get_after_create(emulator):
+    """A mapping read after its create is Enabled, with the same keys."""
     p = make(emulator, "rec-get", create_mapping=False)
     lambda_api = emulator.client("lambda")
     uuid_ = lambda_api.create_event_source_mapping(EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1)["UUID"]
@@ -68,6 +71,8 @@ def test_get_after_create(emulator):
 
 
 def test_refusals(emulator):
+    """A missing queue or function, no source, a large batch without a window, an unknown UUID: AWS's
+    codes and words."""
     p = make(emulator, "rec-refuse", create_mapping=False)
     lambda_api = emulator.client("lambda")
     check("esm.missing-queue", refused(lambda: lambda_api.create_event_source_mapping(
@@ -96,6 +101,7 @@ def test_refusals(emulator):
     ("esm.invalid-filter[invalid_filter3]", json.dumps({"eventSource": []})),
 ])
 def test_invalid_filter_patterns(emulator, case, pattern):
+    """Each pattern AWS refused gets its one message."""
     p = make(emulator, "rec-filter", create_mapping=False)
     check(case, refused(lambda: emulator.client("lambda").create_event_source_mapping(
         EventSourceArn=queue_arn(p), FunctionName=p.name, MaximumBatchingWindowInSeconds=1,
@@ -108,6 +114,7 @@ def events(session, name: str, count: int) -> list[dict]:
 
 
 def test_a_record_with_a_batching_window(emulator):
+    """With a batching window a record without attributes has md5OfMessageAttributes null."""
     p = make(emulator, "rec-window", create_mapping=False)
     created = emulator.client("lambda").create_event_source_mapping(
         EventSourceArn=queue_arn(p), FunctionName=p.name, MaximumBatchingWindowInSeconds=1)
@@ -117,6 +124,7 @@ def test_a_record_with_a_batching_window(emulator):
 
 
 def test_a_record_with_message_attributes(emulator):
+    """Message attributes as the record shows them, with the digest AWS computed for the same three."""
     p = make(emulator, "rec-attrs", create_mapping=False)
     emulator.client("lambda").create_event_source_mapping(EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1)
     emulator.client("sqs").send_message(QueueUrl=p.queue_url, MessageBody="attributes", MessageAttributes={
@@ -128,6 +136,7 @@ def test_a_record_with_message_attributes(emulator):
 
 
 def test_an_update_answers_its_transition_and_then_the_settled_state(emulator):
+    """UpdateEventSourceMapping answers 202 Updating; the next read is Enabled."""
     p = make(emulator, "rec-update", create_mapping=False)
     lambda_api = emulator.client("lambda")
     second = unique("rec-update-2")
@@ -191,6 +200,8 @@ def test_fifo_partial_batch_failure_redelivers_the_group_together_in_order(emula
     ("esm.invalid-batch-item-failures", returning("{'batchItemFailures': [{'foo': 'notvalid'}]}"), True),
 ])
 def test_a_failing_batch_is_retried_then_redriven_with_its_message_id(emulator, case, source, report):
+    """A function error, or a partial batch response naming no valid id, fails the batch: received
+    twice, then in the DLQ under its own id."""
     p = make(emulator, "rec-fail", source=source, create_mapping=False)
     emulator.client("lambda").create_event_source_mapping(
         EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1,
@@ -202,6 +213,7 @@ def test_a_failing_batch_is_retried_then_redriven_with_its_message_id(emulator, 
 
 
 def test_an_empty_partial_batch_response_is_success(emulator):
+    """An empty object as partial batch response acknowledges the whole batch."""
     p = make(emulator, "rec-empty", source=returning("{}"), create_mapping=False)
     emulator.client("lambda").create_event_source_mapping(
         EventSourceArn=queue_arn(p), FunctionName=p.name, BatchSize=1, FunctionResponseTypes=["ReportBatchItemFailures"])
@@ -214,6 +226,7 @@ def test_an_empty_partial_batch_response_is_success(emulator):
 
 
 def test_invoke_errors(emulator):
+    """Invoke of a missing function (declared difference), and a timeout's answer."""
     lambda_api = emulator.client("lambda")
     check("invoke.missing-function", refused(lambda: lambda_api.invoke(FunctionName="doesnotexist", Payload=b"{}")))
     p = make(emulator, "rec-timeout", source="import time\n\ndef handler(event, context):\n    time.sleep(3)\n",

@@ -60,6 +60,7 @@ def test_sns_to_sqs_raw_and_enveloped(emulator):
 
 
 def test_alarm_lifecycle_and_refusals(emulator):
+    """A new alarm's description, SetAlarmState refusals, the description after delete."""
     cloudwatch, name = emulator.client("cloudwatch"), f"rec-alarm-{uuid.uuid4().hex[:6]}"
     cloudwatch.put_metric_alarm(AlarmName=name, MetricName="rec-metric", Namespace="RecNamespace", EvaluationPeriods=1,
                                 Period=10, Statistic="Sum", Threshold=30, ComparisonOperator="GreaterThanThreshold")

@@ -31,6 +31,7 @@ def new_queue(session, stem: str, **attributes: str) -> tuple[str, str]:
 
 
 def test_a_deleted_queue(emulator):
+    """Requests naming a deleted queue, by URL and by name: AWS's NonExistentQueue."""
     sqs = emulator.client("sqs")
     url, _ = new_queue(emulator, "rec-gone")
     sqs.delete_queue(QueueUrl=url)
@@ -39,6 +40,7 @@ def test_a_deleted_queue(emulator):
 
 
 def test_sends_and_batches_that_are_refused(emulator):
+    """An empty receive, then sends, batches and a second purge that AWS refuses, in its words."""
     sqs = emulator.client("sqs")
     url, _ = new_queue(emulator, "rec-send")
     check("sqs.receive-empty", [answer(sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=1)),
@@ -58,6 +60,7 @@ def test_sends_and_batches_that_are_refused(emulator):
 
 
 def test_fifo_sends_that_are_refused(emulator):
+    """A FIFO send without deduplication id, without group id, with a delay."""
     sqs = emulator.client("sqs")
     url, _ = new_queue(emulator, "rec-fifo-send", FifoQueue="true")
     check("sqs.fifo-without-deduplication", refused(lambda: sqs.send_message(
@@ -69,6 +72,7 @@ def test_fifo_sends_that_are_refused(emulator):
 
 
 def test_a_dead_letter_keeps_its_id_attributes_and_trace_and_names_its_source(emulator):
+    """A redriven message keeps id, digests, attributes and trace header, and names its source queue."""
     sqs = emulator.client("sqs")
     dlq_url, dlq_arn = new_queue(emulator, "rec-dl-dlq")
     url, _ = new_queue(emulator, "rec-dl", RedrivePolicy=json.dumps({"deadLetterTargetArn": dlq_arn,
@@ -109,6 +113,7 @@ def completed(sqs, source_arn: str) -> dict:
 
 
 def test_move_task_refusals(emulator):
+    """StartMessageMoveTask and CancelMessageMoveTask refusals, as recorded."""
     sqs = emulator.client("sqs")
     _, plain_arn = new_queue(emulator, "rec-move-plain")
     check("move.source-not-a-dlq", refused(lambda: sqs.start_message_move_task(SourceArn=plain_arn)))
@@ -121,6 +126,7 @@ def test_move_task_refusals(emulator):
 
 
 def test_move_task_results(emulator):
+    """A completed task as ListMessageMoveTasks shows it, with and without a destination."""
     sqs = emulator.client("sqs")
     _, dlq_arn, _ = dlq_with_source(emulator, "rec-move-dest", 2)
     _, destination_arn = new_queue(emulator, "rec-move-target")

@@ -28,6 +28,7 @@ def set_policy(emulator, url: str, *statements: dict) -> None:
 
 
 def test_an_identity_policy_scoped_to_the_queue_allows_that_queue(emulator, queue):
+    """An identity policy naming the queue allows what it names, not more."""
     url, arn = queue
     _, sqs = user(emulator, [{"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": arn}], "sqs")
     assert sqs.send_message(QueueUrl=url, MessageBody="hello")["MessageId"]
@@ -37,6 +38,7 @@ def test_an_identity_policy_scoped_to_the_queue_allows_that_queue(emulator, queu
 
 
 def test_the_queue_policy_alone_allows_a_caller_it_names(emulator, queue):
+    """A caller without any identity policy is allowed what the queue policy allows it."""
     url, arn = queue
     caller, sqs = user(emulator, [], "sqs")
     assert refusal(lambda: sqs.send_message(QueueUrl=url, MessageBody="hello"))["code"] == "AccessDenied"
@@ -47,6 +49,7 @@ def test_the_queue_policy_alone_allows_a_caller_it_names(emulator, queue):
 
 
 def test_an_explicit_deny_in_the_queue_policy_wins_over_the_callers_allow(emulator, queue):
+    """A Deny in the queue policy refuses a caller allowed sqs:*, with IAM's reason."""
     url, arn = queue
     caller, sqs = user(emulator, [{"Effect": "Allow", "Action": "sqs:*", "Resource": "*"}], "sqs")
     set_policy(emulator, url, {"Effect": "Deny", "Principal": {"AWS": caller}, "Action": "sqs:SendMessage",
@@ -92,6 +95,7 @@ def test_sns_delivers_only_where_the_queue_policy_allows_its_topic(emulator, que
 
 
 def test_a_cloudformation_queue_policy_is_set_and_removed_with_its_stack(emulator, queue):
+    """AWS::SQS::QueuePolicy sets the policy (it then allows), and its stack delete removes it."""
     url, arn = queue
     cloudformation, name = emulator.client("cloudformation"), f"queue-policy-{uuid.uuid4().hex[:6]}"
     caller, sqs = user(emulator, [], "sqs")
