@@ -72,6 +72,30 @@ def logs_statement(function_name: str, account: str = "123456789012", region: st
     }
 
 
+def sns_may_send(topic_arn: object, queue_arn: object) -> dict:
+    """The queue policy statement SNS needs to deliver `topic_arn`'s messages to the queue (ARNs,
+    or CloudFormation expressions of them). SNS is a service principal: on AWS, as here, only the
+    queue policy can allow it."""
+    return {
+        "Effect": "Allow",
+        "Principal": {"Service": "sns.amazonaws.com"},
+        "Action": "sqs:SendMessage",
+        "Resource": queue_arn,
+        "Condition": {"ArnEquals": {"aws:SourceArn": topic_arn}},
+    }
+
+
+def subscribe_queue(session: LocalSession, topic_arn: str, queue_url: str, queue_arn: str) -> None:
+    """Subscribe a queue to a topic the way AWS needs it: its policy lets the topic deliver."""
+    session.client("sqs").set_queue_attributes(
+        QueueUrl=queue_url,
+        Attributes={
+            "Policy": json.dumps({"Version": "2012-10-17", "Statement": [sns_may_send(topic_arn, queue_arn)]})
+        },
+    )
+    session.client("sns").subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
+
+
 @dataclass
 class Pipeline:
     name: str

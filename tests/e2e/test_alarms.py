@@ -18,6 +18,7 @@ import pytest
 from local.session import ROOT, LocalError, wait_for
 from ops import observe
 from stacks.config import METRICS_NAMESPACE
+from tests.e2e.conftest import subscribe_queue
 from tests.shared_aws import FAST_TIMEOUTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(100)]
@@ -34,12 +35,13 @@ def stack(shared_aws, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def inbox(stack):
-    """An SQS queue subscribed to the stack's alarm topic, as an on-call tool would be."""
+    """An SQS queue subscribed to the stack's alarm topic, as an on-call tool would be, with the
+    queue policy that lets the topic deliver (without it AWS, and the embedded AWS, deliver nothing)."""
     session, _, outputs = stack
     sqs = session.client("sqs")
     url = sqs.create_queue(QueueName=f"{PREFIX}-oncall-inbox")["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    session.client("sns").subscribe(TopicArn=outputs["AlarmTopicArn"], Protocol="sqs", Endpoint=arn)
+    subscribe_queue(session, outputs["AlarmTopicArn"], url, arn)
     return url
 
 

@@ -14,7 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from local.session import LocalSession, wait_for
-from tests.e2e.conftest import ACCOUNT, REGION, pipeline, table
+from tests.e2e.conftest import ACCOUNT, REGION, pipeline, sns_may_send, subscribe_queue, table
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(40)]
 
@@ -35,12 +35,11 @@ def wait_for_state(session: LocalSession, name: str, state: str) -> None:
 
 
 def topic_with_inbox(session: LocalSession, name: str) -> tuple[str, str]:
-    """An SNS topic and an SQS queue subscribed to it: (topic ARN, queue URL)."""
+    """An SNS topic and an SQS queue subscribed to it, whose policy lets the topic deliver:
+    (topic ARN, queue URL)."""
     topic = session.client("sns").create_topic(Name=name)["TopicArn"]
     inbox = session.client("sqs").create_queue(QueueName=f"{name}-inbox")["QueueUrl"]
-    session.client("sns").subscribe(
-        TopicArn=topic, Protocol="sqs", Endpoint=f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}-inbox"
-    )
+    subscribe_queue(session, topic, inbox, f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}-inbox")
     return topic, inbox
 
 
@@ -344,6 +343,16 @@ TEMPLATE = {
     "Resources": {
         "Alerts": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": "cw-e2e-stack-alerts"}},
         "Inbox": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "cw-e2e-stack-inbox"}},
+        "InboxPolicy": {
+            "Type": "AWS::SQS::QueuePolicy",
+            "Properties": {
+                "Queues": [{"Ref": "Inbox"}],
+                "PolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [sns_may_send({"Ref": "Alerts"}, {"Fn::GetAtt": ["Inbox", "Arn"]})],
+                },
+            },
+        },
         "InboxSubscription": {
             "Type": "AWS::SNS::Subscription",
             "Properties": {

@@ -61,3 +61,28 @@ def test_sqs_record_has_the_lambda_event_shape():
     }
     assert record["messageAttributes"]["kind"]["stringValue"] == "order"
     assert json.loads(record["body"]) == {"id": "a", "quantity": 1}
+
+
+def test_md5_of_message_attributes_is_absent_or_null_without_attributes_by_the_batching_window():
+    """Without attributes: no key when the mapping has no batching window, null when it has one;
+    with attributes: the digest SQS gave, either way (LocalStack's recordings of AWS)."""
+    bare = {"MessageId": "m1", "ReceiptHandle": "rh", "Body": "b", "MD5OfBody": "x", "Attributes": {}}
+    assert "md5OfMessageAttributes" not in sqs_record(bare, "arn:aws:sqs:us-east-1:1:q", "us-east-1")
+    assert (
+        sqs_record(bare, "arn:aws:sqs:us-east-1:1:q", "us-east-1", batching_window=True)[
+            "md5OfMessageAttributes"
+        ]
+        is None
+    )
+    with_attributes = {
+        **bare,
+        "MD5OfMessageAttributes": "d" * 32,
+        "MessageAttributes": {"k": {"StringValue": "v", "DataType": "String"}},
+    }
+    for window in (False, True):
+        assert (
+            sqs_record(with_attributes, "arn:aws:sqs:us-east-1:1:q", "us-east-1", batching_window=window)[
+                "md5OfMessageAttributes"
+            ]
+            == "d" * 32
+        )

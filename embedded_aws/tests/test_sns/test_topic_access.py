@@ -4,36 +4,12 @@ explicit Deny in either wins, and a refusal is SNS's AuthorizationError in IAM's
 
 from __future__ import annotations
 
-import json
 import uuid
 
-import boto3
 import pytest
-from botocore.exceptions import ClientError
+from test_iam.callers import policy, refusal, user
 
 from embedded_aws.services.iam.topic_access import topic_arn
-
-
-def policy(*statements: dict) -> str:
-    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
-
-
-def user(emulator, statements: list[dict]) -> tuple[str, object]:
-    """An IAM user with exactly `statements` (none: no policy at all), its ARN and an SNS client
-    signing as it."""
-    iam, name = emulator.client("iam"), f"sns-caller-{uuid.uuid4().hex[:8]}"
-    arn = iam.create_user(UserName=name)["User"]["Arn"]
-    if statements:
-        iam.put_user_policy(UserName=name, PolicyName="inline", PolicyDocument=policy(*statements))
-    key = iam.create_access_key(UserName=name)["AccessKey"]
-    env = emulator.aws_env()
-    return arn, boto3.client(
-        "sns",
-        endpoint_url=env["AWS_ENDPOINT_URL"],
-        region_name=env["AWS_REGION"],
-        aws_access_key_id=key["AccessKeyId"],
-        aws_secret_access_key=key["SecretAccessKey"],
-    )
 
 
 @pytest.fixture
@@ -42,16 +18,6 @@ def topic(emulator):
     arn = sns.create_topic(Name=f"access-{uuid.uuid4().hex[:8]}")["TopicArn"]
     yield arn
     sns.delete_topic(TopicArn=arn)
-
-
-def refusal(call) -> dict:
-    with pytest.raises(ClientError) as raised:
-        call()
-    return {
-        "code": raised.value.response["Error"]["Code"],
-        "status": raised.value.response["ResponseMetadata"]["HTTPStatusCode"],
-        "message": raised.value.response["Error"]["Message"],
-    }
 
 
 def test_an_identity_policy_scoped_to_the_topic_allows_that_topic_only(emulator, topic):

@@ -46,6 +46,7 @@ AUTHORIZE = "_authenticate_and_authorize_normal_action"
 HANDLER = "moto.moto_server.werkzeug_app:MotoRequestHandler"
 CUSTOM = "moto.cloudformation.custom_model:CustomModel"
 ESM_RULES = "moto.awslambda.models:LambdaBackend"
+LAMBDA_RESPONSES = "moto.awslambda.responses:LambdaResponse"
 
 
 def _profiling(context: Context) -> None:
@@ -136,15 +137,16 @@ PATCHES = [
     # CloudFormation types moto skips with a warning: a deploy "succeeds" without them.
     Patch(
         "cloudformation.resource-types",
-        "alarms, query definitions, metric filters, SNS subscriptions and "
-        "topic policies created by CloudFormation (moto skips them)",
+        "alarms, query definitions, metric filters, SNS subscriptions, "
+        "topic policies and queue policies created by CloudFormation (moto skips them)",
         tuple(
             Target(f"{CFN_PARSING}:{cache}", replaced=False)  # caches cleared, so they see the new types
             for cache in ("get_model_map", "get_model_list", "get_name_type_map")
         ),
         _resource_types,
         fixes_moto="CloudFormation skips AWS::CloudWatch::Alarm, AWS::Logs::QueryDefinition, "
-        "AWS::Logs::MetricFilter, AWS::SNS::Subscription, AWS::SNS::TopicPolicy with only a warning",
+        "AWS::Logs::MetricFilter, AWS::SNS::Subscription, AWS::SNS::TopicPolicy, AWS::SQS::QueuePolicy with only "
+        "a warning",
     ),
     Patch(
         "iam.managed-policy-delete",
@@ -279,6 +281,49 @@ PATCHES = [
         "ARN allows nothing, and a topic policy neither allows nor denies",
     ),
     Patch(
+        "iam.queue-access",
+        "SQS requests authorized by identity and queue policy together; SNS delivers to a "
+        "queue only if its policy allows sns.amazonaws.com",
+        (
+            T(f"{SQS_RESPONSES}:SQSResponse.{AUTHORIZE}", "self", "resource"),
+            T(
+                "moto.sns.models:Subscription.publish",
+                "self",
+                "message",
+                "message_id",
+                "subject",
+                "message_attributes",
+                "group_id",
+                "deduplication_id",
+                "message_structure",
+            ),
+        ),
+        _call("embedded_aws.services.iam.queue_access", "patch_queue_access"),
+        fixes_moto="SQS queue policies are stored but never evaluated: they neither allow a caller nor deny one, "
+        "and SNS delivers to a queue whose policy does not allow it",
+    ),
+    Patch(
+        "sns.publish-refusals",
+        "Publish refuses an empty message and a missing topic as AWS does",
+        (
+            T(
+                "moto.sns.models:SNSBackend.publish",
+                "self",
+                "message",
+                "arn",
+                "phone_number",
+                "subject",
+                "message_attributes",
+                "group_id",
+                "deduplication_id",
+                "message_structure",
+            ),
+        ),
+        _call("embedded_aws.services.sns.publish", "patch_publish_refusals"),
+        fixes_moto="Publish accepts an empty message (AWS: InvalidParameter, 'Invalid parameter: Empty message') "
+        "and answers a missing topic 'Endpoint does not exist' (AWS: 'Topic does not exist')",
+    ),
+    Patch(
         "iam.bodyless-signature",
         "a request without a body is signed over an empty payload",
         (T(f"{IAM_REQUEST}._create_aws_request", "self"),),
@@ -377,6 +422,30 @@ PATCHES = [
         _call("embedded_aws.services.sqs.backend", "patch_queue_attributes"),
     ),
     Patch(
+        "sqs.answers",
+        "an empty body or string attribute refused, AWS's JSON error types and statuses, a dead "
+        "letter's DeadLetterQueueSourceArn (as LocalStack recorded AWS)",
+        (
+            T(
+                f"{SQS}:SQSBackend._validate_message",
+                "self",
+                "queue",
+                "message_body",
+                "delay_seconds",
+                "deduplication_id",
+                "group_id",
+                "validate_group_id",
+            ),
+            T("moto.core.serialize:get_error_model", "exception", "default_service_model"),
+            T(f"{SQS_RESPONSES}:SQSResponse.receive_message", "self"),
+            T(f"{SQS_RESPONSES}:validate_message_attributes", "message_attributes"),
+        ),
+        _call("embedded_aws.services.sqs.answers", "patch_sqs_answers"),
+        fixes_moto="SendMessage accepts an empty body and an empty string attribute; JSON errors InvalidParameterValue and MissingParameter lack "
+        "AWS's types (InvalidParameterValueException, MissingRequiredParameterException); a dead letter's "
+        "attributes lack DeadLetterQueueSourceArn",
+    ),
+    Patch(
         "sqs.move-tasks",
         "StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask (DLQ redrive)",
         (
@@ -417,14 +486,37 @@ PATCHES = [
     ),
     Patch(
         "lambda.mapping-rules",
-        "CreateEventSourceMapping and UpdateEventSourceMapping refuse what AWS refuses",
+        "CreateEventSourceMapping and UpdateEventSourceMapping refuse what AWS refuses, in AWS's words",
         (
             T(f"{ESM_RULES}.create_event_source_mapping", "self", "spec"),
             T(f"{ESM_RULES}.update_event_source_mapping", "self", "uuid", "spec"),
         ),
         _call("embedded_aws.services.awslambda.mappings", "patch_event_source_mapping_rules"),
-        fixes_moto="event source mappings are stored without AWS's checks of batch size, window, filters "
-        "and visibility timeout",
+        fixes_moto="event source mappings are stored without AWS's checks of batch size, window, filters, "
+        "visibility timeout and duplicates; a missing queue is ResourceNotFoundException (AWS: "
+        "InvalidParameterValueException)",
+    ),
+    Patch(
+        "lambda.mapping-answers",
+        "CreateEventSourceMapping answers 202 Creating, UpdateEventSourceMapping its "
+        "transition; every answer with AWS's SQS defaults and USER_INITIATED",
+        (
+            T(f"{LAMBDA}:EventSourceMapping.get_configuration", "self"),
+            T(f"{LAMBDA_RESPONSES}.create_event_source_mapping", "self"),
+            T(f"{LAMBDA_RESPONSES}.update_event_source_mapping", "self"),
+            T(f"{LAMBDA_RESPONSES}.delete_event_source_mapping", "self"),
+        ),
+        _call("embedded_aws.services.awslambda.mappings", "patch_event_source_mapping_answers"),
+        fixes_moto="CreateEventSourceMapping answers 201 and State Enabled (AWS: 202, Creating); FunctionResponseTypes "
+        "and MaximumBatchingWindowInSeconds are missing when unset (AWS: [] and 0); StateTransitionReason is "
+        "'User initiated' (AWS: USER_INITIATED)",
+    ),
+    Patch(
+        "lambda.user-errors",
+        'Lambda client errors carry "Type": "User" as AWS\'s do',
+        (T("moto.awslambda.exceptions:LambdaClientError.__init__", "self", "error", "message"),),
+        _call("embedded_aws.services.awslambda.mappings", "patch_lambda_user_errors"),
+        fixes_moto='Lambda error bodies lack AWS\'s "Type": "User"',
     ),
     Patch(
         "lambda.inline-code-update",

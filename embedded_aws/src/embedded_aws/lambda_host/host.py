@@ -384,7 +384,12 @@ class LambdaHost:
             message = f"Task timed out after {spec.timeout:.2f} seconds"
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             output.append(f"{stamp} {request_id} {message}")
-            error = {"errorMessage": f"{stamp} {request_id} {message}", "errorType": "Sandbox.Timedout"}
+            # The log line has the time and id before the message, the payload AWS's error form
+            # (LocalStack's recording, test_conformance: invoke.timeout).
+            error = {
+                "errorMessage": f"RequestId: {request_id} Error: {message}",
+                "errorType": "Sandbox.Timedout",
+            }
         elif result.ending in ("out_of_memory", "exited", "unavailable"):
             status = "error"
             if result.ending == "unavailable":

@@ -36,7 +36,18 @@ _LEAF_OPERATORS = {"prefix", "suffix", "equals-ignore-case", "anything-but", "nu
 
 
 class FilterError(ValueError):
-    """A FilterCriteria the host cannot evaluate; the message names the filter and the reason."""
+    """A FilterCriteria the host cannot evaluate; the message names the filter and the reason.
+    AWS answers every invalid pattern with one message, `Invalid filter pattern definition.`
+    (services/awslambda/mappings.py); the detail here is for the host's log and the tests."""
+
+
+class UnsupportedFilter(FilterError):
+    """A rule AWS evaluates that this host does not implement: refused, with a message that
+    says so, rather than evaluated wrongly."""
+
+
+# EventBridge operators AWS evaluates in a filter that this host does not.
+_UNIMPLEMENTED_OPERATORS = {"wildcard", "cidr"}
 
 
 @dataclass(frozen=True)
@@ -117,8 +128,10 @@ def _check_rule(rule: Any, where: str) -> None:
             f"{where}: rule {json.dumps(_as_json(rule))} is not a value or a one-key operator object"
         )
     ((operator, operand),) = rule.items()
+    if operator in _UNIMPLEMENTED_OPERATORS:
+        raise UnsupportedFilter(f"{where}: operator {operator!r} is not supported by the local Lambda host")
     if operator not in _LEAF_OPERATORS:
-        raise FilterError(f"{where}: operator {operator!r} is not supported by the local Lambda host")
+        raise FilterError(f"{where}: {operator!r} is not a filter operator")
     if operator in ("prefix", "suffix", "equals-ignore-case") and not isinstance(operand, str):
         raise FilterError(f"{where}: {operator} takes a string")
     if operator == "exists" and not isinstance(operand, bool):
@@ -127,15 +140,17 @@ def _check_rule(rule: Any, where: str) -> None:
         _check_numeric(operand, where)
     if operator == "anything-but":
         if isinstance(operand, dict):
+            if len(operand) == 1 and next(iter(operand)) in ("equals-ignore-case", "wildcard"):
+                raise UnsupportedFilter(
+                    f"{where}: anything-but with {next(iter(operand))} is not supported "
+                    "by the local Lambda host"
+                )
             if (
                 len(operand) != 1
                 or next(iter(operand)) not in ("prefix", "suffix")
                 or not isinstance(next(iter(operand.values())), str)
             ):
-                raise FilterError(
-                    f"{where}: anything-but takes values, or one prefix or suffix string, "
-                    "in the local Lambda host"
-                )
+                raise FilterError(f"{where}: anything-but takes values, or one prefix or suffix string")
         else:
             values = operand if isinstance(operand, list) else [operand]
             if not values or not all(isinstance(v, (str, Number)) for v in values):

@@ -276,7 +276,7 @@ class MappingPoller:
             patterns = self._patterns(self.mapping) if messages else []
             dropped = []
             for message in messages:
-                record = sqs_record(message, queue_arn, region)
+                record = sqs_record(message, queue_arn, region, batching_window=window > 0)
                 if event_filter.record_matches(record, patterns):
                     kept.append((message, record))
                     size += len(message["Body"]) + 1024

@@ -70,6 +70,7 @@ def patch_lambda_invoke(host: FunctionRunner) -> None:
             result = host.invoke(spec, event, reserved_concurrency=reserved)
         except Throttled:
             raise _too_many_requests() from None
+        response_headers["x-amz-executed-version"] = getattr(fn, "version", None) or "$LATEST"
         if result.function_error:
             response_headers["x-amz-function-error"] = result.function_error
         response_headers["x-amz-log-result"] = result.log_tail_base64()

@@ -1,22 +1,156 @@
-"""Lambda event source mappings refused where AWS refuses them (moto stores them without a word)."""
+"""Lambda event source mappings answered and refused as AWS answers and refuses them (moto stores
+them without a word and answers in its own shape). The values are those LocalStack recorded on
+AWS (embedded_aws/tests/test_conformance/recordings.py cites each)."""
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
+
+# An error body of the Lambda API carries "Type": "User" for a caller's mistake.
+_USER_ERROR = "User"
+
+# What a mapping's answers hold for an SQS source when the caller set nothing (AWS's defaults).
+_SQS_DEFAULTS = {"FunctionResponseTypes": [], "MaximumBatchingWindowInSeconds": 0}
+
+
+def answer_shape(configuration: dict[str, Any]) -> dict[str, Any]:
+    """moto's GetEventSourceMapping body as AWS shapes it for an SQS source: the defaults present
+    (FunctionResponseTypes [], MaximumBatchingWindowInSeconds 0), StateTransitionReason
+    `USER_INITIATED` (moto: `User initiated`), no empty Tags (AWS lists none)."""
+    shaped = dict(configuration)
+    if ":sqs:" in shaped.get("EventSourceArn", ""):
+        for key, default in _SQS_DEFAULTS.items():
+            if shaped.get(key) is None:
+                shaped[key] = list(default) if isinstance(default, list) else default
+        shaped.pop("StartingPosition", None)
+    if shaped.get("StateTransitionReason") == "User initiated":
+        shaped["StateTransitionReason"] = "USER_INITIATED"
+    if not shaped.get("Tags"):
+        shaped.pop("Tags", None)
+    return shaped
+
+
+def transition(settled: str, spec: dict[str, Any], before_enabled: bool | None) -> str:
+    """The State an UpdateEventSourceMapping answer shows: `Enabling` or `Disabling` when the call
+    changes Enabled, else `Updating` (recorded). The next read shows the settled state."""
+    enabled = spec.get("Enabled")
+    if enabled is not None and before_enabled is not None and bool(enabled) != before_enabled:
+        return "Enabling" if enabled else "Disabling"
+    return "Updating" if settled in ("Enabled", "Disabled") else settled
+
+
+def duplicate_message(queue_arn: str, function: str, uuid: str) -> str:
+    return (
+        f'An event source mapping with SQS arn (" {queue_arn} ") and function (" {function} ") already exists. '
+        f"Please update or delete the existing mapping with UUID {uuid}"
+    )
+
+
+MISSING_QUEUE = (
+    "Error occurred while ReceiveMessage. SQS Error Code: AWS.SimpleQueueService.NonExistentQueue. "
+    "SQS Error Message: The specified queue does not exist."
+)
+INVALID_FILTER = "Invalid filter pattern definition."
+
+
+@functools.cache
+def message_member(error: str) -> str:
+    """The member that holds an error's message in the Lambda API's model: `Message` for some
+    errors (ResourceNotFoundException), `message` for others (InvalidParameterValueException)."""
+    import botocore.session
+
+    for shape in botocore.session.get_session().get_service_model("lambda").error_shapes:
+        if shape.name == error:
+            return next((name for name in shape.members if name.lower() == "message"), "message")
+    return "message"
+
+
+def patch_lambda_user_errors() -> None:
+    """Every client error of moto's Lambda API has AWS's body: `"Type": "User"` and the message
+    under the member the API's model names (boto3 shows both on the response)."""
+    from moto.awslambda.exceptions import LambdaClientError
+
+    init = LambdaClientError.__init__
+
+    def __init__(self: Any, error: str, message: str) -> None:
+        init(self, error, message)
+        self.description = json.dumps({"Type": _USER_ERROR, message_member(error): self.message})
+
+    LambdaClientError.__init__ = __init__
+
+
+def patch_event_source_mapping_answers() -> None:
+    """CreateEventSourceMapping answers 202 with `State: Creating` (moto: 201, `Enabled`), and
+    UpdateEventSourceMapping its transition (moto: the settled state): both settle by the next
+    read, where AWS takes seconds. Every answer is shaped as `answer_shape` says; an update or
+    delete of a mapping that does not exist is ResourceNotFoundException (moto: a bare 404)."""
+    from moto.awslambda.models import EventSourceMapping
+    from moto.awslambda.responses import LambdaResponse
+
+    configuration = EventSourceMapping.get_configuration
+
+    def get_configuration(self: Any) -> dict[str, Any]:
+        return answer_shape(configuration(self))
+
+    def create_event_source_mapping(self: Any) -> Any:
+        esm = self.backend.create_event_source_mapping(self.json_body)
+        return 202, {"status": 202}, json.dumps({**esm.get_configuration(), "State": "Creating"})
+
+    def update_event_source_mapping(self: Any) -> Any:
+        uuid = self.path.split("/")[-1]
+        before = self.backend.get_event_source_mapping(uuid)
+        before_enabled = bool(before.enabled) if before is not None else None
+        esm = self.backend.update_event_source_mapping(uuid, self.json_body)
+        if esm is None:
+            from moto.awslambda.exceptions import GenericResourcNotFound
+
+            raise GenericResourcNotFound()
+        answer = esm.get_configuration()
+        answer["State"] = transition(answer["State"], self.json_body, before_enabled)
+        return 202, {"status": 202}, json.dumps(answer)
+
+    def delete_event_source_mapping(self: Any) -> Any:
+        esm = self.backend.delete_event_source_mapping(self.path.split("/")[-1])
+        if esm is None:
+            from moto.awslambda.exceptions import GenericResourcNotFound
+
+            raise GenericResourcNotFound()
+        return 202, {"status": 202}, json.dumps({**esm.get_configuration(), "State": "Deleting"})
+
+    EventSourceMapping.get_configuration = get_configuration
+    LambdaResponse.create_event_source_mapping = create_event_source_mapping
+    LambdaResponse.update_event_source_mapping = update_event_source_mapping
+    LambdaResponse.delete_event_source_mapping = delete_event_source_mapping
 
 
 def patch_event_source_mapping_rules() -> None:
     """CreateEventSourceMapping and UpdateEventSourceMapping refuse, as AWS does, what moto
-    stores without a word: a batch size over 10 without a batching window of at least 1 s, a
-    window outside 0-300 s or on a FIFO queue, FilterCriteria that are not valid (more than
-    five filters, a pattern that is not a JSON object), and (at create) a queue whose visibility
-    timeout is shorter than the function's timeout; and, a local limit, filter rules the
-    Lambda host does not implement (lambda_host/event_source_mappings/filters.py), which would otherwise drop
-    messages unfiltered. InvalidParameterValueException, as for AWS's own checks."""
-    from moto.awslambda.exceptions import InvalidParameterValueException
+    stores without a word: no event source, a function or a queue that does not exist (moto:
+    XML MissingParameter and ResourceNotFoundException), a
+    second mapping of the same queue and function (409 ResourceConflictException), a batch size
+    over 10 without a batching window of at least 1 s, a window outside 0-300 s or on a FIFO
+    queue, FilterCriteria that are not valid (more than five filters; any pattern AWS refuses
+    gets its one message), and (at create) a queue whose visibility timeout is shorter than the
+    function's timeout; and, a local limit, filter rules the Lambda host does not implement
+    (lambda_host/event_source_mappings/filters.py), which would otherwise drop messages
+    unfiltered. InvalidParameterValueException, as for AWS's own checks."""
+    from moto.awslambda.exceptions import InvalidParameterValueException, LambdaClientError
     from moto.awslambda.models import LambdaBackend
 
-    from embedded_aws.lambda_host.event_source_mappings.filters import FilterError, compile_filters
+    from embedded_aws.lambda_host.event_source_mappings.filters import (
+        MAX_FILTERS,
+        FilterError,
+        UnsupportedFilter,
+        compile_filters,
+    )
+
+    class ResourceConflictException(LambdaClientError):
+        code = 409
+
+        def __init__(self, message: str) -> None:
+            super().__init__("ResourceConflictException", message)
 
     def check(settings: dict[str, Any], source_arn: str) -> None:
         if ":sqs:" not in source_arn:
@@ -33,23 +167,40 @@ def patch_event_source_mapping_rules() -> None:
             )
         try:
             compile_filters(settings.get("FilterCriteria"))
-        except FilterError as error:
+        except UnsupportedFilter as error:
             raise InvalidParameterValueException(f"Invalid filter pattern definition: {error}") from None
+        except FilterError as error:
+            if len((settings.get("FilterCriteria") or {}).get("Filters") or []) > MAX_FILTERS:
+                raise InvalidParameterValueException(str(error)) from None
+            raise InvalidParameterValueException(INVALID_FILTER) from None
 
     create = LambdaBackend.create_event_source_mapping
     update = LambdaBackend.update_event_source_mapping
 
-    def visibility_covers_timeout(self: Any, spec: dict[str, Any]) -> None:
-        """At create only (AWS does not check an update or a later change of either timeout)."""
+    def queue_of(arn: str) -> Any:
         from moto.sqs.models import sqs_backends
 
+        try:
+            _, _, _, region, account, queue_name = arn.split(":", 5)
+            return sqs_backends[account][region].queues.get(queue_name)
+        except (ValueError, KeyError):
+            return None
+
+    def source_and_function(self: Any, spec: dict[str, Any]) -> None:
+        """At create only, in AWS's order: the function exists, then the queue; no mapping of the
+        queue calls the same function; the queue's visibility timeout covers the function's
+        timeout (AWS does not check an update or a later change of either timeout)."""
         source_arn = spec.get("EventSourceArn") or ""
         try:
-            _, _, _, region, account, queue_name = source_arn.split(":", 5)
-            queue = sqs_backends[account][region].get_queue(queue_name)
-            function = self.get_function(spec["FunctionName"])
-        except Exception:  # noqa: BLE001 - moto's own create reports a missing queue or function
-            return
+            function = self.get_function(spec.get("FunctionName") or "")
+        except Exception:  # noqa: BLE001 - moto's not-found, by name or ARN
+            raise InvalidParameterValueException("Function does not exist") from None
+        queue = queue_of(source_arn)
+        if queue is None:
+            raise InvalidParameterValueException(MISSING_QUEUE)
+        for esm in self._event_source_mappings.values():
+            if esm.event_source_arn == source_arn and esm.function_arn == function.function_arn:
+                raise ResourceConflictException(duplicate_message(source_arn, spec["FunctionName"], esm.uuid))
         visibility, timeout = int(queue.visibility_timeout), int(function.timeout)
         if visibility < timeout:
             raise InvalidParameterValueException(
@@ -57,9 +208,11 @@ def patch_event_source_mapping_rules() -> None:
             )
 
     def create_event_source_mapping(self: Any, spec: dict[str, Any]) -> Any:
+        if not spec.get("EventSourceArn"):
+            raise InvalidParameterValueException("Unrecognized event source.")
         check(spec, spec.get("EventSourceArn") or "")
         if ":sqs:" in (spec.get("EventSourceArn") or ""):
-            visibility_covers_timeout(self, spec)
+            source_and_function(self, spec)
         return create(self, spec)
 
     def update_event_source_mapping(self: Any, uuid: str, spec: dict[str, Any]) -> Any:

@@ -6,12 +6,20 @@ from __future__ import annotations
 
 
 def added_types() -> list[type]:
-    """The models of cloudwatch/, logs/ and sns/ (importing them defines the subclasses)."""
+    """The models of cloudwatch/, logs/, sns/ and sqs/ (importing them defines the subclasses)."""
     from embedded_aws.services.cloudwatch.resource_types import CloudWatchAlarm
     from embedded_aws.services.logs.resource_types import LogsMetricFilter, LogsQueryDefinition
     from embedded_aws.services.sns.resource_types import SnsSubscription, SnsTopicPolicy
+    from embedded_aws.services.sqs.resource_types import SqsQueuePolicy
 
-    return [CloudWatchAlarm, LogsQueryDefinition, LogsMetricFilter, SnsSubscription, SnsTopicPolicy]
+    return [
+        CloudWatchAlarm,
+        LogsQueryDefinition,
+        LogsMetricFilter,
+        SnsSubscription,
+        SnsTopicPolicy,
+        SqsQueuePolicy,
+    ]
 
 
 def register() -> None:

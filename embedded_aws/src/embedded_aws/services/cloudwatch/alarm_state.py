@@ -99,6 +99,7 @@ class AlarmStates:
             return True
 
     def _changed(self, backend: Any, alarm: Any, old: tuple[str, str, str | None]) -> None:
+        alarm.state_transitioned_timestamp = alarm.state_updated_timestamp
         account, region = backend.account_id, backend.region_name
         self.history.add(account, region, state_update_item(alarm, old, time.time()))
         if not alarm.actions_enabled:
@@ -126,16 +127,21 @@ class AlarmStates:
             with states.lock:
                 previous = backend.alarms.get(name)
                 alarm = put_metric_alarm(backend, *args, **kwargs)
+                # DescribeAlarms lists Metrics only for an alarm on metric queries (moto: [] for every
+                # alarm), and StateTransitionedTimestamp, the last change of StateValue (as recorded).
+                alarm.metric_data_queries = alarm.metric_data_queries or None
                 if previous is None:
                     alarm.state_value, alarm.state_reason, alarm.state_reason_data = (
                         INSUFFICIENT_DATA,
                         INITIAL_REASON,
                         None,
                     )
+                    alarm.state_transitioned_timestamp = alarm.state_updated_timestamp
                 else:
                     alarm.state_value, alarm.state_reason = previous.state_value, previous.state_reason
                     alarm.state_reason_data = previous.state_reason_data
                     alarm.state_updated_timestamp = previous.state_updated_timestamp
+                    alarm.state_transitioned_timestamp = previous.state_transitioned_timestamp
                 states.history.add(
                     backend.account_id,
                     backend.region_name,

@@ -87,6 +87,24 @@ def cloudformation_stack_arn(stack_name: str | None, region: str, account: str) 
 _QUERY_COMPATIBLE = {"sqs", "cloudwatch"}
 
 
+def in_request_protocol(response: Any, check: Any) -> None:
+    """Run an access `check` of a moto response object. moto answers every denial in XML; a
+    request in a JSON protocol (boto3's default for SQS, CloudWatch, DynamoDB, Logs, ...) gets it
+    in JSON, as AWS answers it, or the SDK sees a bare 403. Query-compatible services (SQS,
+    CloudWatch) keep their query code."""
+    from moto.core.exceptions import AccessDeniedError, JsonRESTError
+
+    try:
+        check()
+    except AccessDeniedError as denied:
+        if not str(response.headers.get("Content-Type", "")).startswith("application/x-amz-json"):
+            raise
+        query_compatible = response.service_name in _QUERY_COMPATIBLE
+        error = JsonRESTError("AccessDenied" if query_compatible else "AccessDeniedException", denied.message)
+        error.code = 403 if query_compatible else 400
+        raise error from None
+
+
 def patch_access_control(faults_file: Path | None = None) -> None:
     """Every access check moto makes, in one place: the resource ARN of each DynamoDB, Logs and
     CloudFormation request, denials in the request's protocol, no signature on the custom
@@ -101,20 +119,7 @@ def patch_access_control(faults_file: Path | None = None) -> None:
     xml_check = ActionAuthenticatorMixin._authenticate_and_authorize_normal_action
 
     def check(self: Any, resource: str = "*") -> None:
-        # moto answers every denial in XML; a request in a JSON protocol (boto3's default for
-        # SQS, CloudWatch, DynamoDB, Logs, ...) gets it in JSON, as AWS answers it, or the SDK
-        # sees a bare 403. Query-compatible services (SQS, CloudWatch) keep their query code.
-        try:
-            xml_check(self, resource)
-        except AccessDeniedError as denied:
-            if not str(self.headers.get("Content-Type", "")).startswith("application/x-amz-json"):
-                raise
-            query_compatible = self.service_name in _QUERY_COMPATIBLE
-            error = JsonRESTError(
-                "AccessDenied" if query_compatible else "AccessDeniedException", denied.message
-            )
-            error.code = 403 if query_compatible else 400
-            raise error from None
+        in_request_protocol(self, lambda: xml_check(self, resource))
 
     def json_check(self: Any, resource: str) -> None:
         # DynamoDB and Logs name the resource in the message, as AWS does.

@@ -1,24 +1,20 @@
 """SNS requests authorized as AWS authorizes them: against the topic they act on, by the caller's
-identity policies and the topic's policy together.
+identity policies and the topic's policy together (api_callers.py: IAM's evaluation within one
+account). moto checked every SNS request against the resource `*` and its identity policies
+only, so a policy scoped to a topic's ARN allowed nothing and a topic policy's Deny refused
+nothing. A denial is SNS's `AuthorizationError` (403) in the words of IAM's access-denied
+messages.
 
-"Policy evaluation logic" (IAM user guide), within one account: an explicit Deny in either
-policy denies; otherwise an Allow in either allows; otherwise the request is implicitly denied.
-moto checked every SNS request against the resource `*` and its identity policies only, so a
-policy scoped to a topic's ARN allowed nothing and a topic policy's Deny refused nothing. A
-denial is SNS's `AuthorizationError` (403) in the words of IAM's access-denied messages.
-
-Condition keys an API caller brings: aws:PrincipalArn, aws:PrincipalAccount, and
-aws:SecureTransport, which is "true" for loopback HTTP as for CloudWatch's own publishes
-(alarm_state.py; docs/local-fidelity.md). aws:SourceOwner is not set for an IAM caller, so SNS's
-default policy (which allows the owner's account on that key) adds nothing here: the caller's
-identity policy decides, as it must for a same-account caller on AWS.
+aws:SourceOwner is not set for an IAM caller, so SNS's default policy (which allows the owner's
+account on that key) adds nothing here: the caller's identity policy decides, as it must for a
+same-account caller on AWS.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.services.iam.resource_policies import ALLOW, DENY, Principal, Request, decide
+from embedded_aws.services.iam.api_callers import refusal
 
 # SNS actions that act on no one topic (IAM's resource `*`).
 _ACCOUNT_ACTIONS = {
@@ -60,20 +56,9 @@ def topic_policy(arn: str) -> str | None:
     return topic.policy if topic is not None else None
 
 
-def decision(identity: str, resource: str) -> tuple[bool, str]:
-    """(allowed, why not) from the identity policies' and the topic policy's decisions."""
-    if identity == DENY:
-        return False, "with an explicit deny in an identity-based policy"
-    if resource == DENY:
-        return False, "with an explicit deny in a resource-based policy"
-    if ALLOW in (identity, resource):
-        return True, ""
-    return False, "because no identity-based policy allows the {action} action"
-
-
 def patch_topic_access() -> None:
     from moto.core.exceptions import _RESTError
-    from moto.iam.access_control import IAMPolicy, IAMRequest, PermissionResult
+    from moto.iam.access_control import IAMRequest
     from moto.sns.responses import SNSResponse
 
     class AuthorizationError(_RESTError):
@@ -84,37 +69,16 @@ def patch_topic_access() -> None:
 
     class TopicRequest(IAMRequest):
         def check_action_permitted(self, resource: str) -> None:
-            identity = "ImplicitDeny"
-            for policy in self._access_key.collect_policies():
-                result = IAMPolicy(policy).is_action_permitted(self._action, resource)
-                if result == PermissionResult.DENIED:
-                    identity = DENY
-                    break
-                if result == PermissionResult.PERMITTED:
-                    identity = ALLOW
-            on_topic = "ImplicitDeny"
-            if resource != "*":
-                caller = self._access_key.arn
-                on_topic = decide(
-                    topic_policy(resource),
-                    Request(
-                        Principal("AWS", caller, self.account_id),
-                        self._action,
-                        resource,
-                        {
-                            "aws:PrincipalArn": caller,
-                            "aws:PrincipalAccount": self.account_id,
-                            "aws:SecureTransport": "true",
-                        },
-                    ),
-                )
-            allowed, why = decision(identity, on_topic)
-            if not allowed:
-                action = "SNS:" + self._action.partition(":")[2]
-                raise AuthorizationError(
-                    f"User: {self._access_key.arn} is not authorized to perform: {action} on "
-                    f"resource: {resource} " + why.format(action=action)
-                )
+            denied = refusal(
+                self._access_key,
+                self.account_id,
+                self._action,
+                resource,
+                topic_policy(resource) if resource != "*" else None,
+                spelled="SNS:" + self._action.partition(":")[2],
+            )  # SNS's spelling in its denials
+            if denied:
+                raise AuthorizationError(denied)
 
     def check(self: Any, resource: str = "*") -> None:
         params = {

@@ -8,6 +8,7 @@ from typing import Any
 
 from moto.core.common_models import CloudFormationModel
 
+from embedded_aws.services.cloudformation.policies import PolicyOnTargets
 from embedded_aws.services.cloudformation.properties import boolean, json_text
 
 
@@ -108,23 +109,18 @@ class SnsSubscription(CloudFormationModel):
         raise UnformattedGetAttTemplateException()
 
 
-class SnsTopicPolicy(CloudFormationModel):
-    def __init__(self, name: str, topics: list[str]) -> None:
-        self.name, self.topics = name, topics
+class SnsTopicPolicy(PolicyOnTargets, CloudFormationModel):
+    TARGETS = "Topics"  # topic ARNs
 
     @staticmethod
     def cloudformation_type() -> str:
         return "AWS::SNS::TopicPolicy"
 
-    @staticmethod
-    def cloudformation_name_type() -> str:
-        return ""
-
-    @staticmethod
-    def _apply(topics: list[str], document: Any) -> None:
+    @classmethod
+    def _apply(cls, targets: list[str], document: Any, account_id: str, region_name: str) -> None:
         from moto.sns.exceptions import TopicNotFound
 
-        for topic_arn in topics:
+        for topic_arn in targets:
             backend = SnsSubscription._backend(topic_arn)
             try:
                 topic = backend.get_topic(topic_arn)
@@ -136,38 +132,3 @@ class SnsTopicPolicy(CloudFormationModel):
                 )
             else:
                 topic.policy = json_text(document)
-
-    @classmethod
-    def create_from_cloudformation_json(
-        cls,
-        resource_name: str,
-        cloudformation_json: dict[str, Any],
-        account_id: str,
-        region_name: str,
-        **kwargs: Any,
-    ) -> SnsTopicPolicy:
-        props = cloudformation_json["Properties"]
-        topics = list(props["Topics"])
-        cls._apply(topics, props["PolicyDocument"])
-        return cls(resource_name, topics)
-
-    @classmethod
-    def update_from_cloudformation_json(
-        cls,
-        original_resource: SnsTopicPolicy,
-        new_resource_name: str,
-        cloudformation_json: dict[str, Any],
-        account_id: str,
-        region_name: str,
-    ) -> SnsTopicPolicy:
-        props = cloudformation_json["Properties"]
-        cls._apply([t for t in original_resource.topics if t not in props["Topics"]], None)
-        cls._apply(list(props["Topics"]), props["PolicyDocument"])
-        return cls(original_resource.name, list(props["Topics"]))
-
-    def delete(self, account_id: str, region_name: str) -> None:
-        self._apply(self.topics, None)
-
-    @property
-    def physical_resource_id(self) -> str:
-        return self.name

@@ -14,7 +14,12 @@ def delete_message_batch(self: Any, queue_name: str, receipts: list[dict[str, An
     each (and rebuilding it), so with many messages in flight a batch of ten costs twenty
     scans. Here a batch is one scan, with the same outcome per entry: a handle of a message
     in the queue deletes it, a handle already deleted succeeds again, any other handle fails
-    with ReceiptHandleIsInvalid."""
+    with ReceiptHandleIsInvalid. More than ten entries are refused, as AWS refuses them (moto
+    accepted any number)."""
+    from moto.sqs.exceptions import TooManyEntriesInBatchRequest
+
+    if len(receipts) > 10:
+        raise TooManyEntriesInBatchRequest(len(receipts))
     queue = self.get_queue(queue_name)
     wanted = {receipt["ReceiptHandle"] for receipt in receipts} - queue.deleted_messages
     if wanted:
@@ -41,6 +46,19 @@ def delete_message_batch(self: Any, queue_name: str, receipts: list[dict[str, An
                 }
             )
     return success, errors
+
+
+def release_expired_groups(queue: Any, now_ms: float) -> None:
+    """A FIFO message group is locked while any of its messages is in flight; a message whose
+    visibility timeout has passed is no longer in flight. moto releases such messages one at a
+    time as its receive walks past them, and still counts the group as locked by the others: when
+    messages 2, 3 and 4 of a group came back after a partial batch failure, a receive returned
+    only 4 (the last one it walked past), and 2 and 3 waited until 4 was gone (AWS returned 2, 3
+    and 4 together, in order: LocalStack's recording, docs/local-fidelity.md). Releasing every
+    expired message before the receive walks the queue lets the group be received in order."""
+    if queue.fifo_queue:
+        expired = {message for message in queue.pending_messages if now_ms > message.visible_at}
+        queue.pending_messages.difference_update(expired)
 
 
 # What a send, a receive and a delete count towards (services/sqs/metrics.py), by method.
@@ -75,8 +93,10 @@ def patch_message_calls(metrics: Any) -> None:
        outside it.
     4. sending: while a send runs, `Queue.attributes` holds only what the send path reads
        (`patch_send_attributes`).
-    5. limited: the in-flight cap and SendMessageBatch's size in bytes (limits.py)."""
-    from moto.core.utils import unix_time
+    5. a FIFO receive first releases the message groups whose in-flight messages are visible
+       again (`release_expired_groups`).
+    6. limited: the in-flight cap and SendMessageBatch's size in bytes (limits.py)."""
+    from moto.core.utils import unix_time, unix_time_millis
     from moto.sqs.models import SQSBackend
 
     from embedded_aws.services.sqs.limits import limited
@@ -129,6 +149,7 @@ def patch_message_calls(metrics: Any) -> None:
         deadline = unix_time() + (wait_seconds_timeout or 0)
         while True:
             with lock:
+                release_expired_groups(self.get_queue(queue_name), unix_time_millis())
                 result = receive(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
             remaining = deadline - unix_time()
             if result or remaining <= 0:

@@ -3,7 +3,7 @@ ListMessageMoveTasks and CancelMessageMoveTask, which moto 5.2.5 does not implem
 
 - moto's receive-time redrive moves the same Message object into the dead-letter queue; when a
   message object arrives in a second queue, the queue it came from is written on it
-  (`dead_letter_source_arn`), so a task without DestinationArn can send it back there.
+  (dead_letters.py), so a task without DestinationArn can send it back there.
 - A task is a thread of the emulator process. It takes the messages that were visible in the
   DLQ when it started, oldest first, at most MaxNumberOfMessagesPerSecond (500 when unset), and
   for each sends a new message (same body, attributes) to the destination, then deletes the old.
@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from embedded_aws.services.sqs import dead_letters
+
 log = logging.getLogger("embedded_aws.sqs")
 
 MAX_RATE = 500  # messages per second; also the pace of a task started without a rate
@@ -52,8 +54,7 @@ ACTIVE = (RUNNING, CANCELLING)
 NO_SOURCE = "CouldNotDetermineMessageSource"
 NO_QUEUE = "AWS.SimpleQueueService.NonExistentQueue"
 
-# The attribute moto's Message carries for the queue whose redrive put it in a DLQ.
-SOURCE_ATTRIBUTE = "dead_letter_source_arn"
+# The queue a message is in (dead_letters.py notes the one whose redrive put it in a DLQ).
 _HOLDER_ATTRIBUTE = "_held_by_queue_arn"
 
 ACTIONS = ("StartMessageMoveTask", "ListMessageMoveTasks", "CancelMessageMoveTask")
@@ -434,7 +435,7 @@ def _move(backend: Any, source_name: str, task: MoveTask, message: Any) -> None:
     deleted from the DLQ."""
     from moto.sqs.exceptions import SQSException
 
-    destination_arn = task.destination_arn or getattr(message, SOURCE_ATTRIBUTE, None)
+    destination_arn = task.destination_arn or dead_letters.source_of(message)
     if destination_arn is None:
         raise _Failed(NO_SOURCE)
     ref = parse_queue_arn(destination_arn)
@@ -469,7 +470,7 @@ def _patch_redrive_source() -> None:
     def add_message_noting_source(self: Any, message: Any) -> None:
         held_by = getattr(message, _HOLDER_ATTRIBUTE, None)
         if held_by is not None and held_by != self.queue_arn:
-            setattr(message, SOURCE_ATTRIBUTE, held_by)
+            dead_letters.note(message, held_by)
         setattr(message, _HOLDER_ATTRIBUTE, self.queue_arn)
         add_message(self, message)
 
