@@ -89,6 +89,43 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(f"{name}: {text}")
 
 
+# How much lower the test processes' CPU priority is than the embedded AWS's (nice values).
+TEST_NICENESS = 10
+_SHARED = pytest.StashKey["object"]()
+
+
+def _controller(config) -> bool:
+    """This process hands tests to pytest-xdist workers (it runs none itself)."""
+    return getattr(config, "workerinput", None) is None and bool(getattr(config.option, "numprocesses", 0))
+
+
+def _shared_root(config) -> Path:
+    return config._tmp_path_factory.getbasetemp() / "shared-aws"
+
+
+def pytest_sessionstart(session):
+    """Side by side (`-n`), the controller starts the run's embedded AWS before any worker exists,
+    then lowers its own CPU priority, which the workers it starts next inherit, and with them
+    everything they run (jsii, the CDK and AWS CLIs, the browser). The embedded AWS and the
+    functions it runs keep the normal priority: on AWS a service's answers and a function's CPU
+    do not depend on how busy the caller's machine is, and on two cores a suite's synths and
+    CLIs would otherwise delay the emulator's replies past the worker's 1 s read timeout."""
+    if not _controller(session.config):
+        return
+    from tests.shared_aws import SharedAWS
+
+    shared = SharedAWS(_shared_root(session.config))
+    shared.join()
+    session.config.stash[_SHARED] = shared
+    os.nice(TEST_NICENESS)
+
+
+def pytest_unconfigure(config):
+    shared = config.stash.get(_SHARED, None)
+    if shared is not None:
+        shared.leave()
+
+
 @pytest.fixture(scope="session")
 def shared_aws(tmp_path_factory):
     """The run's one embedded AWS (bootstrapped), shared with the other xdist workers."""

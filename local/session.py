@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,21 +34,27 @@ QUIET_NODE = {
 }
 
 T = TypeVar("T")
+_CLIENTS: dict[tuple[str, ...], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
 
 
 class LocalError(RuntimeError):
     """A local run cannot go on; the message says why in one line."""
 
 
-def wait_for(check: Callable[[], T], *, timeout: float, interval: float = 0.1, what: str) -> T:
-    """Poll `check` until it returns something truthy, or fail naming `what` after `timeout`."""
+def wait_for(
+    check: Callable[[], T], *, timeout: float, interval: float = 0.1, what: str | Callable[[], str]
+) -> T:
+    """Poll `check` until it returns something truthy, or fail naming `what` after `timeout`
+    (a callable `what` is asked then, so the message can say what was last seen)."""
     deadline = time.monotonic() + timeout
     while True:
         value = check()
         if value:
             return value
         if time.monotonic() >= deadline:
-            raise LocalError(f"timed out after {timeout:.0f} s waiting for {what}")
+            described = what() if callable(what) else what
+            raise LocalError(f"timed out after {timeout:.0f} s waiting for {described}")
         time.sleep(interval)
 
 
@@ -172,16 +179,23 @@ class LocalSession:
         }
 
     def client(self, service: str) -> Any:
+        """A boto3 client for `service` on the running embedded AWS, one per endpoint and keys in
+        this process: boto3 clients are thread-safe, and a reused one keeps its connections (a
+        poll loop that made a client per check cost a connection and a server thread per check)."""
         import boto3
 
         env = self.aws_env()
-        return boto3.client(
-            service,
-            endpoint_url=env["AWS_ENDPOINT_URL"],
-            region_name=env["AWS_REGION"],
-            aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
-        )
+        key = (service, env["AWS_ENDPOINT_URL"], env["AWS_REGION"], env["AWS_ACCESS_KEY_ID"])
+        with _CLIENTS_LOCK:
+            if key not in _CLIENTS:
+                _CLIENTS[key] = boto3.client(
+                    service,
+                    endpoint_url=env["AWS_ENDPOINT_URL"],
+                    region_name=env["AWS_REGION"],
+                    aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                    aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+                )
+            return _CLIENTS[key]
 
     # --- injected faults (local/faults.py) ---------------------------------------------
 

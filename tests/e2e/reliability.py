@@ -90,7 +90,8 @@ class Stack:
     def assert_no_abnormal_ends(self, since: int) -> None:
         """Exact counts below assume every invocation returned; a timeout (a machine too loaded
         for the 3 s function timeout) is reported as such instead of as a count mismatch."""
-        assert observe.abnormal_ends(self.logs, self.env["LOG_GROUP"], since) == Counter()
+        ends = observe.abnormal_ends(self.logs, self.env["LOG_GROUP"], since)
+        assert ends == Counter(), f"invocations that did not return, by status: {dict(ends)}"
 
     def items(self, id_prefix: str) -> dict[str, dict]:
         return {

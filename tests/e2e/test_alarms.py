@@ -172,10 +172,11 @@ def test_decision_metrics_count_exactly_the_lab_scenario(stack):
     for order in ({"id": "dedup-order", "quantity": 4},) * 2 + ({"id": "other-order", "quantity": 1},):
         send(session, env, order)
     expected = {"Accepted": 2, "Duplicate": 2, "Conflict": 0, "Malformed": 0, "Error": 0}
+    seen: dict[str, float] = {}
     wait_for(
-        lambda: decision_sums(session, env["FUNCTION_NAME"], since) == expected,
+        lambda: seen.update(decision_sums(session, env["FUNCTION_NAME"], since)) or seen == expected,
         timeout=DEADLINE,
-        what=f"decision metrics {expected}",
+        what=lambda: f"decision metrics {expected}, last seen {seen}",
     )
 
 

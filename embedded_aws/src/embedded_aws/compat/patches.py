@@ -233,6 +233,7 @@ PATCHES = [
             T("moto.core.responses:method_names_from_class", "clazz"),
             T("moto.iam.access_control:IAMPolicy.__init__", "self", "policy"),
             T("moto.core.utils:camelcase_to_underscores", "argument"),
+            T("moto.core.utils:_load_service_model", "service_name", "model_name"),
             T(
                 "moto.moto_api._internal.moto_random:MotoRandom.get_random_string",
                 "self",
@@ -575,6 +576,12 @@ PATCHES = [
         _call("embedded_aws.services.cloudformation.custom_resources", "patch_custom_resource_requests"),
         fixes_moto="custom resources get Create only; a FAILED answer is ignored and the stack stays "
         "CREATE_IN_PROGRESS",
+    ),
+    Patch(
+        "cloudformation.json-templates",
+        "a JSON template is parsed as JSON, not by PyYAML's pure-Python loader first",
+        (T("moto.cloudformation.models:yaml"), T("moto.cloudformation.responses:yaml")),
+        _call("embedded_aws.services.cloudformation.templates", "patch_json_templates"),
     ),
     Patch(
         "cloudformation.delete-resources-gone",

@@ -15,6 +15,8 @@ def patch_request_overhead() -> None:
       twice per request, under the dispatcher's global lock.
     - `method_names_from_class` runs `inspect.getmembers` over the whole response class to find
       out whether the action has a handler method.
+    - every service model is loaded by a new botocore Loader, which lists botocore's data
+      folder again.
     - IAM policy documents are parsed from JSON for every request and every policy: parsed
       documents are kept per document text (a changed policy is a new text).
     """
@@ -47,6 +49,19 @@ def patch_request_overhead() -> None:
             policy_init(self, policy)
 
     access_control.IAMPolicy.__init__ = iam_policy_init
+
+    # moto loads each service's botocore model with a new Loader, and every new Loader lists
+    # botocore's data folder again (a stat per service and version, some 2,000); one Loader
+    # lists it once. The models themselves are cached by moto (`get_service_model`).
+    from moto.core import loaders
+    from moto.core import utils as core_utils
+
+    loader = loaders.create_loader()
+
+    def load_service_model(service_name: str, model_name: str) -> dict[str, Any]:
+        return loader.load_service_model(service_name, model_name)
+
+    core_utils._load_service_model = load_service_model
 
     # A pure string function moto calls for every action name and every queue attribute, one
     # character at a time; every module that imported it gets the cached one.
