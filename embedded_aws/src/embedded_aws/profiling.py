@@ -3,6 +3,7 @@
 - Every HTTP request the embedded AWS serves is counted and timed by (service, operation)
   (`CountedRequests`, a WSGI layer the server puts in front of moto when profiling).
 - The Lambda host times its phases (`timer(name)`), per message poller and per invocation.
+- Garbage collections are counted and timed by generation (`gc gen2`: the full ones).
 - SIGUSR1 writes the counters to `<state dir>/profile.json`; SIGUSR2 resets them.
 
 Wall times are per thread: with a GIL shared by every request they include waiting for it.
@@ -128,6 +129,19 @@ def install(state_dir: Path) -> None:
             record("werkzeug handle_one_request (cpu)", 0.0, time.thread_time() - cpu)
 
     WSGIRequestHandler.handle_one_request = timed_handle_one
+
+    import gc
+
+    collecting: dict[int, float] = {}
+
+    def timed_collection(phase: str, info: dict[str, Any]) -> None:
+        # Every thread waits while the collector runs (it holds the GIL): the pause requests see.
+        if phase == "start":
+            collecting[info["generation"]] = time.perf_counter()
+        elif info["generation"] in collecting:
+            record(f"gc gen{info['generation']}", time.perf_counter() - collecting.pop(info["generation"]))
+
+    gc.callbacks.append(timed_collection)
 
     def dump(*_: Any) -> None:
         with _lock:
