@@ -100,7 +100,7 @@ TEST_WORKERS ?= 6
 test: setup chromium lint
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
-## The quick loop (about 45 s): everything not marked slow, side by side.
+## The quick loop (about 50 s): everything not marked slow, side by side.
 quick: setup lint
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" $(PYTEST_ARGS)
 
