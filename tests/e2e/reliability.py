@@ -23,10 +23,11 @@ from tests.shared_aws import FAST_TIMEOUTS, SharedAWS
 from tests.strategies import malformed_bodies, sqs_sendable
 
 MAX_RECEIVES = 5  # the stack's default maxReceiveCount
-# Ten writes per invocation: each record starts only with a whole write attempt (1.4 s) left, so
-# on an emulator busy with the rest of the suite a 2 s function can run out of time for the last
-# records of a batch (they fail and come back, as designed, but then the test's prediction
-# would not hold). 3 s leaves room for ten slow writes.
+# Each record starts only with a whole write attempt (1.4 s) left, so on an emulator busy with the
+# rest of the suite a 2 s function can run out of time for the last records of a batch of ten
+# (they fail and come back, as designed, but then the test's prediction would not hold), and a
+# starved sandbox can overrun even one record's attempt (one timeout in 1,000 invocations at
+# batch size 1, seen once in a fresh clone's .ci/run). 3 s leaves room for ten slow writes.
 BATCH_TIMEOUTS = {"function_timeout_seconds": "3", "visibility_timeout_seconds": "18"}
 SETTLE_SECONDS = 300  # a deadline, not a wait
 # A message reaches the DLQ after maxReceiveCount receives, one visibility timeout apart, so that

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.reliability import TWO_RECEIVES, check_conservation, deployed
-from tests.shared_aws import FAST_TIMEOUTS
+from tests.e2e.reliability import BATCH_TIMEOUTS, TWO_RECEIVES, check_conservation, deployed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(70)]
 
@@ -21,7 +20,7 @@ def stack(shared_aws, tmp_path_factory):
         "relmix1",
         BATCH_SIZE,
         tmp_path_factory.mktemp("relmix1"),
-        {**FAST_TIMEOUTS, **TWO_RECEIVES},
+        {**BATCH_TIMEOUTS, **TWO_RECEIVES},
     ) as deployed_stack:
         yield deployed_stack
 
