@@ -20,15 +20,7 @@ import threading
 import time
 from pathlib import Path
 
-CLK = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLK
+from bench.report import process_cpu_seconds
 
 
 def _children(pid: int) -> list[int]:
@@ -45,8 +37,8 @@ def _children(pid: int) -> list[int]:
 
 def cpu_snapshot(pid: int) -> dict[str, float]:
     return {
-        "emulator": _cpu(pid),
-        "sandboxes": sum(_cpu(c) for c in _children(pid)),
+        "emulator": process_cpu_seconds(pid),
+        "sandboxes": sum(process_cpu_seconds(c) for c in _children(pid)),
         "producer": sum(os.times()[:2]),
     }
 
@@ -138,7 +130,7 @@ def main() -> int:
                     threads = len(list(Path(f"/proc/{pid}/task").iterdir()))
                     print(
                         f"   t={time.perf_counter() - began:5.1f}s {counters} threads={threads} "
-                        f"sandboxes={len(_children(pid))} emulator_cpu={_cpu(pid):.1f}s load={os.getloadavg()[0]:.1f}",
+                        f"sandboxes={len(_children(pid))} emulator_cpu={process_cpu_seconds(pid):.1f}s load={os.getloadavg()[0]:.1f}",
                         file=sys.stderr,
                         flush=True,
                     )

@@ -65,6 +65,15 @@ def machine() -> dict[str, Any]:
     }
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User plus system CPU a live process has used (from /proc; 0.0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def load_average() -> list[float]:
     try:
         return [round(value, 2) for value in os.getloadavg()]

@@ -12,7 +12,6 @@ batch's writes one after another.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import threading
 import time
@@ -20,12 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+from bench.report import process_cpu_seconds
+from bench.stats import percentile
 
 
 def run(concurrencies: tuple[int, ...] = (1, 10, 30), writes_per_thread: int = 60) -> list[dict]:
@@ -79,22 +74,21 @@ def _measure(threads: int, client: Any, pid: int, writes_per_thread: int) -> dic
             with lock:
                 latencies.append(time.perf_counter() - started)
 
-    cpu, started = _cpu_seconds(pid), time.perf_counter()
+    cpu, started = process_cpu_seconds(pid), time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(write, range(threads)))
     wall = time.perf_counter() - started
-    latencies.sort()
 
-    def ms(quantile: float) -> float:
-        return round(latencies[min(len(latencies) - 1, int(len(latencies) * quantile))] * 1000, 1)
+    def ms(fraction: float) -> float:
+        return round(percentile(latencies, fraction) * 1000, 1)
 
     return {
         "in_flight": threads,
         "writes_per_second": round(len(latencies) / wall),
         "p50_ms": ms(0.5),
         "p99_ms": ms(0.99),
-        "max_ms": round(latencies[-1] * 1000),
-        "emulator_cpu_ms_per_write": round((_cpu_seconds(pid) - cpu) / len(latencies) * 1000, 2),
+        "max_ms": round(max(latencies) * 1000),
+        "emulator_cpu_ms_per_write": round((process_cpu_seconds(pid) - cpu) / len(latencies) * 1000, 2),
     }
 
 
