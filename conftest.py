@@ -100,7 +100,12 @@ def _controller(config) -> bool:
 
 
 def _shared_root(config) -> Path:
-    return config._tmp_path_factory.getbasetemp() / "shared-aws"
+    """The run's directory for its one embedded AWS: the controller's base temp, which a worker's
+    own base temp sits in."""
+    root = config._tmp_path_factory.getbasetemp()
+    if getattr(config, "workerinput", None) is not None:
+        root = root.parent
+    return root / "shared-aws"
 
 
 def pytest_sessionstart(session):
@@ -127,14 +132,11 @@ def pytest_unconfigure(config):
 
 
 @pytest.fixture(scope="session")
-def shared_aws(tmp_path_factory):
+def shared_aws(pytestconfig):
     """The run's one embedded AWS (bootstrapped), shared with the other xdist workers."""
     from tests.shared_aws import SharedAWS
 
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # the run's directory, above each worker's own
-    shared = SharedAWS(root / "shared-aws")
+    shared = SharedAWS(_shared_root(pytestconfig))
     shared.join()
     try:
         yield shared
