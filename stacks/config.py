@@ -33,6 +33,11 @@ VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO = 6
 # nothing. tests/unit/test_worker_dynamodb.py pins that the two agree.
 MIN_FUNCTION_TIMEOUT_SECONDS = 2
 
+# Both functions' memory. Lambda gives a function CPU in proportion to it (one vCPU at 1,769
+# MB), and the worker's CPU per order is what it spends most of its billed time on
+# (docs/benchmarks.md): 256 MB leaves room for boto3 and is billed as a quarter of a GB.
+FUNCTION_MEMORY_MB = 256
+
 MIN_RECEIVE_COUNT = 5
 LOCAL_MIN_RECEIVE_COUNT = 2
 

@@ -11,7 +11,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from stacks.config import Names
+from stacks.config import FUNCTION_MEMORY_MB, Names
 from stacks.nag import acknowledge
 
 LAMBDA_SOURCE = Path(__file__).resolve().parent.parent / "lambda"
@@ -60,7 +60,7 @@ class PythonFunction(Construct):
             code=lambda_.Code.from_asset(str(LAMBDA_SOURCE / source), exclude=["__pycache__", "*.pyc"]),
             role=self.role,
             timeout=timeout,
-            memory_size=256,
+            memory_size=FUNCTION_MEMORY_MB,
             environment=dict(environment or {}),
             log_group=self.log_group,
         )
