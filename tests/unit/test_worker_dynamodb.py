@@ -353,6 +353,90 @@ def test_handler_reads_table_from_env_and_creates_one_client(worker, monkeypatch
         assert real_client("dynamodb").get_item(TableName="from-env", Key={"id": {"S": "b"}})["Item"]
 
 
+class AtomicWrites:
+    """moto's in-process DynamoDB checks a condition and stores in two steps; DynamoDB does both
+    in one. One lock stands in for that (the embedded AWS serializes writes the same way). It
+    counts the writes in flight; with `together`, each PutItem first waits until that many are
+    in flight at once."""
+
+    def __init__(self, client, together: int = 0) -> None:
+        import threading
+
+        self.client, self.lock, self.count_lock = client, threading.Lock(), threading.Lock()
+        self.barrier = threading.Barrier(together) if together else None
+        self.in_flight = self.most_in_flight = 0
+
+    def put_item(self, **request):
+        with self.count_lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            if self.barrier is not None:
+                self.barrier.wait(timeout=10)  # broken (an error) if the writes came one at a time
+            with self.lock:
+                return self.client.put_item(**request)
+        finally:
+            with self.count_lock:
+                self.in_flight -= 1
+
+
+def test_the_records_of_a_batch_are_written_two_at_a_time(worker, client, capsys):
+    """Ten new orders: each PutItem waits until two are in flight, which only concurrent writes
+    can satisfy; never more than two are; all ten are written and acknowledged."""
+    assert worker.MAX_CONCURRENT_WRITES == 2
+    writes = AtomicWrites(client, together=2)
+    batch = [order(f"together-{n}", 1) for n in range(10)]
+    assert worker.handle_event({"Records": batch}, writes, TABLE) == {"batchItemFailures": []}
+    assert writes.most_in_flight == 2
+    assert len(items(client)) == 10
+
+
+class Staggered(AtomicWrites):
+    """Writes that finish in the reverse of the batch's order: each waits until the writes of
+    the records after it have been answered."""
+
+    def __init__(self, client, ids: list[str]) -> None:
+        import threading
+
+        super().__init__(client)
+        self.done = {order_id: threading.Event() for order_id in ids}
+        self.after = {order_id: ids[index + 1 :] for index, order_id in enumerate(ids)}
+
+    def put_item(self, **request):
+        order_id = request["Item"]["id"]["S"]
+        for later in self.after[order_id]:
+            assert self.done[later].wait(timeout=10)
+        try:
+            return super().put_item(**request)
+        finally:
+            self.done[order_id].set()
+
+
+def test_each_records_lines_are_printed_together_as_soon_as_it_is_done(worker, client, capsys):
+    """Records finish out of order; each record's lines come out in one piece when it is done
+    (not held for the batch: lines held back are lost if the function is stopped at its
+    timeout), and the metrics line comes last."""
+    batch = [order("a", 1), record("{}"), order("b", 2)]
+    worker.handle_event({"Records": batch}, Staggered(client, ["a", "b"]), TABLE)
+    lines = capsys.readouterr().out.splitlines()
+    written = [(line.split(" ", 1)[0], json.loads(line.split(" ", 1)[1]).get("id")) for line in lines[:-1]]
+    assert written[0][0] == "ERROR"
+    assert written[1:] == [(tag, order_id) for order_id in "ba" for tag in ("JOB", "WRITE", "RESULT")]
+    assert json.loads(lines[-1])["Accepted"] == 2
+
+
+def test_two_copies_of_an_order_in_one_batch_write_once_and_both_are_acknowledged(worker, client, capsys):
+    """Written at the same time, the conditional write lets one in; the other sees the identical
+    item and is a duplicate."""
+    batch = [order("twin", 2), order("twin", 2)]
+    assert worker.handle_event({"Records": batch}, AtomicWrites(client, together=2), TABLE) == {
+        "batchItemFailures": []
+    }
+    results = log_lines(capsys, "RESULT")
+    assert sorted(r["duplicate"] for r in results) == [False, True]
+    assert items(client) == [{"id": "twin", "quantity": 2, "total_cents": 600}]
+
+
 def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(
     worker, client, capsys, monkeypatch
 ):
@@ -361,6 +445,7 @@ def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(
     from botocore.exceptions import ClientError
 
     monkeypatch.setattr(worker, "BACKOFF_BASE_SECONDS", 0.001)
+    atomic = AtomicWrites(client)
 
     class HotKey:
         def put_item(self, **request):
@@ -372,7 +457,7 @@ def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(
                     },
                     "PutItem",
                 )
-            return client.put_item(**request)
+            return atomic.put_item(**request)
 
     batch = (
         [order(f"cool-{n}", 1) for n in range(2)]
