@@ -1,7 +1,8 @@
 """Function time per order at batch sizes 1 and 10, with a simulated DynamoDB round trip (5 ms)
-and without (0), for this worker and the lab's handler (one write after another; the lab's with
-a client per invocation) and Powertools (its idempotency around the same write, a record at a time),
-side by side in one run. DynamoDB is the embedded AWS in a process of its own (as AWS is
+and without (0), for this worker (a batch's writes two at a time), the lab's handler (one
+write after another, a client per invocation) and Powertools (its idempotency around the same
+write, a record at a time), side by side in one run; with each invocation's CPU, and the least
+time that CPU takes at the stack's memory, where Lambda gives a function memory/1769 of a vCPU. DynamoDB is the embedded AWS in a process of its own (as AWS is
 elsewhere: its CPU is not the function's), the round trip its latency fault on every item
 operation of both tables (embedded_aws/faults.py). The goal (issue: ten orders for the price of
 one): with a 5 ms round trip, an event of ten takes at most 2.5x the function time of an event
@@ -26,6 +27,9 @@ BLOCK_BEGIN, BLOCK_END = (
 ROUND_TRIPS_MS = (0, 5)
 BATCH_SIZES = (1, 10)
 GOAL_RATIO = 2.5
+# "At 1,769 MB, a function has the equivalent of one vCPU", and CPU is allocated in proportion
+# to memory (https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html).
+ONE_VCPU_MB = 1769
 ORDERS_TABLE, IDEMPOTENCY_TABLE = "batch-orders", "batch-idempotency"
 ITEM_ACTIONS = ("PutItem", "GetItem", "UpdateItem", "DeleteItem")
 
@@ -47,19 +51,20 @@ def event_of(ids: list[str]) -> dict:
     }
 
 
-def invoke(variant: str, size: int) -> float:
-    """Seconds of one invocation with `size` new orders."""
+def invoke(variant: str, size: int) -> tuple[float, float]:
+    """(seconds, CPU seconds of this process) of one invocation with `size` new orders; the
+    embedded AWS runs in another process, so the CPU is the handler's own, all its threads."""
     handler = handler_of(variant)
     event = event_of([f"batch-{variant}-{uuid.uuid4().hex[:10]}" for _ in range(size)])
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     result = handler(event, BenchContext(timeout_ms=30_000))
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     if result["batchItemFailures"]:
         raise RuntimeError(f"{LABELS[variant]} failed records: {result}")
-    return seconds
+    return seconds, cpu
 
 
-def run(progress: Callable[[str], None], rounds: int = 15) -> dict[str, Any]:
+def run(progress: Callable[[str], None], rounds: int = 15, memory_mb: int | None = None) -> dict[str, Any]:
     import tempfile
     from pathlib import Path
 
@@ -99,17 +104,23 @@ def run(progress: Callable[[str], None], rounds: int = 15) -> dict[str, Any]:
                         session.slow_down(action=action, table=table, latency_ms=round_trip)
                 progress(f"batches: {round_trip} ms round trip, {rounds} interleaved rounds")
                 times: dict[tuple[str, int], list[float]] = {}
+                cpus: dict[tuple[str, int], list[float]] = {}
                 for _ in range(rounds):
                     for variant in VARIANTS:
                         for size in BATCH_SIZES:
-                            times.setdefault((variant, size), []).append(invoke(variant, size))
+                            seconds, cpu = invoke(variant, size)
+                            times.setdefault((variant, size), []).append(seconds)
+                            cpus.setdefault((variant, size), []).append(cpu)
                 for variant in VARIANTS:
                     one, ten = (statistics.median(times[(variant, size)]) for size in BATCH_SIZES)
+                    cpu_one, cpu_ten = (statistics.median(cpus[(variant, size)]) for size in BATCH_SIZES)
                     found.setdefault(variant, {})[f"{round_trip} ms"] = {
                         "batch_1_ms": round(one * 1000, 2),
                         "batch_10_ms": round(ten * 1000, 2),
                         "per_order_10_ms": round(ten * 100, 2),
                         "ratio_10_to_1": round(ten / one, 2),
+                        "cpu_1_ms": round(cpu_one * 1000, 2),
+                        "cpu_10_ms": round(cpu_ten * 1000, 2),
                     }
         written = dynamodb.scan(TableName=ORDERS_TABLE, Select="COUNT")["Count"]
         invocations = rounds * len(ROUND_TRIPS_MS) * sum(BATCH_SIZES) * len(VARIANTS) + len(VARIANTS)
@@ -120,6 +131,7 @@ def run(progress: Callable[[str], None], rounds: int = 15) -> dict[str, Any]:
     ratio = found["ours"][f"{ROUND_TRIPS_MS[-1]} ms"]["ratio_10_to_1"]
     return {
         "rounds": rounds,
+        "memory_mb": memory_mb or deployed_memory_mb(),
         "handlers": found,
         "orders_sent": invocations,
         "orders_stored": written,
@@ -129,23 +141,36 @@ def run(progress: Callable[[str], None], rounds: int = 15) -> dict[str, Any]:
     }
 
 
+def deployed_memory_mb() -> int:
+    """The worker's memory as the stack deploys it."""
+    from stacks.config import FUNCTION_MEMORY_MB
+
+    return FUNCTION_MEMORY_MB
+
+
 def render(result: dict[str, Any]) -> str:
+    memory = result["memory_mb"]
+    share = memory / ONE_VCPU_MB
     rows = []
     for variant in VARIANTS:
         for round_trip in ROUND_TRIPS_MS:
             cell = result["handlers"][variant][f"{round_trip} ms"]
+            floor_one, floor_ten = (cell[f"cpu_{size}_ms"] / share for size in BATCH_SIZES)
             rows.append(
                 f"| {LABELS[variant]} | {round_trip} ms | {cell['batch_1_ms']} | {cell['batch_10_ms']} | "
-                f"{cell['per_order_10_ms']} | {cell['ratio_10_to_1']}x |"
+                f"{cell['per_order_10_ms']} | {cell['ratio_10_to_1']}x | "
+                f"{cell['cpu_1_ms']} / {cell['cpu_10_ms']} | {floor_one:.0f} / {floor_ten:.0f} | "
+                f"{floor_ten / floor_one:.1f}x |"
             )
     return (
         "**Batches** (function time of one invocation, median of "
         f"{result['rounds']} interleaved rounds; the embedded AWS in its own process, each DynamoDB item "
-        "request delayed by the round trip; "
+        "request delayed by the round trip; this handler writes a batch's records two at a time; "
         f"{result['orders_sent']:,} orders sent, {result['orders_stored']:,} stored; load average "
         f"{result['load_average_at_start']}; goal ({result['goal']}) {'met' if result['goal_met'] else 'NOT met'})\n\n"
-        "| handler | round trip | batch of 1, ms | batch of 10, ms | per order at 10, ms | 10 vs 1 |\n"
-        "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+        f"| handler | round trip | batch of 1, ms | batch of 10, ms | per order at 10, ms | 10 vs 1 | "
+        f"CPU, batch of 1 / 10, ms | that CPU at {memory} MB ({share:.3f} vCPU), ms | 10 vs 1 at {memory} MB, at least |\n"
+        "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
     )
 
 
