@@ -16,9 +16,9 @@ from pathlib import Path
 from bench import report
 from bench.variants import ROOT
 
-# (batch size, messages, repeats), run in order while the pipeline budget lasts.
-# Late/early rate is compared from 1,000 to 10,000 messages at each batch size.
-PIPELINE_PLAN = [(10, 1000, 2), (10, 10000, 1), (1, 1000, 2), (1, 10000, 1)]
+# (batch size, messages, repeats, PutItem round trip in ms), run in order while the pipeline
+# budget lasts. Late/early rate is compared from 1,000 to 10,000 messages at each batch size.
+PIPELINE_PLAN = [(10, 1000, 2, 0), (10, 1000, 2, 5), (10, 10000, 1, 0), (1, 1000, 2, 0), (1, 10000, 1, 0)]
 BACKLOG = {1: 50, 10: 100}
 
 

@@ -1,6 +1,7 @@
 """Throughput of the local pipeline: the real stack deployed into the embedded AWS with the CDK
 CLI, messages sent to its queue and acknowledged (deleted) by the local Lambda host running the
-deployed worker under its own role, IAM enforced, at batch sizes 1 and 10.
+deployed worker under its own role, IAM enforced, at batch sizes 1 and 10, and at batch size 10
+with each PutItem delayed by a simulated network round trip (the embedded AWS's latency fault).
 
 The producer keeps at most a fixed backlog of messages ahead of the stored orders. moto's SQS
 scans every message in the queue, several times, on each receive (its retention check recomputes
@@ -186,14 +187,15 @@ WARMUP_MESSAGES = 200
 def run(
     *,
     state_dir: Path,
-    plan: list[tuple[int, int, int]],
+    plan: list[tuple[int, int, int, float]],
     backlog: dict[int, int],
     budget_seconds: float,
     progress: Callable[[str], None],
 ) -> dict[str, Any]:
-    """`plan`: (batch size, messages, repeats), in order, each batch size after an uncounted
-    warm-up of WARMUP_MESSAGES. A step whose estimated time, from the rate measured so far at
-    that batch size, exceeds what is left of the budget is skipped and reported with the reason."""
+    """`plan`: (batch size, messages, repeats, round trip in ms), in order, each batch size after
+    an uncounted warm-up of WARMUP_MESSAGES; the round trip delays every PutItem on the orders
+    table. A step whose estimated time, from the rate measured so far at that batch size and
+    round trip, exceeds what is left of the budget is skipped and reported with the reason."""
     pipeline = Pipeline(state_dir, progress)
     results: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
@@ -201,22 +203,32 @@ def run(
     try:
         progress("pipeline: embedded AWS, cdk bootstrap + deploy")
         pipeline.start()
-        rates: dict[int, float] = {}
+        rates: dict[tuple[int, float], float] = {}
         warmed: set[int] = set()
-        for batch_size, messages, repeats in plan:
+        for batch_size, messages, repeats, round_trip in plan:
+            step = (batch_size, round_trip)
             pipeline.set_batch_size(batch_size)
+            pipeline.session.slow_down(
+                action="PutItem", table=pipeline.env["ORDERS_TABLE"], latency_ms=round_trip
+            )
             left = budget_seconds - (time.perf_counter() - began)
-            estimate = messages * repeats / rates[batch_size] if batch_size in rates else None
+            estimate = messages * repeats / rates[step] if step in rates else None
             if estimate is not None and estimate > left:
                 reason = (
-                    f"estimated {estimate:.0f} s at the {rates[batch_size]:.0f} msg/s measured, "
+                    f"estimated {estimate:.0f} s at the {rates[step]:.0f} msg/s measured, "
                     f"over the {max(left, 0):.0f} s left of the pipeline budget"
                 )
                 progress(
                     f"pipeline: skipping {messages} messages x{repeats} at batch size {batch_size}: {reason}"
                 )
                 skipped.append(
-                    {"batch_size": batch_size, "messages": messages, "repeats": repeats, "reason": reason}
+                    {
+                        "batch_size": batch_size,
+                        "messages": messages,
+                        "repeats": repeats,
+                        "round_trip_ms": round_trip,
+                        "reason": reason,
+                    }
                 )
                 continue
             if batch_size not in warmed:
@@ -230,7 +242,8 @@ def run(
             found = []
             for repeat in range(repeats):
                 progress(
-                    f"pipeline: {messages} messages at batch size {batch_size} (run {repeat + 1}/{repeats})"
+                    f"pipeline: {messages} messages at batch size {batch_size}, {round_trip:g} ms round trip "
+                    f"(run {repeat + 1}/{repeats})"
                 )
                 result = pipeline.run(messages, batch_size, backlog[batch_size], timeout=max(120.0, left))
                 progress(
@@ -238,10 +251,11 @@ def run(
                     f"{result['mean_records_per_invocation'] or 0:.1f} records per invocation"
                 )
                 found.append(result)
-            rates[batch_size] = statistics.median(r["messages_per_second"] for r in found)
+            rates[step] = statistics.median(r["messages_per_second"] for r in found)
             results.append(
                 {
                     "batch_size": batch_size,
+                    "round_trip_ms": round_trip,
                     "messages": messages,
                     "backlog": backlog[batch_size],
                     "messages_per_second": summarize([r["messages_per_second"] for r in found], "msg/s"),

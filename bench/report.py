@@ -152,6 +152,7 @@ def render(results: dict[str, Any]) -> str:
             rows.append(
                 [
                     step["batch_size"],
+                    f"{step.get('round_trip_ms', 0):g}",
                     step["messages"],
                     step["backlog"],
                     spread_cell(step["messages_per_second"], 1),
@@ -160,13 +161,31 @@ def render(results: dict[str, Any]) -> str:
                 ]
             )
         for step in pipeline["skipped"]:
-            rows.append([step["batch_size"], step["messages"], "-", f"not run: {step['reason']}", "-", "-"])
+            rows.append(
+                [
+                    step["batch_size"],
+                    f"{step.get('round_trip_ms', 0):g}",
+                    step["messages"],
+                    "-",
+                    f"not run: {step['reason']}",
+                    "-",
+                    "-",
+                ]
+            )
         parts.append(
             f"**Local pipeline throughput**: {pipeline['what']}. Deploy (cdk bootstrap + deploy into the "
             f"embedded AWS) took {pipeline['deploy_seconds']:.0f} s. Late/early = rate in tenths 8-9 of a "
             "run over tenths 2-3 (1.0: no slow-down as the run grows).\n\n"
             + markdown_table(
-                ["batch size", "messages", "backlog", "msg/s", "records per invocation", "late/early rate"],
+                [
+                    "batch size",
+                    "PutItem round trip, ms",
+                    "messages",
+                    "backlog",
+                    "msg/s",
+                    "records per invocation",
+                    "late/early rate",
+                ],
                 rows,
             )
         )

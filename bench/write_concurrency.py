@@ -6,7 +6,7 @@ Each thread writes new orders with the worker's own request (`attribute_not_exis
 emulator runs in a process of its own. Printed per concurrency: writes per second in total,
 latency percentiles, and the emulator's CPU per write. This is the figure behind the row on
 write throughput in docs/local-fidelity.md and the decision in docs/benchmarks.md to keep a
-batch's writes one after another.
+batch's writes two at a time.
 """
 
 from __future__ import annotations
