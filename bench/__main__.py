@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         if "batches" not in args.skip:
             from bench import batch_bench
 
-            results["batches"] = batch_bench.run(progress)
+            results["batches"] = batch_bench.run_in_a_fresh_process()
         if "pipeline" not in args.skip:
             from bench import pipeline
 
