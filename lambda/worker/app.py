@@ -364,12 +364,16 @@ def write_order(
 
 
 def process_record(
-    record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float] = lambda: math.inf
+    record: Mapping[str, Any],
+    client: Any,
+    table_name: str,
+    remaining: Callable[[], float] = lambda: math.inf,
+    job: Job | None = None,
 ) -> dict[str, Any]:
-    """Parse, write, log one SQS record; raises on anything that must not be acknowledged."""
+    """Parse (unless `job` is its body, parsed), write, log one SQS record; raises on anything
+    that must not be acknowledged."""
     message_id = record.get("messageId")
-    body = record.get("body")
-    job = parse_job(body)
+    job = parse_job(record.get("body")) if job is None else job
     _log("JOB", {**job.item(), "message_id": message_id})
     outcome = write_order(client, table_name, job, remaining)
     result = outcome.result
@@ -409,11 +413,15 @@ def metrics_line(
 
 
 def _attempt(
-    record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float]
+    record: Mapping[str, Any],
+    client: Any,
+    table_name: str,
+    remaining: Callable[[], float],
+    job: Job | None = None,
 ) -> tuple[dict[str, Any] | None, Exception | None]:
     """(the result, None) or (None, the error, logged): one record, never raising."""
     try:
-        return process_record(record, client, table_name, remaining), None
+        return process_record(record, client, table_name, remaining, job), None
     except Exception as error:  # noqa: BLE001 - every failure is reported, none acknowledged
         _log(
             "ERROR",
@@ -428,13 +436,13 @@ def _attempt(
 
 
 def _attempt_printing_together(
-    record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float]
+    record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float], job: Job
 ) -> tuple[dict[str, Any] | None, Exception | None]:
     """`_attempt` on a thread of the batch: the record's lines are printed in one go as soon as
     it is done (a line printed late is a line lost if the function is stopped at its timeout)."""
     _LINES.kept = []
     try:
-        return _attempt(record, client, table_name, remaining)
+        return _attempt(record, client, table_name, remaining, job)
     finally:
         lines, _LINES.kept = _LINES.kept, None
         with _PRINT_LOCK:
@@ -457,15 +465,24 @@ def _pool() -> ThreadPoolExecutor:
 def _attempt_all(
     records: list[Mapping[str, Any]], client: Any, table_name: str, remaining: Callable[[], float]
 ) -> list[tuple[dict[str, Any] | None, Exception | None]]:
-    """Every record's (result, error), in the batch's order. One record takes the plain path;
-    more are written two at a time, each still its own conditional write and retries."""
-    if len(records) <= 1:
-        return [_attempt(record, client, table_name, remaining) for record in records]
-    futures = {
-        _pool().submit(_attempt_printing_together, record, client, table_name, remaining): index
-        for index, record in enumerate(records)
-    }
+    """Every record's (result, error), in the batch's order. The bodies are parsed first, here:
+    a malformed one is reported at once and never waits for a thread. The orders are written two
+    at a time (a lone one on the plain path), each still its own conditional write and retries."""
     outcomes: list[tuple[dict[str, Any] | None, Exception | None]] = [(None, None)] * len(records)
+    jobs: dict[int, Job] = {}
+    for index, record in enumerate(records):
+        try:
+            jobs[index] = parse_job(record.get("body"))
+        except JobError:
+            outcomes[index] = _attempt(record, client, table_name, remaining)  # reports it, writes nothing
+    if len(jobs) <= 1:
+        for index, job in jobs.items():
+            outcomes[index] = _attempt(records[index], client, table_name, remaining, job)
+        return outcomes
+    futures = {
+        _pool().submit(_attempt_printing_together, records[index], client, table_name, remaining, job): index
+        for index, job in jobs.items()
+    }
     for future in as_completed(futures):
         outcomes[futures[future]] = future.result()
     return outcomes

@@ -425,6 +425,33 @@ def test_each_records_lines_are_printed_together_as_soon_as_it_is_done(worker, c
     assert json.loads(lines[-1])["Accepted"] == 2
 
 
+def test_malformed_records_are_reported_first_and_a_lone_order_is_written_on_the_calling_thread(
+    worker, client, capsys
+):
+    """Bodies are parsed before any write: the malformed ones are reported at once, without a
+    thread, and a batch with one order left writes it on the plain path."""
+    import threading
+
+    writers = []
+
+    class Recording:
+        def put_item(self, **request):
+            writers.append(threading.current_thread())
+            return client.put_item(**request)
+
+    batch = [record("{}"), order("lone", 3), record("not json")]
+    result = worker.handle_event({"Records": batch}, Recording(), TABLE)
+    assert result == {
+        "batchItemFailures": [
+            {"itemIdentifier": batch[0]["messageId"]},
+            {"itemIdentifier": batch[2]["messageId"]},
+        ]
+    }
+    assert writers == [threading.current_thread()]
+    tags = [line.split(" ", 1)[0] for line in capsys.readouterr().out.splitlines()[:-1]]
+    assert tags == ["ERROR", "ERROR", "JOB", "WRITE", "RESULT"]
+
+
 def test_two_copies_of_an_order_in_one_batch_write_once_and_both_are_acknowledged(worker, client, capsys):
     """Written at the same time, the conditional write lets one in; the other sees the identical
     item and is a duplicate."""
