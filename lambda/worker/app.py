@@ -50,12 +50,13 @@ ATTEMPT_SECONDS = CONNECT_TIMEOUT_SECONDS + READ_TIMEOUT_SECONDS  # the longest 
 DEADLINE_MARGIN_SECONDS = 0.1  # kept back for logging and returning the batch response
 MAX_ATTEMPTS = 4
 BACKOFF_BASE_SECONDS, BACKOFF_CAP_SECONDS = 0.05, 1.0
-# The records of a batch are written two at a time: one after another, a batch of ten waited
-# for ten network round trips. Two are enough at the stack's 256 MB, where Lambda gives the
-# function 256/1769 of a vCPU (docs/benchmarks.md): one write's CPU there (building, signing,
-# parsing; some 10 ms) outlasts a round trip of a few ms, so while one write waits for DynamoDB
-# the other has the CPU, and a third would only wait for the CPU too.
-MAX_CONCURRENT_WRITES = 2
+# Lambda gives a function CPU in proportion to its memory: one vCPU at 1,769 MB. Below that the
+# worker's CPU per write (building, signing, parsing: some 2.3 ms of a full core) outlasts a
+# DynamoDB round trip of a few ms, and a write that waits keeps its share of the CPU for later:
+# held to 256 MB's share by a CPU cgroup, two writes in flight made a batch of ten no faster at
+# a 5 ms round trip (up to 15% slower), so writes go one after another. With a whole vCPU, two
+# in flight take a batch of ten from about 110 to 60 ms (docs/benchmarks.md).
+ONE_VCPU_MEMORY_MB = 1769
 RETRYABLE_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -450,24 +451,35 @@ def _attempt_printing_together(
                 print(line, flush=True)
 
 
-_POOL: ThreadPoolExecutor | None = None
+def writes_in_flight(memory_mb: int | None) -> int:
+    """How many of a batch's writes are in flight at once, for a function of `memory_mb`."""
+    return 2 if memory_mb is not None and memory_mb >= ONE_VCPU_MEMORY_MB else 1
 
 
-def _pool() -> ThreadPoolExecutor:
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(size: int) -> ThreadPoolExecutor:
     """One pool per process, kept between invocations; the threads share the one client
     (boto3 clients are thread-safe)."""
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=MAX_CONCURRENT_WRITES, thread_name_prefix="write")
-    return _POOL
+    if size not in _POOLS:
+        _POOLS[size] = ThreadPoolExecutor(max_workers=size, thread_name_prefix="write")
+    return _POOLS[size]
 
 
 def _attempt_all(
-    records: list[Mapping[str, Any]], client: Any, table_name: str, remaining: Callable[[], float]
+    records: list[Mapping[str, Any]],
+    client: Any,
+    table_name: str,
+    remaining: Callable[[], float],
+    in_flight: int,
 ) -> list[tuple[dict[str, Any] | None, Exception | None]]:
-    """Every record's (result, error), in the batch's order. The bodies are parsed first, here:
-    a malformed one is reported at once and never waits for a thread. The orders are written two
-    at a time (a lone one on the plain path), each still its own conditional write and retries."""
+    """Every record's (result, error), in the batch's order: one after another, or with
+    `in_flight` writes at once. Then the bodies are parsed first, here: a malformed one is
+    reported at once and never waits for a thread, and a lone order takes the plain path; each
+    order is still its own conditional write and retries."""
+    if in_flight <= 1:
+        return [_attempt(record, client, table_name, remaining) for record in records]
     outcomes: list[tuple[dict[str, Any] | None, Exception | None]] = [(None, None)] * len(records)
     jobs: dict[int, Job] = {}
     for index, record in enumerate(records):
@@ -480,7 +492,9 @@ def _attempt_all(
             outcomes[index] = _attempt(records[index], client, table_name, remaining, job)
         return outcomes
     futures = {
-        _pool().submit(_attempt_printing_together, records[index], client, table_name, remaining, job): index
+        _pool(in_flight).submit(
+            _attempt_printing_together, records[index], client, table_name, remaining, job
+        ): index
         for index, job in jobs.items()
     }
     for future in as_completed(futures):
@@ -489,15 +503,19 @@ def _attempt_all(
 
 
 def handle_event(
-    event: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float] = lambda: math.inf
+    event: Mapping[str, Any],
+    client: Any,
+    table_name: str,
+    remaining: Callable[[], float] = lambda: math.inf,
+    in_flight: int = 1,
 ) -> dict[str, Any]:
     """Process every record; report the failed ones so only they are retried (partial batch
     response). A failed record is logged and left on the queue, never acknowledged. `remaining`
-    gives the seconds left before the function's deadline. The records of a batch are written
-    two at a time; each record's lines are printed together when it is done. The batch's
+    gives the seconds left before the function's deadline. With `in_flight` over one, that many of
+    a batch's writes run at once, and each record's lines are printed together when it is done. The batch's
     decisions are counted in one metrics line at the end."""
     records = list(event.get("Records", []))
-    outcomes = _attempt_all(records, client, table_name, remaining)
+    outcomes = _attempt_all(records, client, table_name, remaining, in_flight)
     failures = []
     counts = {name: 0 for name in DECISIONS}
     for record, (result, error) in zip(records, outcomes):
@@ -526,4 +544,6 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     def remaining() -> float:
         return context.get_remaining_time_in_millis() / 1000 if context is not None else math.inf
 
-    return handle_event(event, _client(), os.environ[TABLE_NAME_ENV], remaining)
+    memory = os.environ.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "")
+    in_flight = writes_in_flight(int(memory) if memory.isdigit() else None)
+    return handle_event(event, _client(), os.environ[TABLE_NAME_ENV], remaining, in_flight)

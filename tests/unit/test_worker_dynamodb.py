@@ -380,13 +380,42 @@ class AtomicWrites:
                 self.in_flight -= 1
 
 
-def test_the_records_of_a_batch_are_written_two_at_a_time(worker, client, capsys):
+def test_writes_go_one_after_another_below_a_whole_vcpu_and_two_at_a_time_with_one(worker):
+    """Lambda gives a function one vCPU at 1,769 MB; below that a write's CPU outlasts a round
+    trip and a second write in flight does not help."""
+    memories = (None, 128, 256, 1768, 1769, 10240)
+    assert [worker.writes_in_flight(memory) for memory in memories] == [1, 1, 1, 1, 2, 2]
+
+
+@pytest.mark.parametrize(("memory", "in_flight"), [("256", 1), ("1769", 2)])
+def test_the_handler_sizes_its_writes_in_flight_by_the_functions_memory(
+    worker, client, monkeypatch, capsys, memory, in_flight
+):
+    """At 1,769 MB every PutItem waits until two are in flight (only concurrent writes get
+    past that); at 256 MB no two ever are."""
+    writes = AtomicWrites(client, together=in_flight if in_flight > 1 else 0)
+    monkeypatch.setenv(worker.TABLE_NAME_ENV, TABLE)
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", memory)
+    monkeypatch.setattr(worker, "_client", lambda: writes)
+    batch = [order(f"sized-{memory}-{n}", 1) for n in range(10)]
+    assert worker.handler({"Records": batch}, None) == {"batchItemFailures": []}
+    assert writes.most_in_flight == in_flight
+
+
+def test_by_default_a_batch_is_written_one_record_after_another(worker, client, capsys):
+    writes = AtomicWrites(client)
+    batch = [order(f"alone-{n}", 1) for n in range(5)]
+    assert worker.handle_event({"Records": batch}, writes, TABLE) == {"batchItemFailures": []}
+    assert writes.most_in_flight == 1
+    assert len(items(client)) == 5
+
+
+def test_with_two_in_flight_the_records_of_a_batch_are_written_two_at_a_time(worker, client, capsys):
     """Ten new orders: each PutItem waits until two are in flight, which only concurrent writes
     can satisfy; never more than two are; all ten are written and acknowledged."""
-    assert worker.MAX_CONCURRENT_WRITES == 2
     writes = AtomicWrites(client, together=2)
     batch = [order(f"together-{n}", 1) for n in range(10)]
-    assert worker.handle_event({"Records": batch}, writes, TABLE) == {"batchItemFailures": []}
+    assert worker.handle_event({"Records": batch}, writes, TABLE, in_flight=2) == {"batchItemFailures": []}
     assert writes.most_in_flight == 2
     assert len(items(client)) == 10
 
@@ -417,7 +446,7 @@ def test_each_records_lines_are_printed_together_as_soon_as_it_is_done(worker, c
     (not held for the batch: lines held back are lost if the function is stopped at its
     timeout), and the metrics line comes last."""
     batch = [order("a", 1), record("{}"), order("b", 2)]
-    worker.handle_event({"Records": batch}, Staggered(client, ["a", "b"]), TABLE)
+    worker.handle_event({"Records": batch}, Staggered(client, ["a", "b"]), TABLE, in_flight=2)
     lines = capsys.readouterr().out.splitlines()
     written = [(line.split(" ", 1)[0], json.loads(line.split(" ", 1)[1]).get("id")) for line in lines[:-1]]
     assert written[0][0] == "ERROR"
@@ -440,7 +469,7 @@ def test_malformed_records_are_reported_first_and_a_lone_order_is_written_on_the
             return client.put_item(**request)
 
     batch = [record("{}"), order("lone", 3), record("not json")]
-    result = worker.handle_event({"Records": batch}, Recording(), TABLE)
+    result = worker.handle_event({"Records": batch}, Recording(), TABLE, in_flight=2)
     assert result == {
         "batchItemFailures": [
             {"itemIdentifier": batch[0]["messageId"]},
@@ -456,7 +485,7 @@ def test_two_copies_of_an_order_in_one_batch_write_once_and_both_are_acknowledge
     """Written at the same time, the conditional write lets one in; the other sees the identical
     item and is a duplicate."""
     batch = [order("twin", 2), order("twin", 2)]
-    assert worker.handle_event({"Records": batch}, AtomicWrites(client, together=2), TABLE) == {
+    assert worker.handle_event({"Records": batch}, AtomicWrites(client, together=2), TABLE, in_flight=2) == {
         "batchItemFailures": []
     }
     results = log_lines(capsys, "RESULT")
