@@ -128,3 +128,75 @@ def test_docs_block_is_replaced_between_markers_only(tmp_path):
     plain.write_text("# nothing to replace\n")
     assert not report.update_page("x", plain)
     assert plain.read_text() == "# nothing to replace\n"
+
+
+def test_a_cpu_share_is_refused_in_one_line_where_no_cgroup_can_hold_it(tmp_path, monkeypatch):
+    """Without a cgroup hierarchy that has the cpu controller, nothing is changed and the
+    reason is one line; a share outside (0, 1] or under the kernel's smallest quota is refused."""
+    from bench import cpu_share
+
+    monkeypatch.setattr(cpu_share, "CGROUP_ROOT", tmp_path)
+    refusal = r"^no cgroup of this process has the cpu controller"
+    with pytest.raises(cpu_share.Unavailable, match=refusal), cpu_share.held_to(0.5):
+        pass
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="in \\(0, 1\\]"), cpu_share.held_to(1.5):
+        pass
+    with pytest.raises(cpu_share.Unavailable, match="smallest quota"), cpu_share.held_to(0.01):
+        pass
+
+
+def _batch_result(held: dict) -> dict:
+    cell = {
+        "batch_1_ms": 10.0,
+        "batch_10_ms": 60.0,
+        "per_order_10_ms": 6.0,
+        "ratio_10_to_1": 6.0,
+        "cpu_1_ms": 2.0,
+        "cpu_10_ms": 20.0,
+    }
+    handlers = {
+        variant: {"0 ms": cell, "5 ms": cell} for variant in ("ours-1", "ours-2", "lab", "powertools")
+    }
+    return {
+        "rounds": 15,
+        "memory_mb": 256,
+        "handlers": handlers,
+        "held_to_memory": held,
+        "orders_sent": 10,
+        "orders_stored": 10,
+        "goal": "g",
+        "goal_met": False,
+        "goal_met_at_memory": None,
+        "load_average_at_start": [0.1, 0.2, 0.3],
+    }
+
+
+def test_the_batch_table_shows_the_times_held_to_the_memorys_cpu_or_says_why_not():
+    """Held: the measured times at the memory's share. Not held: the reason, and the least time
+    the measured CPU takes at that share (CPU / 0.145)."""
+    from bench.batch_bench import render
+
+    slow = {
+        **_batch_result({})["handlers"]["lab"]["0 ms"],
+        "batch_1_ms": 70.0,
+        "batch_10_ms": 490.0,
+        "ratio_10_to_1": 7.0,
+    }
+    held = {
+        "share": 0.1447,
+        "rounds": 7,
+        "handlers": {v: {"0 ms": slow, "5 ms": slow} for v in ("ours-1", "ours-2", "lab", "powertools")},
+    }
+    shown = render({**_batch_result(held), "goal_met_at_memory": False})
+    assert "held to 256 MB's share of a vCPU, 0.145" in shown and "goal NOT met there" in shown
+    assert (
+        "| this handler, one write at a time (its choice below 1,769 MB) | 5 ms | 10.0 / 60.0 | 6.0x | 2.0 / 20.0 | 70.0 / 490.0 | 7.0x |"
+        in shown
+    )
+    refused = render(_batch_result({"unavailable": "no cgroup of this process has the cpu controller"}))
+    assert "not held to 256 MB's share of a vCPU: no cgroup of this process has the cpu controller" in refused
+    assert (
+        "| this handler, two at a time (its choice from 1,769 MB) | 0 ms | 10.0 / 60.0 | 6.0x | 2.0 / 20.0 | at least 14 / 138 (the CPU / 0.145) | - |"
+        in refused
+    )
