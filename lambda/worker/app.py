@@ -475,9 +475,9 @@ def _attempt_all(
     in_flight: int,
 ) -> list[tuple[dict[str, Any] | None, Exception | None]]:
     """Every record's (result, error), in the batch's order: one after another, or with
-    `in_flight` writes at once. Then the bodies are parsed first, here: a malformed one is
-    reported at once and never waits for a thread, and a lone order takes the plain path; each
-    order is still its own conditional write and retries."""
+    `in_flight` writes at once. With more than one, the bodies are parsed first, here: a
+    malformed one is reported at once and never waits for a thread, and a lone order takes the
+    plain path; each order is still its own conditional write and retries."""
     if in_flight <= 1:
         return [_attempt(record, client, table_name, remaining) for record in records]
     outcomes: list[tuple[dict[str, Any] | None, Exception | None]] = [(None, None)] * len(records)
@@ -511,9 +511,9 @@ def handle_event(
 ) -> dict[str, Any]:
     """Process every record; report the failed ones so only they are retried (partial batch
     response). A failed record is logged and left on the queue, never acknowledged. `remaining`
-    gives the seconds left before the function's deadline. With `in_flight` over one, that many of
-    a batch's writes run at once, and each record's lines are printed together when it is done. The batch's
-    decisions are counted in one metrics line at the end."""
+    gives the seconds left before the function's deadline. With `in_flight` over one, that many
+    of a batch's writes run at once, and each record's lines are printed together when it is
+    done. The batch's decisions are counted in one metrics line at the end."""
     records = list(event.get("Records", []))
     outcomes = _attempt_all(records, client, table_name, remaining, in_flight)
     failures = []
