@@ -182,20 +182,28 @@ class LocalSession:
         """A boto3 client for `service` on the running embedded AWS, one per endpoint and keys in
         this process: boto3 clients are thread-safe, and a reused one keeps its connections (a
         poll loop that made a client per check cost a connection and a server thread per check)."""
-        import boto3
-
         env = self.aws_env()
         key = (service, env["AWS_ENDPOINT_URL"], env["AWS_REGION"], env["AWS_ACCESS_KEY_ID"])
         with _CLIENTS_LOCK:
             if key not in _CLIENTS:
-                _CLIENTS[key] = boto3.client(
-                    service,
-                    endpoint_url=env["AWS_ENDPOINT_URL"],
-                    region_name=env["AWS_REGION"],
-                    aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
-                    aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
-                )
+                _CLIENTS[key] = self.new_client(service)
             return _CLIENTS[key]
+
+    def new_client(self, service: str, **config: Any) -> Any:
+        """A client of its own (its own connections), with the admin keys and any botocore
+        `Config` settings: for callers that need several clients at once, or other settings."""
+        import boto3
+        from botocore.config import Config
+
+        env = self.aws_env()
+        return boto3.client(
+            service,
+            endpoint_url=env["AWS_ENDPOINT_URL"],
+            region_name=env["AWS_REGION"],
+            aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+            config=Config(**config) if config else None,
+        )
 
     # --- injected faults (local/faults.py) ---------------------------------------------
 

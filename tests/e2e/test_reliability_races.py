@@ -9,7 +9,6 @@ import threading
 import uuid
 from collections import Counter
 
-import boto3
 import pytest
 
 from local.session import wait_for
@@ -33,16 +32,7 @@ def test_concurrent_conditional_writes_accept_exactly_one(stack, figure):
     worker's own write path: one Accepted, 23 acknowledged duplicates, the item unchanged."""
     worker = load_lambda("worker")
     env, n = stack.env, 24
-    clients = [
-        boto3.client(
-            "dynamodb",
-            endpoint_url=env["AWS_ENDPOINT_URL"],
-            region_name=env["AWS_REGION"],
-            aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
-        )
-        for _ in range(n)
-    ]
+    clients = [stack.session.new_client("dynamodb") for _ in range(n)]
     barrier, decisions, errors = threading.Barrier(n), [], []
     job = worker.Job("race-threads", 3)
 

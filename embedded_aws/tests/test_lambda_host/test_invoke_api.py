@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 
-import boto3
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ClientError
 from test_event_source_mappings.support import invocations, make
 
@@ -21,15 +19,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def lambda_client(emulator, **config):
-    env = emulator.aws_env()
-    return boto3.client(
-        "lambda",
-        endpoint_url=env["AWS_ENDPOINT_URL"],
-        region_name=env["AWS_REGION"],
-        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
-        config=Config(**config),
-    )
+    return emulator.new_client("lambda", **config)
 
 
 def test_dry_run_validates_and_runs_nothing_and_event_is_accepted(emulator):
