@@ -150,7 +150,6 @@ def _batch_result(held: dict) -> dict:
     cell = {
         "batch_1_ms": 10.0,
         "batch_10_ms": 60.0,
-        "per_order_10_ms": 6.0,
         "ratio_10_to_1": 6.0,
         "cpu_1_ms": 2.0,
         "cpu_10_ms": 20.0,
