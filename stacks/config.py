@@ -76,6 +76,22 @@ CONTEXT_DEFAULTS: dict[str, Any] = {
 MAX_RETENTION_DAYS = 14
 # The dead-letter-expiry alarm fires this long before the earliest possible expiry of a dead letter.
 DEAD_LETTER_EXPIRY_WARNING_DAYS = 2
+
+# Every alarm of the stack, by the name after the prefix (Names.alarm): the stack makes exactly
+# these (stacks/monitoring.py), the alarm topic admits exactly their ARNs, and ops and the tests
+# read them from here. What each means and what to do: docs/operations.md.
+ALARMS: tuple[str, ...] = (
+    "conflicting-orders",
+    "failed-records",
+    "malformed-jobs",
+    "dead-letters",
+    "new-dead-letters",
+    "dead-letter-expiry",
+    "oldest-job-age",
+    "worker-errors",
+    "worker-throttles",
+    "orders-throttled",
+)
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -138,8 +154,13 @@ class Names:
         return f"{self.prefix}-alarms"
 
     def alarm(self, what: str) -> str:
-        """`<prefix>-conflicting-orders`, `<prefix>-dead-letters`, ..."""
+        """`<prefix>-conflicting-orders`, `<prefix>-dead-letters`, ... (`what` from ALARMS)."""
         return f"{self.prefix}-{what}"
+
+    @property
+    def alarms(self) -> tuple[str, ...]:
+        """The full names of every alarm of the stack, in ALARMS' order."""
+        return tuple(self.alarm(what) for what in ALARMS)
 
     @property
     def dashboard(self) -> str:

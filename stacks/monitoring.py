@@ -24,7 +24,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from stacks.config import DEAD_LETTER_EXPIRY_WARNING_DAYS, DECISION_METRICS, Names
+from stacks.config import ALARMS, DEAD_LETTER_EXPIRY_WARNING_DAYS, DECISION_METRICS, Names
 from stacks.nag import acknowledge
 
 PERIOD = Duration.minutes(1)
@@ -241,6 +241,8 @@ class Monitoring(Construct):
                 "budget, fails the record (failed-records). Raise the table's capacity if it lasts.",
             ),
         ]
+        if tuple(spec.what for spec in specs) != ALARMS:
+            raise ValueError("the alarms made here must be exactly stacks.config.ALARMS, in its order")
         action = actions.SnsAction(self.topic)
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         for spec in specs:
