@@ -269,7 +269,10 @@ _PRINT_LOCK = threading.Lock()
 
 def _log(tag: str, payload: Mapping[str, Any]) -> None:
     # print() is what the lab used; each line lands in CloudWatch as one event.
-    line = f"{tag} {json.dumps(payload, sort_keys=True, default=str)}"
+    _print(f"{tag} {json.dumps(payload, sort_keys=True, default=str)}")
+
+
+def _print(line: str) -> None:
     kept = getattr(_LINES, "kept", None)
     if kept is None:
         print(line, flush=True)
@@ -413,6 +416,26 @@ def metrics_line(
     }
 
 
+def decision_of(result: Mapping[str, Any] | None, error: Exception | None) -> str:
+    """The decision metric a record's outcome counts in."""
+    if error is not None or result is None:
+        return failure_kind(error) if error is not None else "Error"
+    return "Duplicate" if result["duplicate"] else "Accepted"
+
+
+def _count(decision: str) -> None:
+    """The record's metrics line, printed with its other lines as soon as it is decided: a
+    line kept for the end of the batch would be lost with the batch's decisions if the
+    function were stopped at its timeout."""
+    line = metrics_line(
+        {decision: 1},
+        os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "local"),
+        os.environ.get(METRICS_NAMESPACE_ENV, DEFAULT_METRICS_NAMESPACE),
+        int(time.time() * 1000),
+    )
+    _print(json.dumps(line, sort_keys=True))
+
+
 def _attempt(
     record: Mapping[str, Any],
     client: Any,
@@ -420,7 +443,20 @@ def _attempt(
     remaining: Callable[[], float],
     job: Job | None = None,
 ) -> tuple[dict[str, Any] | None, Exception | None]:
-    """(the result, None) or (None, the error, logged): one record, never raising."""
+    """(the result, None) or (None, the error, logged): one record, never raising; its
+    decision counted."""
+    result, error = _attempt_uncounted(record, client, table_name, remaining, job)
+    _count(decision_of(result, error))
+    return result, error
+
+
+def _attempt_uncounted(
+    record: Mapping[str, Any],
+    client: Any,
+    table_name: str,
+    remaining: Callable[[], float],
+    job: Job | None = None,
+) -> tuple[dict[str, Any] | None, Exception | None]:
     try:
         return process_record(record, client, table_name, remaining, job), None
     except Exception as error:  # noqa: BLE001 - every failure is reported, none acknowledged
@@ -513,30 +549,14 @@ def handle_event(
     response). A failed record is logged and left on the queue, never acknowledged. `remaining`
     gives the seconds left before the function's deadline. With `in_flight` over one, that many
     of a batch's writes run at once, and each record's lines are printed together when it is
-    done. The batch's decisions are counted in one metrics line at the end."""
+    done, with its metrics line."""
     records = list(event.get("Records", []))
     outcomes = _attempt_all(records, client, table_name, remaining, in_flight)
-    failures = []
-    counts = {name: 0 for name in DECISIONS}
-    for record, (result, error) in zip(records, outcomes):
-        if error is not None or result is None:
-            counts[failure_kind(error) if error is not None else "Error"] += 1
-            failures.append({"itemIdentifier": record.get("messageId", "")})
-        else:
-            counts["Duplicate" if result["duplicate"] else "Accepted"] += 1
-    if records:
-        print(
-            json.dumps(
-                metrics_line(
-                    counts,
-                    os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "local"),
-                    os.environ.get(METRICS_NAMESPACE_ENV, DEFAULT_METRICS_NAMESPACE),
-                    int(time.time() * 1000),
-                ),
-                sort_keys=True,
-            ),
-            flush=True,
-        )
+    failures = [
+        {"itemIdentifier": record.get("messageId", "")}
+        for record, (result, error) in zip(records, outcomes)
+        if error is not None or result is None
+    ]
     return {"batchItemFailures": failures}
 
 

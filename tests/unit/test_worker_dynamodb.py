@@ -299,33 +299,37 @@ def test_lab_scenario_figures(worker, client, capsys):
     ]
 
 
-def test_each_batch_counts_its_decisions_in_one_metrics_line(worker, client, capsys, monkeypatch):
-    """After a batch, one embedded-metric-format line: each decision kind counted (zeros too),
-    in the stack's namespace, with the function name as the only dimension."""
+def test_each_record_counts_its_decision_in_a_metrics_line_printed_with_its_lines(
+    worker, client, capsys, monkeypatch
+):
+    """Each record's decision is one embedded-metric-format line printed right after the
+    record's own lines (a batch stopped at its timeout keeps the counts of the records already
+    decided): every decision kind sent (zeros too), in the stack's namespace, with the function
+    name as the only dimension and never an order id."""
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "labex-q05-worker")
     monkeypatch.setenv(worker.METRICS_NAMESPACE_ENV, "TestNamespace")
     worker.handle_event({"Records": [order("seen", 1)]}, client, TABLE)
     capsys.readouterr()
     batch = [order("fresh", 2), order("seen", 1), order("seen", 9), record("{}"), order("fresh-2", 10)]
     worker.handle_event({"Records": batch}, client, TABLE)
-    line = capsys.readouterr().out.splitlines()[-1]
-    emf = json.loads(line)
-    assert {key: emf[key] for key in worker.DECISIONS} == {
-        "Accepted": 2,
-        "Duplicate": 1,
-        "Conflict": 1,
-        "Malformed": 1,
-        "Error": 0,
-    }
-    (directive,) = emf["_aws"]["CloudWatchMetrics"]
-    assert directive == {
-        "Namespace": "TestNamespace",
-        "Dimensions": [["FunctionName"]],
-        "Metrics": [{"Name": name, "Unit": "Count"} for name in worker.DECISIONS],
-    }
-    assert emf["FunctionName"] == "labex-q05-worker"
-    assert abs(emf["_aws"]["Timestamp"] - time.time() * 1000) < 60_000
-    assert "seen" not in line and "fresh" not in line  # never an order id
+    lines = capsys.readouterr().out.splitlines()
+    metrics = [(index, json.loads(line)) for index, line in enumerate(lines) if line.startswith("{")]
+    decided = [next(name for name in worker.DECISIONS if emf[name]) for _, emf in metrics]
+    assert decided == ["Accepted", "Duplicate", "Conflict", "Malformed", "Accepted"]
+    for _, emf in metrics:
+        assert sum(emf[name] for name in worker.DECISIONS) == 1
+        (directive,) = emf["_aws"]["CloudWatchMetrics"]
+        assert directive == {
+            "Namespace": "TestNamespace",
+            "Dimensions": [["FunctionName"]],
+            "Metrics": [{"Name": name, "Unit": "Count"} for name in worker.DECISIONS],
+        }
+        assert emf["FunctionName"] == "labex-q05-worker"
+        assert abs(emf["_aws"]["Timestamp"] - time.time() * 1000) < 60_000
+        assert "seen" not in json.dumps(emf) and "fresh" not in json.dumps(emf)  # never an order id
+    # Each metrics line follows its record's RESULT or ERROR line.
+    for index, _ in metrics:
+        assert lines[index - 1].startswith(("RESULT ", "ERROR "))
 
 
 def test_an_empty_event_emits_no_metrics(worker, client, capsys):
@@ -444,14 +448,22 @@ class Staggered(AtomicWrites):
 def test_each_records_lines_are_printed_together_as_soon_as_it_is_done(worker, client, capsys):
     """Records finish out of order; each record's lines come out in one piece when it is done
     (not held for the batch: lines held back are lost if the function is stopped at its
-    timeout), and the metrics line comes last."""
+    timeout), its metrics line last."""
     batch = [order("a", 1), record("{}"), order("b", 2)]
     worker.handle_event({"Records": batch}, Staggered(client, ["a", "b"]), TABLE, in_flight=2)
     lines = capsys.readouterr().out.splitlines()
-    written = [(line.split(" ", 1)[0], json.loads(line.split(" ", 1)[1]).get("id")) for line in lines[:-1]]
-    assert written[0][0] == "ERROR"
-    assert written[1:] == [(tag, order_id) for order_id in "ba" for tag in ("JOB", "WRITE", "RESULT")]
-    assert json.loads(lines[-1])["Accepted"] == 2
+    written = [
+        ("EMF", next(name for name in worker.DECISIONS if json.loads(line)[name]))
+        if line.startswith("{")
+        else (line.split(" ", 1)[0], json.loads(line.split(" ", 1)[1]).get("id"))
+        for line in lines
+    ]
+    assert written[:2] == [("ERROR", None), ("EMF", "Malformed")]
+    assert written[2:] == [
+        line
+        for order_id in "ba"
+        for line in (("JOB", order_id), ("WRITE", order_id), ("RESULT", order_id), ("EMF", "Accepted"))
+    ]
 
 
 def test_malformed_records_are_reported_first_and_a_lone_order_is_written_on_the_calling_thread(
@@ -477,7 +489,9 @@ def test_malformed_records_are_reported_first_and_a_lone_order_is_written_on_the
         ]
     }
     assert writers == [threading.current_thread()]
-    tags = [line.split(" ", 1)[0] for line in capsys.readouterr().out.splitlines()[:-1]]
+    tags = [
+        line.split(" ", 1)[0] for line in capsys.readouterr().out.splitlines() if not line.startswith("{")
+    ]
     assert tags == ["ERROR", "ERROR", "JOB", "WRITE", "RESULT"]
 
 
