@@ -8,32 +8,52 @@ worker's own parser and duplicate rule (stacks/lambda_code.py), and what an oper
 - `conflict`: a valid job whose id is stored with other details. Never sent back automatically.
 - `malformed`: the worker's parser rejects it. Never sent back.
 
-The queue is read a page (ten messages) at a time, and nothing holds the whole of it:
+The queue is read a page (ten messages) at a time, and nothing holds the whole of it, nor a body
+longer than its page:
 
 - A redrive moves each page's safe messages (send, then delete) before it reads on, and keeps
-  only the unsafe ones it steps past invisible, extending their visibility while it works
-  (`DeadLetterReader`). A failure between send and delete leaves a copy in both queues, which
-  the worker turns into a duplicate, never a lost order.
+  only the id and receipt handle of each unsafe one it steps past, invisible, extending their
+  visibility while it works (`DeadLetterReader`, ten per ChangeMessageVisibilityBatch, batches
+  side by side). A failure between send and delete leaves a copy in both queues, which the
+  worker turns into a duplicate, never a lost order. Its report counts every move and lists the
+  first `LISTED` moves and failures.
 - A listing reads at most `limit` messages, holds them while it classifies them, then releases
   them; its counts are exact when it reached the end of the queue (`complete`), and otherwise
-  those of the messages it read, beside the queue's own approximate totals.
+  those of the messages read, beside the queue's own approximate totals.
 - The end of the queue is an empty long poll while SQS counts no visible message, not one empty
   receive: SQS's in-flight cap answers a long poll with nothing (SQS quotas, "Messages per queue
   (in flight)"). Messages another reader holds are invisible to this one; each report says how
   many there were (`in_flight_elsewhere`) instead of calling the queue empty.
+- A hold that could not be extended (a `Failed` entry) has lapsed: the message may be received
+  again, by this reader or another. This reader recognises it by its id and holds it again
+  without counting it twice; each report says how many holds lapsed. SQS keeps a message
+  invisible for at most 12 hours from its receive (ChangeMessageVisibility API reference), so a
+  reader stops `VISIBILITY_MARGIN_SECONDS` before that and releases what it holds.
 
 Each read adds one to a message's receive count, which moves nothing: the DLQ has no redrive
-policy of its own. A discard writes one audit record (who, when, why, the body) to the stack's
-audit log group before it deletes the message; a delete that fails is reported and recorded
-beside it, so the audit never shows a discard that did not happen.
+policy of its own.
+
+A discard records intent and outcome as two facts in the stack's audit log group, one `audit_id`:
+`DISCARD_REQUESTED` (who, when, why, the body) before the delete, then `DISCARD_CONFIRMED` only
+once the delete is confirmed, or `DISCARD_FAILED` (with the error) when it failed. A process
+killed in between leaves "requested, not confirmed", which is true whether or not the delete
+reached SQS. Confirmed means: SQS accepted the delete, made with the message's latest receipt
+handle, before the hold that handle carries could have ended. DeleteMessage with a receipt
+handle that is not the latest "will still succeed, but the message might not be deleted"
+(DeleteMessage API reference); a handle is the latest while its message stays invisible,
+because nobody else can receive it then. So the discard first extends the hold with that handle
+(ChangeMessageVisibility, which fails on a message no longer in flight) and confirms only when
+the delete answered within the extended hold, timed from before the extension was asked for.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -52,11 +72,27 @@ END_OF_QUEUE_WAIT_SECONDS = 1
 END_OF_QUEUE_CHECKS = 3
 LIST_LIMIT = 1000  # messages a listing reads and holds at most
 MAX_HELD = 100_000  # unsafe messages a redrive steps past at most (SQS's in-flight cap is ~120,000)
+DISCARD_MAX_HELD = 10_000  # messages a discard reads past, looking for its target, at most
+# ChangeMessageVisibility: a message stays invisible at most 12 hours from its receive.
+MAX_VISIBILITY_SECONDS = 12 * 3600
+VISIBILITY_MARGIN_SECONDS = 600
+EXTEND_THREADS = 4  # ChangeMessageVisibilityBatch calls side by side
+RECENT_IDS = 10_000  # ids of messages moved or released, remembered to recognise a repeat
+LISTED = 1000  # moves and failures a redrive report lists; all of them are counted
 BATCH_BYTES = 1_048_576  # SendMessageBatch: all the batch's messages together (SQS API reference)
-AUDIT_TAG = "DISCARD"
+# BatchGetItem's unprocessed keys: retried with exponential backoff, as its API reference advises.
+BATCH_GET_TRIES = 8
+BACKOFF_SECONDS, BACKOFF_CAP_SECONDS = 0.05, 2.0
+AUDIT_REQUESTED_TAG = "DISCARD_REQUESTED"
+AUDIT_CONFIRMED_TAG = "DISCARD_CONFIRMED"
 AUDIT_FAILED_TAG = "DISCARD_FAILED"
+AUDIT_UNCONFIRMED_TAG = "DISCARD_UNCONFIRMED"
+# Written before the delete by versions that did not confirm it: read as requested, not confirmed.
+AUDIT_LEGACY_TAG = "DISCARD"
 AUDIT_STREAM = DLQ_AUDIT_STREAM
 MAX_REASON = 1000
+CONFIRMED = "discarded"
+NOT_CONFIRMED = "requested, not confirmed"
 
 
 class DlqError(RuntimeError):
@@ -124,6 +160,17 @@ def _letter(message: dict[str, Any]) -> DeadLetter:
     )
 
 
+@dataclass(slots=True)
+class Hold:
+    """What a reader keeps of a message it holds: never the body. Times are the reader's clock,
+    taken before the request that set them, so a hold ends no earlier than `until` says."""
+
+    receipt_handle: str
+    until: float  # invisible at least until then
+    received: float  # the receive that gave this handle (SQS's 12 hours count from it)
+    lapsed: bool = False  # an extension failed: the message may be visible, or another's
+
+
 class DeadLetterReader:
     """Pages of the DLQ, each message once. What the caller holds stays invisible (its visibility
     extended before it runs out) until it is forgotten (deleted) or released; on exit everything
@@ -135,18 +182,33 @@ class DeadLetterReader:
         queue_url: str,
         hold_seconds: int = HOLD_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        max_visibility_seconds: float = MAX_VISIBILITY_SECONDS,
+        threads: int = EXTEND_THREADS,
     ) -> None:
         self.sqs, self.queue_url, self.hold_seconds, self.clock = sqs, queue_url, hold_seconds, clock
-        self.held: dict[str, tuple[DeadLetter, float]] = {}  # message id -> (letter, invisible until)
-        self.seen: set[str] = set()
+        self.stop_at_age = max_visibility_seconds - VISIBILITY_MARGIN_SECONDS
+        self.max_visibility_seconds = max_visibility_seconds
+        # message id -> its hold, oldest receive first (a message received again moves to the end)
+        self.held: dict[str, Hold] = {}
+        self.recent: OrderedDict[str, None] = OrderedDict()  # moved or released, the last RECENT_IDS
         self.reached_end = False
         self.unread_visible = 0  # what SQS still counted as visible when reading stopped
+        self.stopped = ""  # why reading stopped before the end, when it did
+        self.lapsed = 0  # holds that could not be extended
+        self.repeats = 0  # messages received again after their hold lapsed or they were let go
+        self.threads = threads
+        self._pool: ThreadPoolExecutor | None = None
+        self._next_due = float("inf")
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.release(letter for letter, _ in list(self.held.values()))
+        try:
+            self.release(list(self.held))
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
 
     def counters(self) -> tuple[int, int]:
         """(visible, not visible), as SQS approximates them."""
@@ -159,11 +221,14 @@ class DeadLetterReader:
         )
 
     def pages(self) -> Iterator[list[DeadLetter]]:
-        """Pages of messages not seen before, until the end of the queue. A page's messages are
-        held; the caller forgets, releases or keeps holding each."""
+        """Pages of messages not seen before, until the end of the queue (or `stopped`). A page's
+        messages are held; the caller forgets, releases or keeps holding each."""
         empty = 0
         while True:
             self._extend_due()
+            if self.stopped:
+                return
+            asked = self.clock()
             received = self.sqs.receive_message(
                 QueueUrl=self.queue_url,
                 MaxNumberOfMessages=10,
@@ -172,16 +237,17 @@ class DeadLetterReader:
                 MessageSystemAttributeNames=["All"],
                 MessageAttributeNames=["All"],
             ).get("Messages", [])
-            until = self.clock() + self.hold_seconds
             page = []
             for message in received:
-                letter = _letter(message)
-                if letter.message_id in self.held:  # its hold ran out and it came round again
-                    self.held[letter.message_id] = (letter, until)
-                elif letter.message_id not in self.seen:
-                    self.seen.add(letter.message_id)
-                    self.held[letter.message_id] = (letter, until)
-                    page.append(letter)
+                message_id = message["MessageId"]
+                again = message_id in self.held or message_id in self.recent
+                self.held.pop(message_id, None)
+                self.held[message_id] = Hold(message["ReceiptHandle"], asked + self.hold_seconds, asked)
+                self._next_due = min(self._next_due, asked + self.hold_seconds / 2)
+                if again:  # its hold lapsed or it was let go: held again, not counted again
+                    self.repeats += 1
+                else:
+                    page.append(_letter(message))
             if page:
                 empty = 0
                 yield page
@@ -195,40 +261,106 @@ class DeadLetterReader:
                 return
 
     def _extend_due(self) -> None:
-        """Extend every hold that would end within half a hold from now."""
+        """Extend every hold that would end within half a hold from now, batches side by side;
+        stop reading before a hold meets SQS's 12-hour limit or extensions fall behind."""
         now = self.clock()
-        due = [letter for letter, until in self.held.values() if until - now < self.hold_seconds / 2]
-        for batch in _batches(due):
-            self.sqs.change_message_visibility_batch(
-                QueueUrl=self.queue_url,
-                Entries=[
-                    {
-                        "Id": str(i),
-                        "ReceiptHandle": letter.receipt_handle,
-                        "VisibilityTimeout": self.hold_seconds,
-                    }
-                    for i, letter in enumerate(batch)
-                ],
+        oldest = next(iter(self.held.values()), None)
+        if oldest is not None and now - oldest.received >= self.stop_at_age:
+            self.stopped = (
+                f"stopped after holding messages for {(now - oldest.received) / 3600:.1f} hours: SQS keeps "
+                f"a message invisible at most {self.max_visibility_seconds / 3600:g} hours from its "
+                "receive (ChangeMessageVisibility); what was held is released, run again"
             )
-            for letter in batch:
-                self.held[letter.message_id] = (letter, now + self.hold_seconds)
+            return
+        if now < self._next_due:
+            return
+        due = [
+            (message_id, hold)
+            for message_id, hold in self.held.items()
+            if not hold.lapsed and hold.until - now < self.hold_seconds / 2
+        ]
+        batches = list(_batches(due))
+        if len(batches) > 1 and self.threads > 1:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="dlq-hold")
+            self.lapsed += sum(self._pool.map(self._extend, batches))
+        else:
+            self.lapsed += sum(map(self._extend, batches))
+        live = [hold.until for hold in self.held.values() if not hold.lapsed]
+        self._next_due = min(live) - self.hold_seconds / 2 if live else float("inf")
+        took = self.clock() - now
+        if took > self.hold_seconds / 4:
+            self.stopped = (
+                f"stopped: extending {len(due)} holds took {took:.1f} s, more than a quarter of the "
+                f"{self.hold_seconds} s hold; run again with a longer --hold-seconds"
+            )
 
-    def forget(self, letters: Iterable[DeadLetter]) -> None:
+    def _extend(self, batch: list[tuple[str, Hold]]) -> int:
+        """One ChangeMessageVisibilityBatch; how many of its entries failed (lapsed)."""
+        asked = self.clock()
+        entries = []
+        for i, (_, hold) in enumerate(batch):
+            left = self.max_visibility_seconds - (asked - hold.received)
+            entries.append(
+                {
+                    "Id": str(i),
+                    "ReceiptHandle": hold.receipt_handle,
+                    "VisibilityTimeout": max(0, int(min(self.hold_seconds, left))),
+                }
+            )
+        answer = self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=entries)
+        failed = {int(failure["Id"]) for failure in answer.get("Failed", [])}
+        for i, (_, hold) in enumerate(batch):
+            if i in failed:
+                hold.lapsed = True
+            else:
+                hold.until = asked + entries[i]["VisibilityTimeout"]
+        return len(failed)
+
+    def extend_one(self, message_id: str) -> Hold:
+        """Extend one hold now with its latest handle; raises if SQS refuses (the message is no
+        longer in flight under that handle)."""
+        hold = self.held[message_id]
+        asked = self.clock()
+        self.sqs.change_message_visibility(
+            QueueUrl=self.queue_url, ReceiptHandle=hold.receipt_handle, VisibilityTimeout=self.hold_seconds
+        )
+        hold.until = asked + self.hold_seconds
+        return hold
+
+    def handle(self, message_id: str) -> str:
+        """The latest receipt handle of a held message."""
+        return self.held[message_id].receipt_handle
+
+    def _remember(self, message_id: str) -> None:
+        self.recent[message_id] = None
+        self.recent.move_to_end(message_id)
+        while len(self.recent) > RECENT_IDS:
+            self.recent.popitem(last=False)
+
+    def forget(self, letters: Iterable[DeadLetter | str]) -> None:
         """These were deleted."""
         for letter in letters:
-            self.held.pop(letter.message_id, None)
+            message_id = letter if isinstance(letter, str) else letter.message_id
+            self.held.pop(message_id, None)
+            self._remember(message_id)
 
-    def release(self, letters: Iterable[DeadLetter]) -> None:
-        """Make these visible again."""
-        letters = [
-            self.held.pop(letter.message_id)[0] for letter in letters if letter.message_id in self.held
-        ]
-        for batch in _batches(letters):
+    def release(self, letters: Iterable[DeadLetter | str]) -> None:
+        """Make these visible again (a lapsed hold has nothing to release)."""
+        handles = []
+        for letter in letters:
+            message_id = letter if isinstance(letter, str) else letter.message_id
+            hold = self.held.pop(message_id, None)
+            if hold is not None:
+                self._remember(message_id)
+                if not hold.lapsed:
+                    handles.append(hold.receipt_handle)
+        for batch in _batches(handles):
             self.sqs.change_message_visibility_batch(
                 QueueUrl=self.queue_url,
                 Entries=[
-                    {"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": 0}
-                    for i, letter in enumerate(batch)
+                    {"Id": str(i), "ReceiptHandle": handle, "VisibilityTimeout": 0}
+                    for i, handle in enumerate(batch)
                 ],
             )
 
@@ -240,18 +372,32 @@ class DeadLetterReader:
 # --- classification -------------------------------------------------------------------------
 
 
-def stored_orders(dynamodb: Any, table: str, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """The stored items of these order ids (strongly consistent), by id."""
+def stored_orders(
+    dynamodb: Any, table: str, ids: Iterable[str], sleep: Callable[[float], None] = time.sleep
+) -> dict[str, dict[str, Any]]:
+    """The stored items of these order ids (strongly consistent), by id. Keys DynamoDB leaves
+    unprocessed are asked for again after an exponentially growing, jittered pause (BatchGetItem
+    API reference: "we strongly recommend that you use an exponential backoff algorithm")."""
     worker = load_worker()
     found: dict[str, dict[str, Any]] = {}
     for batch in _batches(sorted(set(ids)), 100):
         request = {table: {"Keys": [{"id": {"S": order_id}} for order_id in batch], "ConsistentRead": True}}
-        while request:
+        for attempt in range(BATCH_GET_TRIES):
+            if attempt:
+                sleep(random.uniform(0.5, 1.0) * min(BACKOFF_CAP_SECONDS, BACKOFF_SECONDS * 2**attempt))
             response = dynamodb.batch_get_item(RequestItems=request)
             for attributes in response.get("Responses", {}).get(table, []):
                 item = worker.item_from_attributes(attributes)
                 found[str(item["id"])] = item
             request = response.get("UnprocessedKeys") or {}
+            if not request:
+                break
+        else:
+            left = len(request.get(table, {}).get("Keys", []))
+            raise DlqError(
+                f"DynamoDB left {left} order id(s) of {table} unprocessed after {BATCH_GET_TRIES} tries "
+                "(its read capacity is exhausted): run again later"
+            )
     return found
 
 
@@ -380,13 +526,17 @@ def parse_classes(text: str | None) -> tuple[str, ...]:
 
 @dataclass
 class RedriveReport:
+    """Counts of everything; the first LISTED moves and failures, and how many more there were."""
+
     classes: tuple[str, ...]
     dry_run: bool
     counts: dict[str, dict[str, int]] = field(
         default_factory=lambda: {kind: {"found": 0, "moved": 0, "failed": 0} for kind in CLASSES}
     )
     moved: list[dict[str, str]] = field(default_factory=list)
+    moved_not_listed: int = 0
     failures: list[dict[str, str]] = field(default_factory=list)
+    failures_not_listed: int = 0
     started: float = field(default_factory=time.monotonic)
 
     def progress(self, held: int) -> dict[str, Any]:
@@ -397,13 +547,27 @@ class RedriveReport:
 
     def failed(self, letter: DeadLetter, reason: str) -> None:
         self.counts[letter.kind]["failed"] += 1
-        self.failures.append({"message_id": letter.message_id, "reason": reason})
+        if len(self.failures) < LISTED:
+            self.failures.append({"message_id": letter.message_id, "reason": reason})
+        else:
+            self.failures_not_listed += 1
+
+    def moved_one(self, letter: DeadLetter, new_message_id: str) -> None:
+        self.counts[letter.kind]["moved"] += 1
+        if len(self.moved) < LISTED:
+            self.moved.append(
+                {"message_id": letter.message_id, "new_message_id": new_message_id, "class": letter.kind}
+            )
+        else:
+            self.moved_not_listed += 1
 
 
 def _move(
     sqs: Any, queues: Queues, reader: DeadLetterReader, letters: list[DeadLetter], report: RedriveReport
 ) -> None:
-    """Send these to the jobs queue, then delete them from the DLQ; a failed send is released."""
+    """Send these to the jobs queue, then delete them from the DLQ; a failed send is released.
+    A delete counts as a move only when it was asked for within the message's hold (the handle
+    still the latest)."""
     for batch in send_batches(letters):
         entries = []
         for i, letter in enumerate(batch):
@@ -420,23 +584,23 @@ def _move(
         copied = [letter for letter in batch if letter.message_id in copies]
         if not copied:
             continue
+        asked = reader.clock()
+        holds = [reader.held[letter.message_id] for letter in copied]
         removed = sqs.delete_message_batch(
             QueueUrl=queues.dlq_url,
-            Entries=[
-                {"Id": str(i), "ReceiptHandle": letter.receipt_handle} for i, letter in enumerate(copied)
-            ],
+            Entries=[{"Id": str(i), "ReceiptHandle": hold.receipt_handle} for i, hold in enumerate(holds)],
         )
-        gone = [copied[int(ok["Id"])] for ok in removed.get("Successful", [])]
-        reader.forget(gone)
-        for letter in gone:
-            report.counts[letter.kind]["moved"] += 1
-            report.moved.append(
-                {
-                    "message_id": letter.message_id,
-                    "new_message_id": copies[letter.message_id],
-                    "class": letter.kind,
-                }
-            )
+        for ok in removed.get("Successful", []):
+            letter, hold = copied[int(ok["Id"])], holds[int(ok["Id"])]
+            reader.forget([letter])
+            if hold.lapsed or asked >= hold.until:
+                report.failed(
+                    letter,
+                    "sent, and deleted with a receipt handle whose hold had ended, so the delete is not "
+                    "confirmed: it may still be in the DLQ (a second copy would be a duplicate)",
+                )
+            else:
+                report.moved_one(letter, copies[letter.message_id])
         for failure in removed.get("Failed", []):
             report.failed(
                 copied[int(failure["Id"])],
@@ -453,56 +617,102 @@ def redrive(
     hold_seconds: int = HOLD_SECONDS,
     max_held: int = MAX_HELD,
     progress: Callable[[dict[str, Any]], None] | None = None,
+    reader: Callable[..., DeadLetterReader] = DeadLetterReader,
 ) -> dict[str, Any]:
     """Send the messages of `classes` back to the jobs queue, a page at a time (send, then
     delete), stepping past the rest; a dry run moves nothing and holds what it read. Returns per
-    class found, moved and failed; each move's old and new message id; the failures; whether
-    the whole queue was seen, and how many messages another reader held."""
+    class found, moved and failed; the first LISTED moves (old and new message id) and failures,
+    with how many more there were (`moved_not_listed`, `failures_not_listed`); whether the whole
+    queue was seen, how many messages another reader held, how many holds lapsed and how many
+    messages came round again (held, not counted twice)."""
     report = RedriveReport(parse_classes(",".join(classes)), dry_run)
     sqs = clients.client("sqs")
     stopped = ""
-    with DeadLetterReader(sqs, queues.dlq_url, hold_seconds) as reader:
-        for page in reader.pages():
+    with reader(sqs, queues.dlq_url, hold_seconds) as source:
+        for page in source.pages():
             classify(page, _lookup(clients, queues))
             for letter in page:
                 report.counts[letter.kind]["found"] += 1
             chosen = [letter for letter in page if letter.kind in report.classes]
             if chosen and not dry_run:
-                _move(sqs, queues, reader, chosen, report)
+                _move(sqs, queues, source, chosen, report)
+            del page, chosen  # bodies go with their page: only ids and handles stay held
             if progress is not None:
-                progress(report.progress(len(reader.held)))
-            if len(reader.held) >= max_held:
+                progress(report.progress(len(source.held)))
+            if len(source.held) >= max_held:
                 stopped = (
-                    f"stopped after stepping past {len(reader.held)} messages it may not move "
+                    f"stopped after stepping past {len(source.held)} messages it may not move "
                     f"(at most {max_held} are held at once): discard or decide on them, then run again"
                 )
                 break
-        elsewhere = reader.in_flight_elsewhere()
-        complete = reader.reached_end and not stopped and elsewhere == 0
-        if not stopped and not reader.reached_end:
+        elsewhere = source.in_flight_elsewhere()
+        stopped = stopped or source.stopped
+        complete = source.reached_end and not stopped and elsewhere == 0
+        if not stopped and not source.reached_end:
             stopped = (
-                f"SQS returned no messages although it counts {reader.unread_visible} visible (its "
+                f"SQS returned no messages although it counts {source.unread_visible} visible (its "
                 "in-flight cap, or its counters lagging): run again"
             )
+        lapsed, repeats = source.lapsed, source.repeats
     return {
         "classes": list(report.classes),
         "dry_run": dry_run,
         "counts": report.counts,
         "moved": report.moved,
+        "moved_not_listed": report.moved_not_listed,
         "failures": report.failures,
+        "failures_not_listed": report.failures_not_listed,
         "complete": complete,
         "in_flight_elsewhere": elsewhere,
+        "lapsed_holds": lapsed,
+        "seen_again": repeats,
         "stopped": stopped,
     }
 
 
+def _not_found(message_id: str, reader: DeadLetterReader, read: int, capped: bool) -> str:
+    """Why the target was not found, claiming "not in the queue" only when the end was reached
+    and nobody else held a message."""
+    if capped:
+        return (
+            f"message {message_id} is not among the first {read} messages read (a discard holds at most "
+            f"{read} while it looks); discard or redrive others first, or run again later"
+        )
+    if reader.stopped:
+        return f"message {message_id} is not among the {read} messages read: {reader.stopped}"
+    if not reader.reached_end:
+        return (
+            f"message {message_id} is not among the {read} messages read, and the end of the queue was not "
+            f"reached: SQS returned no messages although it counts {reader.unread_visible} visible (its "
+            "in-flight cap, or its counters lagging); run again"
+        )
+    elsewhere = reader.in_flight_elsewhere()
+    if elsewhere:
+        return (
+            f"message {message_id} is not among the {read} messages read; {elsewhere} message(s) are held "
+            "by another reader, run again later"
+        )
+    return f"message {message_id} is not in the dead-letter queue ({read} messages read, the end reached)"
+
+
 def discard(
-    clients: Any, queues: Queues, message_id: str, reason: str, hold_seconds: int = HOLD_SECONDS
+    clients: Any,
+    queues: Queues,
+    message_id: str,
+    reason: str,
+    hold_seconds: int = HOLD_SECONDS,
+    max_held: int = DISCARD_MAX_HELD,
 ) -> dict[str, Any]:
-    """Remove one conflict or malformed message after a human decided, with one audit record
-    written first (who, when, why, the body and its class). A delete that fails is recorded
-    beside it (`DISCARD_FAILED`, same `audit_id`) and raised."""
+    """Remove one conflict or malformed message after a human decided. Audited as two facts, one
+    `audit_id`: `DISCARD_REQUESTED` (who, when, why, the body and its class) before the delete;
+    then `DISCARD_CONFIRMED` once the delete is confirmed (module docstring: SQS accepted it
+    within the hold its latest receipt handle carries, just extended), `DISCARD_FAILED` when the
+    extension or the delete failed, or `DISCARD_UNCONFIRMED` when the delete answered after the
+    hold could have ended. Anything but confirmed is raised; a process that dies in between
+    leaves "requested, not confirmed". Reads past at most `max_held` messages to find it."""
     import uuid
+
+    from ops.aws import error_line
 
     reason = " ".join((reason or "").split())
     if not reason:
@@ -511,15 +721,18 @@ def discard(
         raise DlqError(f"the reason is {len(reason)} characters; keep it under {MAX_REASON}")
     sqs = clients.client("sqs")
     with DeadLetterReader(sqs, queues.dlq_url, hold_seconds) as reader:
-        letter = next(
-            (letter for page in reader.pages() for letter in page if letter.message_id == message_id), None
-        )
+        letter, read, capped = None, 0, False
+        for page in reader.pages():
+            read += len(page)
+            letter = next((found for found in page if found.message_id == message_id), None)
+            if letter is not None:
+                break
+            if len(reader.held) >= max_held:
+                capped = True
+                break
         if letter is None:
-            elsewhere = reader.in_flight_elsewhere()
-            held = (
-                f"; {elsewhere} message(s) are held by another reader, run again later" if elsewhere else ""
-            )
-            raise DlqError(f"message {message_id} is not in the dead-letter queue{held}")
+            raise DlqError(_not_found(message_id, reader, read, capped))
+        reader.release([held for held in list(reader.held) if held != message_id])
         classify([letter], _lookup(clients, queues))
         if letter.kind in SAFE_CLASSES:
             raise DlqError(
@@ -528,7 +741,7 @@ def discard(
             )
         record = {
             "audit_id": str(uuid.uuid4()),
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "time": _now(),
             "who": clients.client("sts").get_caller_identity()["Arn"],
             "reason": reason,
             "message_id": letter.message_id,
@@ -545,32 +758,52 @@ def discard(
             "sent_ms": letter.sent_ms,
         }
         logs = clients.client("logs")
-        write_audit(logs, queues.audit_log_group, record)
-        try:
-            sqs.delete_message(QueueUrl=queues.dlq_url, ReceiptHandle=letter.receipt_handle)
-        except Exception as error:  # noqa: BLE001 - any failed delete is recorded and reported
-            from ops.aws import error_line
+        write_audit(logs, queues.audit_log_group, record, tag=AUDIT_REQUESTED_TAG)
 
+        def outcome(tag: str, **facts: Any) -> None:
             write_audit(
                 logs,
                 queues.audit_log_group,
-                {
-                    "audit_id": record["audit_id"],
-                    "message_id": message_id,
-                    "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    "error": error_line(error),
-                },
-                tag=AUDIT_FAILED_TAG,
+                {"audit_id": record["audit_id"], "message_id": message_id, "time": _now(), **facts},
+                tag=tag,
             )
+
+        try:
+            hold = reader.extend_one(message_id)
+            sqs.delete_message(QueueUrl=queues.dlq_url, ReceiptHandle=hold.receipt_handle)
+        except Exception as error:  # noqa: BLE001 - any failed delete is recorded and reported
+            outcome(AUDIT_FAILED_TAG, error=error_line(error))
             raise DlqError(
                 f"message {message_id} was not discarded: the delete failed ({error_line(error)}); "
                 "the audit records the attempt as failed"
             ) from None
-        reader.forget([letter])
-    return {**record, "outcome": "discarded"}
+        answered = reader.clock()
+        reader.forget([message_id])
+        if answered >= hold.until:
+            why = (
+                f"the delete answered {answered - hold.until + hold_seconds:.1f} s after the hold was "
+                f"extended, past the {hold_seconds} s hold: another reader may have received it first"
+            )
+            outcome(AUDIT_UNCONFIRMED_TAG, why=why)
+            raise DlqError(
+                f"message {message_id}: the delete is not confirmed ({why}); the audit shows it as "
+                f"{NOT_CONFIRMED}, see `ops dlq list`"
+            )
+        try:
+            outcome(AUDIT_CONFIRMED_TAG)
+        except Exception as error:  # noqa: BLE001 - the audit must not say more than it knows
+            raise DlqError(
+                f"message {message_id} was deleted, but the confirmation could not be recorded "
+                f"({error_line(error)}): the audit shows it as {NOT_CONFIRMED}"
+            ) from None
+    return {**record, "outcome": CONFIRMED}
 
 
-def write_audit(logs: Any, log_group: str, record: dict[str, Any], tag: str = AUDIT_TAG) -> None:
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def write_audit(logs: Any, log_group: str, record: dict[str, Any], tag: str = AUDIT_REQUESTED_TAG) -> None:
     try:
         logs.create_log_stream(logGroupName=log_group, logStreamName=AUDIT_STREAM)
     except logs.exceptions.ResourceAlreadyExistsException:
@@ -589,21 +822,43 @@ def write_audit(logs: Any, log_group: str, record: dict[str, Any], tag: str = AU
 
 def audit(clients: Any, queues: Queues) -> list[dict[str, Any]]:
     """Every discard recorded in the audit log group, oldest first, each with its `outcome`:
-    `discarded`, or `delete failed: ...` when a failure record matches it."""
-    records, failures = [], {}
+    `discarded` only when a `DISCARD_CONFIRMED` record matches its `audit_id`; `delete failed:
+    ...` when a `DISCARD_FAILED` one does; otherwise `requested, not confirmed` (with the reason
+    when a `DISCARD_UNCONFIRMED` record gives one). Records of earlier versions (`DISCARD`,
+    written before a delete they never confirmed) read as requested, not confirmed, unless a
+    `DISCARD_FAILED` record says the delete failed."""
+    records, outcomes = [], {}
     for event in log_events(clients.client("logs"), queues.audit_log_group):
         tag, _, rest = event["message"].partition(" ")
-        if tag not in (AUDIT_TAG, AUDIT_FAILED_TAG):
+        if tag not in (
+            AUDIT_REQUESTED_TAG,
+            AUDIT_LEGACY_TAG,
+            AUDIT_CONFIRMED_TAG,
+            AUDIT_FAILED_TAG,
+            AUDIT_UNCONFIRMED_TAG,
+        ):
             continue
         try:
             record = json.loads(rest)
         except ValueError:
             continue
-        if tag == AUDIT_FAILED_TAG:
-            failures[record.get("audit_id")] = record.get("error", "")
+        if tag in (AUDIT_REQUESTED_TAG, AUDIT_LEGACY_TAG):
+            records.append((tag, record))
+            continue
+        audit_id = record.get("audit_id")
+        if tag == AUDIT_CONFIRMED_TAG:
+            outcomes[audit_id] = CONFIRMED
+        elif tag == AUDIT_FAILED_TAG:
+            outcomes[audit_id] = f"delete failed: {record.get('error', '')}"
         else:
-            records.append(record)
-    for record in records:
-        failed = failures.get(record.get("audit_id")) if record.get("audit_id") else None
-        record["outcome"] = f"delete failed: {failed}" if failed is not None else "discarded"
-    return records
+            outcomes.setdefault(audit_id, f"{NOT_CONFIRMED}: {record.get('why', '')}")
+    found = []
+    for tag, record in records:
+        known = outcomes.get(record.get("audit_id")) if record.get("audit_id") else None
+        if tag == AUDIT_LEGACY_TAG and known == CONFIRMED:
+            known = None  # an older version's record cannot have been confirmed
+        if known is None and tag == AUDIT_LEGACY_TAG:
+            known = f"{NOT_CONFIRMED} (recorded by an earlier version, which did not confirm deletes)"
+        record["outcome"] = known or NOT_CONFIRMED
+        found.append(record)
+    return found

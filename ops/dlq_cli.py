@@ -44,7 +44,10 @@ def add_commands(commands: Any, common: Any) -> None:
         help="pending,stored (default), or one of them; conflicts and malformed bodies never",
     )
     redrive.add_argument(
-        "--json", action="store_true", help="the counts, and each moved message's old and new id"
+        "--json",
+        action="store_true",
+        help=f"the counts, and the first {dlq.LISTED:,} moves (old and new message id) and failures, with how "
+        "many more there were",
     )
     discard = actions.add_parser(
         "discard", help="remove one conflict or malformed message, with an audit record"
@@ -52,7 +55,9 @@ def add_commands(commands: Any, common: Any) -> None:
     discard.add_argument("--message-id", required=True)
     discard.add_argument("--reason", required=True, help="why it may go (kept in the audit record)")
     discard.add_argument("--json", action="store_true")
-    audit = actions.add_parser("audit", help="every discard: who, when, why, the body")
+    audit = actions.add_parser(
+        "audit", help="every discard: who, when, why, the body, and whether the delete was confirmed"
+    )
     audit.add_argument("--json", action="store_true")
     for sub in (listing, redrive, discard, audit):
         common(sub)
@@ -143,19 +148,32 @@ def format_listing(queue: str, result: dict[str, Any]) -> str:
 
 
 def format_redrive(result: dict[str, Any]) -> str:
-    counts = result["counts"]
-    moved = ", ".join(
-        f"{counts[kind]['found' if result['dry_run'] else 'moved']} {kind}" for kind in result["classes"]
-    )
+    """What a redrive did, or (a dry run) would do: a message it would move is not also counted
+    as left."""
+    counts, dry = result["counts"], result["dry_run"]
+    moved = ", ".join(f"{counts[kind]['found' if dry else 'moved']} {kind}" for kind in result["classes"])
     left = ", ".join(
-        f"{n} {kind}" for kind in dlq.CLASSES if (n := counts[kind]["found"] - counts[kind]["moved"])
+        f"{n} {kind}"
+        for kind in dlq.CLASSES
+        if (
+            n := counts[kind]["found"]
+            - (counts[kind]["found"] if dry and kind in result["classes"] else counts[kind]["moved"])
+        )
     )
+    failed = sum(counts[kind]["failed"] for kind in dlq.CLASSES)
     lines = [
-        f"{'would move' if result['dry_run'] else 'moved'} {moved} to the jobs queue",
-        f"left in the DLQ: {left or 'nothing'}",
-        f"failed: {sum(counts[kind]['failed'] for kind in dlq.CLASSES)}",
+        f"{'would move' if dry else 'moved'} {moved} to the jobs queue",
+        f"{'would leave' if dry else 'left'} in the DLQ: {left or 'nothing'}",
+        f"failed: {failed}",
     ]
     lines += [f"  {failure['message_id']}: {failure['reason']}" for failure in result["failures"]]
+    if result.get("failures_not_listed"):
+        lines.append(f"  and {result['failures_not_listed']} more (counted above, not listed)")
+    if result.get("lapsed_holds"):
+        lines.append(
+            f"{result['lapsed_holds']} hold(s) could not be extended and lapsed: those messages may have been "
+            f"visible to others meanwhile ({result.get('seen_again', 0)} came round again, held, not counted twice)"
+        )
     lines += _elsewhere(result["in_flight_elsewhere"])
     if result["stopped"]:
         lines.append(f"incomplete: {result['stopped']}")
@@ -215,6 +233,13 @@ def run(args: argparse.Namespace, clients: Clients) -> int:
     except (dlq.DlqError, TargetError) as error:
         print(safe(f"error: {error}"), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(
+            "interrupted: what was held is released by SQS within --hold-seconds; `ops dlq audit` shows a "
+            "discard as discarded only if its delete was confirmed",
+            file=sys.stderr,
+        )
+        return 130
     except Exception as error:  # noqa: BLE001 - one line, not a traceback
         print(safe(f"error: {error_line(error)}"), file=sys.stderr)
         return 1
