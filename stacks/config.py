@@ -76,6 +76,27 @@ CONTEXT_DEFAULTS: dict[str, Any] = {
 MAX_RETENTION_DAYS = 14
 # The dead-letter-expiry alarm fires this long before the earliest possible expiry of a dead letter.
 DEAD_LETTER_EXPIRY_WARNING_DAYS = 2
+# It watches the DLQ's depth per hour: PutMetricAlarm (Period) allows Period x EvaluationPeriods
+# up to 604,800 s (7 days) for periods of an hour or more, and only one day for shorter ones.
+DEAD_LETTER_EXPIRY_PERIOD_SECONDS = 3600
+MAX_ALARM_EVALUATION_SECONDS = 604_800
+# Hours the warning may come after a dead letter's arrival beyond the N hourly periods: the first
+# whole hour starts within an hour of the move, and one more for CloudWatch to collect that
+# hour's datapoints and evaluate (docs/operations.md shows the arithmetic).
+DEAD_LETTER_EXPIRY_SLACK_HOURS = 2
+# The per-attempt decision alarms (conflicting-orders, failed-records, malformed-jobs) stay in
+# ALARM while one of this many minutes breaches: a failing record comes back once per visibility
+# timeout, and one breaching minute per redelivery would flip ALARM/OK/ALARM between them.
+DECISION_ALARM_MINUTES = 10
+
+
+def dead_letter_expiry_periods(warn_within_seconds: float) -> int:
+    """Consecutive hourly periods of a non-empty DLQ after which dead-letter-expiry fires, so that
+    it fires within `warn_within_seconds` of a dead letter's arrival: that time in whole hours
+    less the slack, at least 1, at most what CloudWatch accepts (7 days of hourly periods)."""
+    hours = int(warn_within_seconds // DEAD_LETTER_EXPIRY_PERIOD_SECONDS) - DEAD_LETTER_EXPIRY_SLACK_HOURS
+    return max(1, min(hours, MAX_ALARM_EVALUATION_SECONDS // DEAD_LETTER_EXPIRY_PERIOD_SECONDS))
+
 
 # Every alarm of the stack, by the name after the prefix (Names.alarm): the stack makes exactly
 # these (stacks/monitoring.py), the alarm topic admits exactly their ARNs, and ops and the tests
@@ -203,8 +224,8 @@ class StackConfig:
 
     @property
     def dead_letter_expiry_alarm_days(self) -> int:
-        """Age in the DLQ (SQS's ApproximateAgeOfOldestMessage there counts from the move) at which
-        the oldest dead letter may be DEAD_LETTER_EXPIRY_WARNING_DAYS from its expiry."""
+        """Time in the DLQ after which a dead letter may be DEAD_LETTER_EXPIRY_WARNING_DAYS from its
+        expiry: dead-letter-expiry must have fired by then (dead_letter_expiry_periods)."""
         return max(0, self.dead_letter_days_guaranteed - DEAD_LETTER_EXPIRY_WARNING_DAYS)
 
     @classmethod

@@ -24,7 +24,15 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from stacks.config import ALARMS, DEAD_LETTER_EXPIRY_WARNING_DAYS, DECISION_METRICS, Names
+from stacks.config import (
+    ALARMS,
+    DEAD_LETTER_EXPIRY_PERIOD_SECONDS,
+    DEAD_LETTER_EXPIRY_WARNING_DAYS,
+    DECISION_ALARM_MINUTES,
+    DECISION_METRICS,
+    Names,
+    dead_letter_expiry_periods,
+)
 from stacks.nag import acknowledge
 
 PERIOD = Duration.minutes(1)
@@ -37,6 +45,8 @@ class AlarmSpec:
     threshold: float
     comparison: cloudwatch.ComparisonOperator
     description: str
+    periods: int = 1  # EvaluationPeriods (N)
+    datapoints: int = 1  # DatapointsToAlarm (M of N)
 
 
 class Monitoring(Construct):
@@ -66,7 +76,8 @@ class Monitoring(Construct):
         # A topic policy replaces SNS's default one, and enforce_ssl writes one holding only its
         # TLS deny: without this Allow, CloudWatch's alarm actions fail ("... is not authorized to
         # perform: SNS:Publish", re:Post knowledge center cloudwatch-receive-sns-for-alarm-trigger).
-        # Scoped to this stack's alarms in this account, so no other alarm can page through it.
+        # Scoped to this stack's alarms by their exact ARNs in this account: a pattern such as
+        # `alarm:<prefix>-*` would also admit another deployment whose prefix extends this one.
         self.topic.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowThisStacksAlarms",
@@ -74,13 +85,16 @@ class Monitoring(Construct):
                 actions=["sns:Publish"],
                 resources=[self.topic.topic_arn],
                 conditions={
-                    "ArnLike": {
-                        "aws:SourceArn": stack.format_arn(
-                            service="cloudwatch",
-                            resource="alarm",
-                            resource_name=names.alarm("*"),
-                            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-                        )
+                    "ArnEquals": {
+                        "aws:SourceArn": [
+                            stack.format_arn(
+                                service="cloudwatch",
+                                resource="alarm",
+                                resource_name=name,
+                                arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                            )
+                            for name in names.alarms
+                        ]
                     },
                     "StringEquals": {"aws:SourceAccount": stack.account},
                 },
@@ -134,16 +148,43 @@ class Monitoring(Construct):
             },
         )
         dead_letter_age = dead_letter_queue.metric_approximate_age_of_oldest_message(
-            statistic="Maximum", period=PERIOD
+            statistic="Maximum", period=PERIOD, label="Oldest (s), leaving out any read 3+ times"
         )
-        # Up by one or more in a minute: a new dead letter, also while older ones still wait (the
-        # dead-letters alarm stays in ALARM then, and CloudWatch notifies on state changes only).
+        # Arrivals in a minute: the depth's rise plus what was deleted from the DLQ meanwhile (an
+        # operator's discard, a redrive's moves), so a redrive moving as many as arrive does not
+        # cancel them. A new dead letter notifies also while older ones still wait (dead-letters
+        # stays in ALARM then, and CloudWatch notifies on state changes only).
         new_dead_letters = cloudwatch.MathExpression(
-            expression="DIFF(depth)",
-            using_metrics={"depth": dead_letters},
+            expression="DIFF(depth) + deleted",
+            using_metrics={
+                "depth": dead_letters,
+                "deleted": dead_letter_queue.metric_number_of_messages_deleted(
+                    statistic="Sum", period=PERIOD
+                ),
+            },
             period=PERIOD,
             label="New dead letters",
         )
+        # Not ApproximateAgeOfOldestMessage: in a standard queue SQS leaves out of it a message
+        # received three or more times and not deleted, and every `ops dlq` listing is a receive.
+        # A dead letter is in the depth (visible + in flight) every hour it is in the DLQ however
+        # often it is read; Maximum per statistic, so a message moving between the two within
+        # the hour is never missed (the sum of two Minimums could be 0).
+        hour = Duration.seconds(DEAD_LETTER_EXPIRY_PERIOD_SECONDS)
+        dead_letters_hourly = cloudwatch.MathExpression(
+            expression="visible + held",
+            period=hour,
+            label="Dead letters in the hour (visible + in flight)",
+            using_metrics={
+                "visible": dead_letter_queue.metric_approximate_number_of_messages_visible(
+                    statistic="Maximum", period=hour
+                ),
+                "held": dead_letter_queue.metric_approximate_number_of_messages_not_visible(
+                    statistic="Maximum", period=hour
+                ),
+            },
+        )
+        expiry_periods = dead_letter_expiry_periods(dead_letter_expiry_alarm.to_seconds())
         errors = function.metric_errors(statistic="Sum", period=PERIOD)
         throttles = function.metric_throttles(statistic="Sum", period=PERIOD)
         write_throttles = cloudwatch.Metric(
@@ -165,6 +206,7 @@ class Monitoring(Construct):
                 "An order id arrived with other details than the stored order. It is never "
                 "acknowledged and will reach the dead-letter queue: compare both (ops dlq list), "
                 "then discard or fix the producer. See docs/operations.md.",
+                periods=DECISION_ALARM_MINUTES,
             ),
             AlarmSpec(
                 "failed-records",
@@ -174,6 +216,7 @@ class Monitoring(Construct):
                 "The worker could not write a record (access denied, a missing table, throttling "
                 "past its retries, a timeout): it is retried and reaches the dead-letter queue if the "
                 "cause stays. Read the ERROR line (errors-by-class query), fix the cause, then redrive.",
+                periods=DECISION_ALARM_MINUTES,
             ),
             AlarmSpec(
                 "malformed-jobs",
@@ -182,6 +225,7 @@ class Monitoring(Construct):
                 ge,
                 "A job body is not a valid order (the ERROR line names the field). It can never be "
                 "written and will reach the dead-letter queue: fix the producer, then discard it.",
+                periods=DECISION_ALARM_MINUTES,
             ),
             AlarmSpec(
                 "dead-letters",
@@ -197,16 +241,19 @@ class Monitoring(Construct):
                 new_dead_letters,
                 1,
                 ge,
-                "A message moved to the dead-letter queue within the last minute, also while older "
-                "ones wait there: ops dlq list shows it.",
+                "A message arrived in the dead-letter queue within the last minute, also while older "
+                "ones wait there or a redrive is moving others out: ops dlq list shows it.",
             ),
             AlarmSpec(
                 "dead-letter-expiry",
-                dead_letter_age,
-                dead_letter_expiry_alarm.to_seconds(),
-                gt,
-                f"The oldest dead letter has waited so long that it may expire within "
-                f"{DEAD_LETTER_EXPIRY_WARNING_DAYS} days and be lost: redrive or discard it now.",
+                dead_letters_hourly,
+                1,
+                ge,
+                f"The dead-letter queue has not been empty for {expiry_periods} hours in a row: a dead "
+                f"letter in it may expire within {DEAD_LETTER_EXPIRY_WARNING_DAYS} days and be lost "
+                f"(reading it does not stop this). ops dlq list, then redrive or discard now.",
+                periods=expiry_periods,
+                datapoints=expiry_periods,
             ),
             AlarmSpec(
                 "oldest-job-age",
@@ -229,8 +276,11 @@ class Monitoring(Construct):
                 throttles,
                 1,
                 ge,
-                "Lambda throttled the worker: concurrency is exhausted or capped. Jobs wait, none "
-                "is lost; raise reserved concurrency or max_concurrency if it lasts.",
+                "Lambda refused to run the worker: the account's unreserved concurrency is used up, "
+                "or a reserved concurrency below the mapping's maximum. Jobs wait and their receive "
+                "count grows. Find what took the concurrency, or reserve at least max_concurrency for "
+                "the worker; raising max_concurrency does not help (the mapping holds back at it, "
+                "without throttles).",
             ),
             AlarmSpec(
                 "orders-throttled",
@@ -254,8 +304,8 @@ class Monitoring(Construct):
                 metric=spec.metric,
                 threshold=spec.threshold,
                 comparison_operator=spec.comparison,
-                evaluation_periods=1,
-                datapoints_to_alarm=1,
+                evaluation_periods=spec.periods,
+                datapoints_to_alarm=spec.datapoints,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )
             alarm.add_alarm_action(action)

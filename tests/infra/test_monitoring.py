@@ -9,9 +9,18 @@ import json
 import pytest
 from aws_cdk.assertions import Match, Template
 
+from stacks.config import (
+    ALARMS,
+    DECISION_ALARM_MINUTES,
+    MAX_ALARM_EVALUATION_SECONDS,
+    StackConfig,
+    dead_letter_expiry_periods,
+)
 from tests.conftest import synth_stack
 
 PREFIX = "labex-q05"
+# The per-attempt decision alarms: one breaching minute of the last DECISION_ALARM_MINUTES.
+DECISION_ALARMS = ("conflicting-orders", "failed-records", "malformed-jobs")
 
 
 def topic_ref(template: Template) -> dict:
@@ -32,12 +41,6 @@ def alarm_cases(template: Template) -> list[tuple[str, dict]]:
     jobs_name = {
         "Fn::GetAtt": [
             ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs"})["Ref"],
-            "QueueName",
-        ]
-    }
-    dlq_name = {
-        "Fn::GetAtt": [
-            ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs-dlq"})["Ref"],
             "QueueName",
         ]
     }
@@ -74,17 +77,6 @@ def alarm_cases(template: Template) -> list[tuple[str, dict]]:
                 "Dimensions": [{"Name": "FunctionName", "Value": worker}],
                 "ComparisonOperator": "GreaterThanOrEqualToThreshold",
                 "Threshold": 1,
-            },
-        ),
-        (
-            "dead-letter-expiry",
-            {
-                "Namespace": "AWS/SQS",
-                "MetricName": "ApproximateAgeOfOldestMessage",
-                "Statistic": "Maximum",
-                "Dimensions": [{"Name": "QueueName", "Value": dlq_name}],
-                "ComparisonOperator": "GreaterThanThreshold",
-                "Threshold": 5 * 86400,
             },
         ),
         (
@@ -138,7 +130,6 @@ ALARM_NAMES = [
     "conflicting-orders",
     "failed-records",
     "malformed-jobs",
-    "dead-letter-expiry",
     "oldest-job-age",
     "worker-errors",
     "worker-throttles",
@@ -148,7 +139,9 @@ ALARM_NAMES = [
 
 @pytest.mark.parametrize("what", ALARM_NAMES)
 def test_each_alarm_watches_its_metric_and_notifies_the_topic(template, what):
-    """One minute, one datapoint, missing data not breaching, alarm and OK actions on the topic."""
+    """One-minute periods, one breaching datapoint alarms (a decision alarm looks at the last
+    DECISION_ALARM_MINUTES, so a record retried every visibility timeout keeps it in ALARM),
+    missing data not breaching, alarm and OK actions on the topic."""
     expected = dict(alarm_cases(template))[what]
     topic = topic_ref(template)
     template.has_resource_properties(
@@ -157,7 +150,7 @@ def test_each_alarm_watches_its_metric_and_notifies_the_topic(template, what):
             "AlarmName": f"{PREFIX}-{what}",
             **expected,
             "Period": 60,
-            "EvaluationPeriods": 1,
+            "EvaluationPeriods": DECISION_ALARM_MINUTES if what in DECISION_ALARMS else 1,
             "DatapointsToAlarm": 1,
             "TreatMissingData": "notBreaching",
             "AlarmActions": [topic],
@@ -167,29 +160,30 @@ def test_each_alarm_watches_its_metric_and_notifies_the_topic(template, what):
     )
 
 
-def dlq_depth_queries(template) -> list:
-    """The two metric queries of the DLQ's depth: visible and in flight (Maximum, one minute)."""
+def dlq_query(template, query_id: str, metric: str, stat: str = "Maximum", period: int = 60) -> Match:
     dlq = ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs-dlq"})["Ref"]
-    return [
-        Match.object_like(
-            {
-                "Id": query_id,
-                "ReturnData": False,
-                "MetricStat": {
-                    "Metric": {
-                        "Namespace": "AWS/SQS",
-                        "MetricName": metric,
-                        "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq, "QueueName"]}}],
-                    },
-                    "Period": 60,
-                    "Stat": "Maximum",
+    return Match.object_like(
+        {
+            "Id": query_id,
+            "ReturnData": False,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": "AWS/SQS",
+                    "MetricName": metric,
+                    "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq, "QueueName"]}}],
                 },
-            }
-        )
-        for query_id, metric in (
-            ("visible", "ApproximateNumberOfMessagesVisible"),
-            ("held", "ApproximateNumberOfMessagesNotVisible"),
-        )
+                "Period": period,
+                "Stat": stat,
+            },
+        }
+    )
+
+
+def dlq_depth_queries(template, period: int = 60) -> list:
+    """The two metric queries of the DLQ's depth: visible and in flight (Maximum)."""
+    return [
+        dlq_query(template, "visible", "ApproximateNumberOfMessagesVisible", period=period),
+        dlq_query(template, "held", "ApproximateNumberOfMessagesNotVisible", period=period),
     ]
 
 
@@ -218,10 +212,11 @@ def test_dead_letters_alarm_counts_visible_and_in_flight_dead_letters(template):
     )
 
 
-def test_new_dead_letters_alarm_fires_on_a_rise_of_the_dlq_depth(template):
-    """A metric-math alarm, DIFF of the DLQ's depth (visible + in flight) >= 1 in a minute: a new
-    dead letter notifies even while older ones keep dead-letters in ALARM (actions run on state
-    changes), and a listing releasing what it held is no rise."""
+def test_new_dead_letters_alarm_counts_arrivals_a_redrive_cannot_cancel(template):
+    """A metric-math alarm, DIFF of the DLQ's depth (visible + in flight) plus the messages deleted
+    from it, >= 1 in a minute: a new dead letter notifies even while older ones keep dead-letters
+    in ALARM (actions run on state changes) and while a redrive or a discard takes as many out
+    (each a delete), and a listing releasing what it held is no rise."""
     topic = topic_ref(template)
     template.has_resource_properties(
         "AWS::CloudWatch::Alarm",
@@ -236,26 +231,108 @@ def test_new_dead_letters_alarm_fires_on_a_rise_of_the_dlq_depth(template):
             "OKActions": [topic],
             "Metrics": Match.array_with(
                 [
-                    Match.object_like({"Expression": "DIFF(depth)", "ReturnData": True}),
+                    Match.object_like({"Expression": "DIFF(depth) + deleted", "ReturnData": True}),
                     Match.object_like({"Id": "depth", "Expression": "visible + held", "ReturnData": False}),
                     *dlq_depth_queries(template),
+                    dlq_query(template, "deleted", "NumberOfMessagesDeleted", stat="Sum"),
                 ]
             ),
         },
     )
 
 
+def test_dead_letter_expiry_fires_on_a_dlq_not_empty_for_consecutive_hours(template):
+    """dead-letter-expiry: the DLQ's depth (visible + in flight, Maximum per hour) >= 1 in each of
+    N consecutive hourly periods, N = dead_letter_expiry_periods(7 - 2 days) = 118, missing data
+    not breaching. Reads move a dead letter between visible and in flight, never out of the sum."""
+    n = dead_letter_expiry_periods(5 * 86400)
+    assert n == 118
+    topic = topic_ref(template)
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "AlarmName": f"{PREFIX}-dead-letter-expiry",
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "Threshold": 1,
+            "EvaluationPeriods": n,
+            "DatapointsToAlarm": n,
+            "TreatMissingData": "notBreaching",
+            "AlarmActions": [topic],
+            "OKActions": [topic],
+            "Metrics": Match.array_with(
+                [
+                    Match.object_like({"Expression": "visible + held", "ReturnData": True}),
+                    *dlq_depth_queries(template, period=3600),
+                ]
+            ),
+        },
+    )
+
+
+def test_dead_letter_expiry_reads_nothing_that_reading_the_dlq_can_silence(template):
+    """No metric of dead-letter-expiry is ApproximateAgeOfOldestMessage, which SQS computes without
+    the messages received three or more times (every `ops dlq` listing is a receive), nor a
+    receive count; each one is the DLQ's visible or in-flight depth."""
+    (alarm,) = (
+        a["Properties"]
+        for a in template.find_resources("AWS::CloudWatch::Alarm").values()
+        if a["Properties"]["AlarmName"] == f"{PREFIX}-dead-letter-expiry"
+    )
+    metrics = [q["MetricStat"]["Metric"]["MetricName"] for q in alarm.get("Metrics", []) if "MetricStat" in q]
+    assert "MetricName" not in alarm
+    assert sorted(metrics) == ["ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesVisible"]
+
+
+@pytest.mark.parametrize(
+    ("job_days", "dead_days", "periods"),
+    [(7, 14, 118), (1, 14, 168), (8, 14, 94), (12, 14, 1), (13, 14, 1), (3, 6, 22)],
+)
+def test_dead_letter_expiry_periods_fit_the_guarantee_and_cloudwatchs_limit(job_days, dead_days, periods):
+    """N hourly periods plus two hours of slack end at least DEAD_LETTER_EXPIRY_WARNING_DAYS before
+    the earliest expiry where the retentions leave room, never under 1 period, and never past
+    PutMetricAlarm's 7 days of Period x EvaluationPeriods."""
+    config = StackConfig.from_context(
+        {"job_retention_days": job_days, "dead_letter_retention_days": dead_days}
+    )
+    n = dead_letter_expiry_periods(config.dead_letter_expiry_alarm_days * 86400)
+    assert n == periods
+    assert 1 <= n and n * 3600 <= MAX_ALARM_EVALUATION_SECONDS
+    if config.dead_letter_expiry_alarm_days * 24 >= 3:
+        assert (n + 2) * 3600 <= config.dead_letter_expiry_alarm_days * 86400
+
+
 def test_there_are_exactly_these_alarms(template):
+    """The stack makes exactly the alarms stacks.config.ALARMS names, which ops and tests read."""
     names = sorted(
         alarm["Properties"]["AlarmName"]
         for alarm in template.find_resources("AWS::CloudWatch::Alarm").values()
     )
-    assert names == sorted(f"{PREFIX}-{what}" for what in [*ALARM_NAMES, "dead-letters", "new-dead-letters"])
+    assert names == sorted(f"{PREFIX}-{what}" for what in ALARMS)
+    assert set(ALARMS) == {*ALARM_NAMES, "dead-letters", "new-dead-letters", "dead-letter-expiry"}
+
+
+def alarm_arn(what: str) -> dict:
+    return {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":cloudwatch:",
+                {"Ref": "AWS::Region"},
+                ":",
+                {"Ref": "AWS::AccountId"},
+                f":alarm:{PREFIX}-{what}",
+            ],
+        ]
+    }
 
 
 def test_alarm_topic_enforces_tls_and_lets_only_this_stacks_alarms_publish(template):
     """The topic policy keeps the TLS deny and allows CloudWatch to publish for this stack's
-    alarms in this account only (a policy without the Allow makes every alarm action fail)."""
+    alarms in this account only, each by its exact ARN: no pattern that another deployment's
+    alarm (prefix `labex-q05-staging`) could match (a policy without the Allow makes every alarm
+    action fail)."""
     topic = topic_ref(template)
     template.has_resource_properties(
         "AWS::SNS::TopicPolicy",
@@ -278,22 +355,7 @@ def test_alarm_topic_enforces_tls_and_lets_only_this_stacks_alarms_publish(templ
                             "Principal": {"Service": "cloudwatch.amazonaws.com"},
                             "Resource": topic,
                             "Condition": {
-                                "ArnLike": {
-                                    "aws:SourceArn": {
-                                        "Fn::Join": [
-                                            "",
-                                            [
-                                                "arn:",
-                                                {"Ref": "AWS::Partition"},
-                                                ":cloudwatch:",
-                                                {"Ref": "AWS::Region"},
-                                                ":",
-                                                {"Ref": "AWS::AccountId"},
-                                                f":alarm:{PREFIX}-*",
-                                            ],
-                                        ]
-                                    }
-                                },
+                                "ArnEquals": {"aws:SourceArn": [alarm_arn(what) for what in ALARMS]},
                                 "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
                             },
                         },
