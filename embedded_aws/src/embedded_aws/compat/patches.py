@@ -325,6 +325,19 @@ PATCHES = [
         "and answers a missing topic 'Endpoint does not exist' (AWS: 'Topic does not exist')",
     ),
     Patch(
+        "sns.pending-confirmation",
+        "an email subscription stays pending confirmation, and the answers about it say so",
+        (
+            T("moto.sns.models:SNSBackend.subscribe", "self", "topic_arn", "endpoint", "protocol"),
+            T("moto.sns.responses:SNSResponse.subscribe", "self"),
+            T("moto.sns.responses:SNSResponse.list_subscriptions", "self"),
+            T("moto.sns.responses:SNSResponse.list_subscriptions_by_topic", "self"),
+        ),
+        _call("embedded_aws.services.sns.confirmation", "patch_pending_confirmation"),
+        fixes_moto="every subscription is confirmed at once: an email subscription (AWS: pending until its "
+        "owner confirms) is listed with its ARN and Subscribe answers the ARN, not 'pending confirmation'",
+    ),
+    Patch(
         "iam.bodyless-signature",
         "a request without a body is signed over an empty payload",
         (T(f"{IAM_REQUEST}._create_aws_request", "self"),),

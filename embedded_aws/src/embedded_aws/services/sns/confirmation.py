@@ -1,0 +1,75 @@
+"""SNS email subscriptions wait for confirmation, as on AWS; moto confirms every subscription at once.
+
+AWS (Subscribe, SNS API reference): for an HTTP/S or email endpoint "the endpoint owner must call
+the ConfirmSubscription action to confirm the subscription"; until then Subscribe answers
+`pending confirmation` (the ARN only with ReturnSubscriptionArn=true), GetSubscriptionAttributes
+`PendingConfirmation` "true", and ListSubscriptions/ListSubscriptionsByTopic `PendingConfirmation`
+where the ARN would be. Here an `email` or `email-json` subscription stays pending: no mail leaves
+the machine, so no confirmation token reaches anyone (moto's ConfirmSubscription confirms
+nothing). HTTP/S subscriptions stay confirmed at once, as moto makes them, so a local endpoint can
+receive without answering a confirmation request (docs/local-fidelity.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PENDING_PROTOCOLS = frozenset({"email", "email-json"})
+PENDING_ARN = "PendingConfirmation"  # in place of the ARN in list answers
+PENDING_ANSWER = "pending confirmation"  # Subscribe's answer
+
+
+def pending(subscription: Any) -> bool:
+    return bool(subscription.attributes.get("PendingConfirmation"))
+
+
+def listed(subscription: Any) -> dict[str, str]:
+    """One member of a list answer, as AWS writes it."""
+    return {
+        "SubscriptionArn": PENDING_ARN if pending(subscription) else subscription.arn,
+        "Owner": subscription.owner,
+        "Protocol": subscription.protocol,
+        "Endpoint": subscription.endpoint,
+        "TopicArn": subscription.topic.arn,
+    }
+
+
+def patch_pending_confirmation() -> None:
+    from moto.core.responses import ActionResult
+    from moto.sns.models import SNSBackend
+    from moto.sns.responses import SNSResponse
+
+    subscribe = SNSBackend.subscribe
+    subscribe_answer = SNSResponse.subscribe
+    list_all = SNSResponse.list_subscriptions
+    list_by_topic = SNSResponse.list_subscriptions_by_topic
+
+    def subscribe_pending(self: Any, topic_arn: str, endpoint: str, protocol: str) -> Any:
+        existing = self._find_subscription(topic_arn, endpoint, protocol)
+        subscription = subscribe(self, topic_arn, endpoint, protocol)
+        if existing is None and protocol in PENDING_PROTOCOLS:
+            subscription.attributes["PendingConfirmation"] = True
+            subscription.attributes["ConfirmationWasAuthenticated"] = False
+        return subscription
+
+    def subscribe_answering(self: Any) -> ActionResult:
+        answer = subscribe_answer(self)
+        found = self.backend._find_subscription(
+            self._get_param("TopicArn"), self._get_param("Endpoint"), self._get_param("Protocol")
+        )
+        wants_arn = str(self._get_param("ReturnSubscriptionArn", "false")).lower() == "true"
+        if found is not None and pending(found) and not wants_arn:
+            return ActionResult({"SubscriptionArn": PENDING_ANSWER})
+        return answer
+
+    def listing(original: Any) -> Any:
+        def answer(self: Any) -> ActionResult:
+            result = original(self).result
+            return ActionResult({**result, "Subscriptions": [listed(s) for s in result["Subscriptions"]]})
+
+        return answer
+
+    SNSBackend.subscribe = subscribe_pending
+    SNSResponse.subscribe = subscribe_answering
+    SNSResponse.list_subscriptions = listing(list_all)
+    SNSResponse.list_subscriptions_by_topic = listing(list_by_topic)
