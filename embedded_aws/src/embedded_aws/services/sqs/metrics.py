@@ -5,6 +5,11 @@ attribute computation reads the clock per message and builds filtered lists per 
 NumberOfMessagesSent/Received/Deleted count SendMessage(Batch), ReceiveMessage and
 DeleteMessage(Batch) calls since the previous sample; a message the redrive policy moves to a
 dead-letter queue is not "sent" there, as on AWS.
+
+ApproximateAgeOfOldestMessage follows SQS's two rules for it: in a dead-letter queue a message's
+age counts from its move there, not its first send ("Setting-up dead-letter queue retention");
+and in a standard queue a message received three or more times and not deleted is left out
+("Available CloudWatch metrics for Amazon SQS"), so the age is the oldest of the others.
 """
 
 from __future__ import annotations
@@ -15,13 +20,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from embedded_aws.services.cloudwatch.metrics import datum, publish
+from embedded_aws.services.sqs import dead_letters
 
 NAMESPACE = "AWS/SQS"
 COUNTERS = ("NumberOfMessagesSent", "NumberOfMessagesReceived", "NumberOfMessagesDeleted")
+RECEIVES_LEFT_OUT_OF_AGE = 3  # a standard queue's message received this often is not in the age
 
 
-def gauges(messages: Iterable[Any], now_ms: float) -> dict[str, float]:
-    """Visible, in flight, delayed, and the age in seconds of the oldest message (0 if none)."""
+def gauges(messages: Iterable[Any], now_ms: float, fifo: bool = False) -> dict[str, float]:
+    """Visible, in flight, delayed, and the age in seconds of the oldest message that counts
+    towards it (0 if none)."""
     visible = not_visible = delayed = 0
     oldest = None
     for message in messages:
@@ -31,9 +39,11 @@ def gauges(messages: Iterable[Any], now_ms: float) -> dict[str, float]:
             not_visible += 1
         else:
             visible += 1
-        sent = message.sent_timestamp
-        if sent is not None and (oldest is None or sent < oldest):
-            oldest = sent
+        if not fifo and dead_letters.receives_here(message) >= RECEIVES_LEFT_OUT_OF_AGE:
+            continue
+        arrived = dead_letters.arrived_at_ms(message)
+        if arrived is not None and (oldest is None or arrived < oldest):
+            oldest = arrived
     return {
         "ApproximateNumberOfMessagesVisible": visible,
         "ApproximateNumberOfMessagesNotVisible": not_visible,
@@ -63,7 +73,9 @@ class SqsMetrics:
         for account, region, backend in list(sqs_backends.iter_backends()):
             data = []
             for queue in list(backend.queues.values()):
-                values: dict[str, float] = gauges(list(queue._messages), now * 1000)
+                values: dict[str, float] = gauges(
+                    list(queue._messages), now * 1000, fifo=bool(queue.fifo_queue)
+                )
                 values.update({metric: counts[(account, region, queue.name, metric)] for metric in COUNTERS})
                 data.extend(
                     datum(name, value, UNITS.get(name, "Count"), {"QueueName": queue.name}, now)

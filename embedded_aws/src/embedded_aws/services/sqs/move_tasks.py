@@ -461,8 +461,9 @@ def _move(backend: Any, source_name: str, task: MoveTask, message: Any) -> None:
 
 
 def _patch_redrive_source() -> None:
-    """Write on each message the queue whose redrive moved it. moto's receive-time redrive is the
-    only place one Message object is added to a second queue (SendMessage makes a new one)."""
+    """Write on each message the queue whose redrive moved it, and when. moto's receive-time
+    redrive is the only place one Message object is added to a second queue (SendMessage makes a
+    new one)."""
     from moto.sqs.models import Queue
 
     add_message = Queue.add_message
@@ -470,7 +471,7 @@ def _patch_redrive_source() -> None:
     def add_message_noting_source(self: Any, message: Any) -> None:
         held_by = getattr(message, _HOLDER_ATTRIBUTE, None)
         if held_by is not None and held_by != self.queue_arn:
-            dead_letters.note(message, held_by)
+            dead_letters.note(message, held_by, moved_at_ms=time.time() * 1000)
         setattr(message, _HOLDER_ATTRIBUTE, self.queue_arn)
         add_message(self, message)
 
