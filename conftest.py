@@ -21,6 +21,16 @@ if (NODE_BIN / "node").exists():
     if os.environ.get("PATH", "").split(os.pathsep)[0] != str(NODE_BIN):
         os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 os.environ.setdefault("NODE_NO_WARNINGS", "1")
+# `ops status` and the live view keep the decisions they read (ops/history.py); a test run keeps
+# them in a place of its own, never in the user's state.
+if not os.environ.get("OPS_HISTORY"):
+    import atexit
+    import shutil
+    import tempfile
+
+    _history_dir = tempfile.mkdtemp(prefix="ops-history-")
+    atexit.register(shutil.rmtree, _history_dir, ignore_errors=True)
+    os.environ["OPS_HISTORY"] = str(Path(_history_dir) / "history.sqlite3")
 
 
 def pytest_collection_modifyitems(config, items):

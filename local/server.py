@@ -13,6 +13,9 @@ from embedded_aws import FAULTS_FILE, EmbeddedAWS, LambdaHost
 from local.processes import alive
 
 STATE_FILE = "emulator.json"
+# The write decisions `ops status` and the live view keep (ops/history.py): with the local stack's
+# state, so `make clean` forgets them; `make up` exports it as OPS_HISTORY.
+HISTORY_FILE = "ops-history.sqlite3"
 
 
 def private_dir(path: Path) -> Path:
@@ -62,9 +65,13 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
     aws.start(host)  # every moto patch applied and IAM enforcement on before it listens
     host.start_polling()
     aws.cloudwatch.start()
+    from ops.history import History
     from ops.view.server import start_for_env  # the live view (make up/down), in this process
 
-    view = start_for_env({"AWS_ENDPOINT_URL": aws.endpoint, "AWS_REGION": region, **aws.admin.as_env()})
+    view = start_for_env(
+        {"AWS_ENDPOINT_URL": aws.endpoint, "AWS_REGION": region, **aws.admin.as_env()},
+        history=History(state_dir / HISTORY_FILE),
+    )
     state = {
         "pid": os.getpid(),
         "port": port,

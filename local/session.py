@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from embedded_aws import ACCOUNT_ID
 from local.processes import alive
-from local.server import STATE_FILE, private_dir
+from local.server import HISTORY_FILE, STATE_FILE, private_dir
 from ops.terminal import safe
 from stacks.config import DEFAULT_PREFIX, Names
 
@@ -497,6 +497,7 @@ class LocalSession:
             "REFERENCE_TABLE": outputs["ReferenceTableName"],
             "FUNCTION_NAME": outputs["FunctionName"],
             "LOG_GROUP": outputs["LogGroupName"],
+            "OPS_HISTORY": str(self.state_dir / HISTORY_FILE),
         }
 
     def exports(self) -> str:

@@ -19,8 +19,9 @@ from urllib.parse import urlsplit
 
 from ops import dlq_cli
 from ops.aws import Clients, Endpoint
-from ops.snapshot import DEFAULT_SINCE_MINUTES, format_text, take_snapshot
-from ops.terminal import safe
+from ops.history import History, scope_of
+from ops.snapshot import DEFAULT_SINCE_MINUTES, TargetError, format_text, resolve_target, take_snapshot
+from ops.terminal import safe, safe_lines
 from stacks.config import DEFAULT_PREFIX
 
 
@@ -52,7 +53,22 @@ def open_page(url: str) -> None:
 
 
 def status(args: argparse.Namespace, endpoint: Endpoint) -> int:
-    snapshot = take_snapshot(Clients(endpoint), args.prefix, args.stack, args.since)
+    """Exit 1 when something could not be read (a resource AWS says is gone is no error); with
+    --cleanup, 0 only when every check of the lab's end state holds."""
+    snapshot = take_snapshot(Clients(endpoint), args.prefix, args.stack, args.since, History())
+    if args.cleanup:
+        from ops import cleanup
+
+        checks = cleanup.checks(snapshot)
+        if args.json:
+            print(
+                json.dumps(
+                    {"ok": all(c.ok for c in checks), "checks": [c.as_json() for c in checks]}, indent=2
+                )
+            )
+        else:
+            print(safe_lines(cleanup.format_lines(checks)))
+        return 0 if all(c.ok for c in checks) else 1
     if args.json:
         print(json.dumps(snapshot, indent=2, sort_keys=True, default=str))
     else:
@@ -66,6 +82,19 @@ def status(args: argparse.Namespace, endpoint: Endpoint) -> int:
             file=sys.stderr,
         )
     return 1 if failed else 0
+
+
+def history(args: argparse.Namespace, endpoint: Endpoint) -> int:
+    """Where the kept decisions of this deployment are, how many lines, or --clear them."""
+    clients = Clients(endpoint)
+    target = resolve_target(clients, args.prefix, args.stack)
+    kept = History()
+    scope = scope_of(clients.describe(), clients.region, target.stack, target.log_group)
+    if args.clear:
+        print(f"forgot {kept.clear(scope)} kept line(s) of {target.stack} in {kept.path}")
+    else:
+        print(f"{len(kept.records(scope))} kept line(s) of {target.stack} in {kept.path}")
+    return 0
 
 
 def view(args: argparse.Namespace, endpoint: Endpoint) -> int:
@@ -124,6 +153,16 @@ def main(argv: list[str] | None = None) -> int:
     status_parser.add_argument(
         "--json", action="store_true", help="the snapshot as JSON, as the page receives it"
     )
+    status_parser.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="check the lab's end state after its clean-up, one line per check (exit 0 only if all hold)",
+    )
+    history_parser = commands.add_parser(
+        "history", help="the write decisions kept after the worker's log is gone (ops/history.py)"
+    )
+    common(history_parser)
+    history_parser.add_argument("--clear", action="store_true", help="forget this deployment's kept lines")
     view_parser = commands.add_parser("view", help="serve the live web page until Ctrl-C")
     common(view_parser)
     view_parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
@@ -160,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         endpoint = Endpoint.from_env(os.environ)
         if args.command == "status":
             return status(args, endpoint)
+        if args.command == "history":
+            return history(args, endpoint)
         if args.command == "dlq":
             return dlq_cli.run(args, Clients(endpoint))
         if args.command == "prove-alarms":
@@ -167,8 +208,8 @@ def main(argv: list[str] | None = None) -> int:
 
             return prove_alarms.run(args, Clients(endpoint))
         return view(args, endpoint)
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (UsageError, TargetError) as error:
+        print(safe(f"error: {error}"), file=sys.stderr)
         return 1
 
 

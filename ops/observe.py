@@ -68,6 +68,12 @@ def mappings(lambda_api: Any, function_name: str) -> list[dict[str, Any]]:
     ]
 
 
+def function_state(lambda_api: Any, function_name: str) -> dict[str, Any]:
+    """The worker function's state and runtime (GetFunctionConfiguration), not its code."""
+    found = lambda_api.get_function_configuration(FunctionName=function_name)
+    return {"name": found["FunctionName"], "state": found.get("State"), "runtime": found.get("Runtime")}
+
+
 def scan_items(dynamodb: Any, table: str, limit: int | None = None) -> list[dict[str, Any]]:
     """Every item of a table (or the first `limit` scanned), sorted by id; for lab-sized tables."""
     items: list[dict[str, Any]] = []

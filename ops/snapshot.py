@@ -4,7 +4,12 @@ log. Shared by `python -m ops status` and the live view.
 
 A snapshot never raises for an AWS problem: an endpoint that cannot be reached, a missing stack
 or a denied call becomes a one-line `error` (nothing could be read) or an entry in `errors`
-(that section could not be read; the others still show).
+(that section could not be read; the others still show). A resource that AWS says does not exist
+is not an error: `resources` says, per section, `present`, `absent` (with the call and the code
+that said so) or `unreadable` (any other failure, which proves nothing about the resource).
+
+With a `History`, the worker's log lines read are kept (ops/history.py); once the log group is
+gone, the decisions come from there, marked `history`.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from botocore.exceptions import ClientError
 
 from ops import observe
 from ops.aws import Clients, error_line
+from ops.history import History, scope_of
 from ops.terminal import safe_lines
 from stacks.config import DECISION_METRICS, DEFAULT_PREFIX, METRICS_NAMESPACE, Names
 
@@ -31,6 +37,31 @@ DECISIONS_LIMIT = 200
 MESSAGES_LIMIT = 200
 ERRORS_LIMIT = 50
 DEFAULT_SINCE_MINUTES = 60
+
+
+# The codes with which AWS answers that a resource does not exist: SQS (its query and JSON
+# protocols), DynamoDB, Lambda and CloudWatch Logs alike. Any other failure (denied, throttled,
+# unreachable) proves nothing about the resource.
+ABSENT_CODES = frozenset(
+    {"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "ResourceNotFoundException"}
+)
+# The call each section reads with: the evidence named beside `absent` or `unreadable`.
+SECTION_CALLS = {
+    "jobs": "GetQueueAttributes",
+    "dlq": "GetQueueAttributes",
+    "mappings": "ListEventSourceMappings",
+    "function": "GetFunctionConfiguration",
+    "orders": "Scan",
+    "reference": "Scan",
+    "alarms": "DescribeAlarms",
+    "series": "GetMetricData",
+    "log": "FilterLogEvents",
+}
+
+
+def is_absent(error: BaseException) -> bool:
+    """AWS answered that the resource does not exist."""
+    return isinstance(error, ClientError) and error.response.get("Error", {}).get("Code") in ABSENT_CODES
 
 
 class TargetError(RuntimeError):
@@ -196,6 +227,8 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
             "message_id": message_id,
             "id": order_id,
             "outcome": "unfinished",
+            "condition": None,
+            "write_outcome": None,
             "requested": None,
             "previous": None,
             "stored": None,
@@ -217,6 +250,8 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
                 current = open_in[record.stream] = start(record, None, data.get("id"))
             current.update(
                 outcome=_DECISION_OUTCOMES.get(data.get("decision") or "", "write_failed"),
+                condition=data.get("condition"),
+                write_outcome=data.get("outcome"),
                 requested=data.get("requested"),
                 previous=data.get("previous"),
                 stored=data.get("stored"),
@@ -301,6 +336,7 @@ def take_snapshot(
     prefix: str = DEFAULT_PREFIX,
     stack: str | None = None,
     since_minutes: float = DEFAULT_SINCE_MINUTES,
+    history: History | None = None,
 ) -> dict[str, Any]:
     """Everything the view shows, as JSON-ready data. Never raises for AWS errors."""
     now_ms = int(time.time() * 1000)
@@ -314,7 +350,9 @@ def take_snapshot(
         "errors": {},
         "target": None,
         "queues": {"jobs": None, "dlq": None},
+        "resources": {},
         "mappings": None,
+        "function": None,
         "orders": None,
         "orders_truncated": False,
         "reference": None,
@@ -330,6 +368,8 @@ def take_snapshot(
         "log_since_ms": since_ms,
         "alarms": None,
         "series": None,
+        "log_source": None,
+        "history": None,
     }
     try:
         snapshot["endpoint"], snapshot["region"] = clients.describe(), clients.region
@@ -346,17 +386,27 @@ def take_snapshot(
     }
 
     def section(name: str, read: Callable[[], Any]) -> Any:
+        call = SECTION_CALLS[name]
         try:
-            return read()
+            found = read()
         except Exception as error:  # noqa: BLE001 - one section's failure must not hide the others
-            snapshot["errors"][name] = error_line(error)
+            detail = error_line(error)
+            state = "absent" if is_absent(error) else "unreadable"
+            snapshot["resources"][name] = {"state": state, "call": call, "detail": detail}
+            if state == "unreadable":
+                snapshot["errors"][name] = detail
             return None
+        snapshot["resources"][name] = {"state": "present", "call": call, "detail": ""}
+        return found
 
     sqs, dynamodb = clients.client("sqs"), clients.client("dynamodb")
     snapshot["queues"]["jobs"] = section("jobs", lambda: observe.queue_counters(sqs, target.queue_url))
     snapshot["queues"]["dlq"] = section("dlq", lambda: observe.queue_counters(sqs, target.dlq_url))
     snapshot["mappings"] = section(
         "mappings", lambda: observe.mappings(clients.client("lambda"), target.function_name)
+    )
+    snapshot["function"] = section(
+        "function", lambda: observe.function_state(clients.client("lambda"), target.function_name)
     )
     orders = section("orders", lambda: observe.scan_items(dynamodb, target.orders_table, limit=ORDERS_LIMIT))
     if orders is not None:
@@ -371,15 +421,16 @@ def take_snapshot(
         ),
     )
     log = section("log", lambda: observe.worker_log(clients.client("logs"), target.log_group, since_ms))
-    if log is not None:
-        written = decisions(log.records)
+    records = _kept(snapshot, history, target, log, since_ms)
+    if records is not None:
+        written = decisions(records)
         snapshot["decisions"], snapshot["decisions_total"] = written[-DECISIONS_LIMIT:], len(written)
-        snapshot["worker_errors"] = worker_errors(log.records)[-ERRORS_LIMIT:]
-        delivered = deliveries(log.records)
+        snapshot["worker_errors"] = worker_errors(records)[-ERRORS_LIMIT:]
+        delivered = deliveries(records)
         grouped = messages(delivered)
         snapshot["deliveries"] = delivered[-DECISIONS_LIMIT:]
         snapshot["messages"], snapshot["messages_total"] = grouped[-MESSAGES_LIMIT:], len(grouped)
-        snapshot["executions"] = log.executions
+        snapshot["executions"] = log.executions if log is not None else None
         counted = {outcome: sum(1 for d in delivered if d["outcome"] == outcome) for outcome in OUTCOMES}
         snapshot["summary"] = {
             **counted,
@@ -397,6 +448,38 @@ def take_snapshot(
             ),
         }
     return snapshot
+
+
+def _kept(
+    snapshot: dict[str, Any],
+    history: History | None,
+    target: Target,
+    log: observe.WorkerLog | None,
+    since_ms: int,
+) -> list[observe.LogRecord] | None:
+    """The log's records, kept in the history; or, with the log group gone, the kept ones
+    (`log_source` says which). None when there is neither."""
+    if log is not None:
+        snapshot["log_source"] = "log"
+    if history is None:
+        return log.records if log is not None else None
+    scope = scope_of(snapshot["endpoint"] or "", snapshot["region"], target.stack, target.log_group)
+    try:
+        if log is not None:
+            history.keep(scope, log.records)
+            snapshot["history"] = {"path": str(history.path), "error": None}
+            return log.records
+        if snapshot["resources"]["log"]["state"] != "absent":
+            return None  # unreadable: the log may still hold lines the history lacks
+        kept = history.records(scope)
+    except Exception as error:  # noqa: BLE001 - the history is a help, never a reason to fail
+        snapshot["history"] = {"path": str(history.path), "error": f"{type(error).__name__}: {error}"}
+        return log.records if log is not None else None
+    snapshot["history"] = {"path": str(history.path), "error": None}
+    if not kept:
+        return None
+    snapshot["log_source"] = "history"
+    return kept
 
 
 def _compact(value: Any) -> str:
@@ -427,10 +510,18 @@ def delivery_line(delivery: dict[str, Any], widths: tuple[int, int] = (0, 0)) ->
     `widths` pads the id and outcome columns."""
     outcome = delivery["outcome"]
     line = f"{delivery['time']}  {_order_id(delivery):<{widths[0]}}  {OUTCOME_WORDS[outcome]:<{widths[1]}}"
+    # The write as the lab's View shows it: the condition and its outcome, the previous item
+    # ("none" for a first write), then the stored one.
+    write = (
+        f"  {delivery['condition']} -> {delivery['write_outcome']}  previous "
+        f"{'none' if delivery['previous'] is None else _without_id(delivery['previous'])}"
+        if delivery["condition"]
+        else ""
+    )
     if outcome == "conflict" and delivery["stored"] is not None:
-        line += f"  requested {_without_id(delivery['requested'])}  stored {_without_id(delivery['stored'])}"
+        line += f"  requested {_without_id(delivery['requested'])}{write}  stored {_without_id(delivery['stored'])}"
     elif outcome in ("accepted", "duplicate"):
-        line += f"  stored {_without_id(delivery['stored'])}"
+        line += f"{write}  stored {_without_id(delivery['stored'])}"
     elif outcome == "unfinished":
         line += f"  requested {_without_id(delivery['requested'])}, no result logged"
     elif delivery["error"]:
@@ -452,18 +543,30 @@ def format_text(snapshot: dict[str, Any]) -> str:
     target, errors = snapshot["target"], snapshot["errors"]
     lines.append(f"names     from {target['names_from']}")
 
+    def unread(key: str) -> str:
+        """Why a section has no data: deleted (AWS said so) or an error."""
+        found = snapshot["resources"].get(key, {})
+        if found.get("state") == "absent":
+            return f"absent ({found['detail']})"
+        return f"error: {errors[key]}"
+
     def counters(label: str, key: str, name: str) -> str:
         found = snapshot["queues"][key]
         if found is None:
-            return f"{label:<9} {name}: error: {errors[key]}"
+            return f"{label:<9} {name}: {unread(key)}"
         return f"{label:<9} {name}: visible {found['visible']}, in flight {found['in_flight']}, delayed {found['delayed']}"
 
     lines += [
         counters("queue", "jobs", target["jobs_queue"]),
         counters("dlq", "dlq", target["dead_letter_queue"]),
     ]
+    function = snapshot["function"]
+    lines.append(
+        f"function  {target['function_name']}: "
+        + (f"{function['state']} ({function['runtime']})" if function is not None else unread("function"))
+    )
     if snapshot["mappings"] is None:
-        lines.append(f"mapping   error: {errors['mappings']}")
+        lines.append(f"mapping   {unread('mappings')}")
     for mapping in snapshot["mappings"] or []:
         lines.append(
             f"mapping   {mapping['source']} -> {mapping['function']}, batch size {mapping['batch_size']}, "
@@ -473,7 +576,7 @@ def format_text(snapshot: dict[str, Any]) -> str:
         lines.append(f"mapping   none for {target['function_name']}")
     for key, label in (("orders", "orders"), ("reference", "reference")):
         if snapshot[key] is None:
-            lines.append(f"{label:<9} error: {errors[key]}")
+            lines.append(f"{label:<9} {unread(key)}")
         else:
             lines.append(
                 f"{label:<9} {len(snapshot[key])} item(s) in "
@@ -481,20 +584,34 @@ def format_text(snapshot: dict[str, Any]) -> str:
             )
             lines += [f"          {_compact(item)}" for item in snapshot[key]]
     if snapshot["alarms"] is None:
-        lines.append(f"alarms    error: {errors['alarms']}")
+        lines.append(f"alarms    {unread('alarms')}")
     for alarm in snapshot["alarms"] or []:
         lines.append(f"alarm     {alarm['name']}: {alarm['state']}  {alarm['reason']}")
     if snapshot["alarms"] == []:
         lines.append("alarms    none")
+    log_gone = snapshot["resources"].get("log", {}).get("state") == "absent"
+    if log_gone:
+        lines.append(f"log       {target['log_group']}: {unread('log')}")
     if snapshot["deliveries"] is None:
-        lines.append(f"worker    error: {errors['log']}")
+        lines.append(
+            "worker    no decisions: the log group is gone and none were kept (ops status or the view keeps "
+            "what it reads)"
+            if log_gone
+            else f"worker    {unread('log')}"
+        )
     else:
         summary = snapshot["summary"]
         invocation_errors = f"{'-' if summary['invocation_errors'] is None else summary['invocation_errors']} invocation error(s)"
         if snapshot["taken_at_ms"] - snapshot["log_since_ms"] > SERIES_MINUTES * 60_000:
             invocation_errors += f" (last {SERIES_MINUTES} min)"  # all the metrics read cover
+        if snapshot["log_source"] == "history":
+            lines.append(f"history   the decisions below are history, kept in {snapshot['history']['path']}")
+        since = (
+            "from the history" if snapshot["log_source"] == "history" else f"since {snapshot['log_since']}"
+        )
+        executions = "-" if snapshot["executions"] is None else snapshot["executions"]
         lines.append(
-            f"worker    since {snapshot['log_since']}: {snapshot['executions']} invocation(s), "
+            f"worker    {since}: {executions} invocation(s), "
             f"{invocation_errors}; {summary['records']} record(s) of "
             f"{summary['messages']} message(s): {summary['accepted']} accepted, {summary['duplicate']} duplicate, "
             f"{summary['failed_records']} failed ({summary['conflict']} conflict, {summary['malformed']} malformed, "

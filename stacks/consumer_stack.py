@@ -90,6 +90,7 @@ class ConsumerStack(Stack):
             dead_letter_queue=messaging.dead_letter_queue,
             orders_table=storage.orders_table,
             reference_table=storage.reference_table,
+            worker_function=worker.function,
             worker_log_group=worker.log_group,
             audit_removal=retained,
         )

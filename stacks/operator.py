@@ -3,8 +3,9 @@ group, and the audit log group their dead-letter discards are recorded in.
 
 The policy is exactly what `python -m ops status|view|dlq` use: read the consumer's state,
 classify the dead-letter queue against the orders table, send safe messages back to the jobs
-queue, discard a message with an audit record. It cannot write an order, change a table or a
-queue, or delete an audit record.
+queue, discard a message with an audit record. It cannot write to a table, change a table or a
+queue, or delete an audit record; sending to the jobs queue (a redrive) lets it have the worker
+write an order, as any producer can (docs/operations.md).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from aws_cdk import ArnFormat, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
@@ -33,6 +35,7 @@ class OperatorAccess(Construct):
         dead_letter_queue: sqs.IQueue,
         orders_table: dynamodb.ITable,
         reference_table: dynamodb.ITable,
+        worker_function: lambda_.IFunction,
         worker_log_group: logs.ILogGroup,
         audit_removal: RemovalPolicy,
     ) -> None:
@@ -76,6 +79,8 @@ class OperatorAccess(Construct):
                     ],
                     ["*"],
                 ),
+                # Whether the worker is still deployed (`ops status --cleanup`), not its code.
+                allow("ReadWorker", ["lambda:GetFunctionConfiguration"], [worker_function.function_arn]),
                 allow("ReadTables", ["dynamodb:Scan"], [orders_table.table_arn, reference_table.table_arn]),
                 allow("ClassifyDeadLetters", ["dynamodb:BatchGetItem"], [orders_table.table_arn]),
                 allow("ReadWorkerLog", ["logs:FilterLogEvents"], [worker_log_group.log_group_arn]),

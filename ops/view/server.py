@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ops import dlq
+from ops import cleanup, dlq
 from ops.aws import Clients, Endpoint, error_line
 from ops.dlq import DlqError
 from ops.guard import LOOPBACK_NAMES, refusal
+from ops.history import History
 from ops.snapshot import DEFAULT_SINCE_MINUTES, TargetError, resolve_target, take_snapshot
 from stacks.config import DEFAULT_PREFIX
 
@@ -72,8 +73,10 @@ class View:
         since_minutes: float = DEFAULT_SINCE_MINUTES,
         poll_ms: int = DEFAULT_POLL_MS,
         cache_seconds: float = 0.5,
+        history: History | None = None,
     ) -> None:
         self.clients, self.prefix, self.stack = clients, prefix, stack
+        self.history = history if history is not None else History()
         self.since_minutes, self.poll_ms, self.cache_seconds = since_minutes, poll_ms, cache_seconds
         self._lock = threading.Lock()
         self._cached: tuple[float, dict[str, Any]] | None = None
@@ -83,7 +86,8 @@ class View:
         with self._lock:
             if self._cached and time.monotonic() - self._cached[0] < self.cache_seconds:
                 return self._cached[1]
-            snapshot = take_snapshot(self.clients, self.prefix, self.stack, self.since_minutes)
+            snapshot = take_snapshot(self.clients, self.prefix, self.stack, self.since_minutes, self.history)
+            snapshot["cleanup"] = [check.as_json() for check in cleanup.checks(snapshot)]
             snapshot["view"] = {"poll_ms": self.poll_ms, "prefix": self.prefix}
             self._cached = (time.monotonic(), snapshot)
             return snapshot

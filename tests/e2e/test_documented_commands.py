@@ -22,6 +22,7 @@ from local import aws_cli
 from local.processes import alive
 from local.scenario import run_lab_scenario
 from local.session import LocalSession, free_port, port_in_use, wait_for
+from ops import observe
 from tests.documented import (
     ROOT,
     Ran,
@@ -283,6 +284,7 @@ def test_second_up_reuses_and_another_port_is_refused(shell):
         "REFERENCE_TABLE",
         "FUNCTION_NAME",
         "LOG_GROUP",
+        "OPS_HISTORY",
     } <= exported
     other = free_port()
     moved = subprocess.run(
@@ -404,22 +406,60 @@ def test_the_worker_uploaded_by_hand_runs_at_the_next_delivery(shell, tmp_path):
     )
 
 
-def test_the_labs_clean_up_by_hand_then_down_leaves_nothing_running(shell):
-    """Last: the lab's own clean-up (delete the mapping, the jobs queue, both orders and the log
-    group by hand), then the README's `make down` as written: the stack deletes as on AWS (a
-    resource already gone counts as deleted), nothing of it is left, the embedded AWS and its
-    Lambda host stop, and the port is free."""
+def view_snapshot(session: LocalSession) -> dict:
+    """What the view `make up` serves answers now (its token from the state file)."""
+    base, token = re.fullmatch(r"(http://localhost:\d+/)\?token=([\w-]+)", session.state["view_url"]).groups()
+    request = urllib.request.Request(base + "api/snapshot", headers={"X-View-Token": token})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.load(response)
+
+
+def test_the_labs_clean_up_as_documented_then_down_leaves_nothing_running(shell):
+    """Last: the lab's own clean-up as docs/operations.md writes it (delete the mapping, the jobs
+    queue, both orders and the log group), then `ops status --cleanup` passes every check and
+    `ops status` and the view `make up` serves still list the lab's decisions, marked as history,
+    the deleted resources absent and no read error. Then the README's `make down` as written: the
+    stack deletes as on AWS (a resource already gone counts as deleted), nothing of it is left,
+    the embedded AWS and its Lambda host stop, and the port is free."""
     session = shell["session"]
     env = session.user_env()
-    lambda_api = session.client("lambda")
-    for mapping in lambda_api.list_event_source_mappings(FunctionName=env["FUNCTION_NAME"])[
-        "EventSourceMappings"
-    ]:
-        lambda_api.delete_event_source_mapping(UUID=mapping["UUID"])
-    session.client("sqs").delete_queue(QueueUrl=env["QUEUE_URL"])
-    for order_id in ("dedup-order", "other-order"):
-        session.client("dynamodb").delete_item(TableName=env["ORDERS_TABLE"], Key={"id": {"S": order_id}})
-    session.client("logs").delete_log_group(logGroupName=env["LOG_GROUP"])
+    dynamodb = session.client("dynamodb")
+    # Orders other documented commands stored: the lab's clean-up knows only its own two.
+    for item in observe.scan_items(dynamodb, env["ORDERS_TABLE"]):
+        if item["id"] not in ("dedup-order", "other-order"):
+            dynamodb.delete_item(TableName=env["ORDERS_TABLE"], Key={"id": {"S": item["id"]}})
+    assert view_snapshot(session)["log_source"] == "log"  # an open page reads, and keeps, the log
+    cleanup = block_starting("docs/operations.md", "aws lambda delete-event-source-mapping", ME)
+    ran = run_in_one_shell(list(cleanup.commands), shell["env"])
+    assert {r.command: r.rc for r in ran if r.rc != 0} == {}, [r.output[-600:] for r in ran]
+    checks, status = ran[-2].output.splitlines(), ran[-1].output
+    assert len(checks) == 7 and all(line.startswith("ok  ") for line in checks), checks
+    assert "the decisions below are history" in status
+    assert (
+        "queue     labex-q05-jobs: absent (GetQueueAttributes: AWS.SimpleQueueService.NonExistentQueue"
+        in status
+    )
+    for order_id, outcome in (
+        ("dedup-order", "accepted"),
+        ("dedup-order", "duplicate"),
+        ("other-order", "accepted"),
+    ):
+        assert re.search(rf"{order_id}\s+{outcome}\s+attribute_not_exists\(id\)", status), (order_id, outcome)
+
+    seen = view_snapshot(session)
+    assert seen["errors"] == {} and seen["log_source"] == "history"
+    assert {name: seen["resources"][name]["state"] for name in ("jobs", "log", "function", "orders")} == {
+        "jobs": "absent",
+        "log": "absent",
+        "function": "present",
+        "orders": "present",
+    }
+    assert all(check["ok"] for check in seen["cleanup"]), seen["cleanup"]
+    outcomes = [(d["id"], d["outcome"]) for d in seen["deliveries"]]
+    assert {("dedup-order", "accepted"), ("dedup-order", "duplicate"), ("other-order", "accepted")} <= set(
+        outcomes
+    )
+
     state = session.require_state()
 
     (down,) = run_in_one_shell([shell["readme"].commands[-1]], shell["env"])

@@ -16,10 +16,10 @@ def arn_of(template: Template, resource_type: str, properties: dict) -> dict:
 
 
 def test_operator_policy_is_exactly_what_the_tools_need(template):
-    """Read the state (stack, queues, mapping, tables, worker log, alarms, metrics), classify the
-    DLQ (BatchGetItem on orders), hold and remove DLQ messages, send to the jobs queue, write and
-    read audit records, writing to the one audit stream. Nothing else: no writes to tables, no
-    queue changes, no deletes of logs, no other log stream."""
+    """Read the state (stack, queues, mapping, worker function, tables, worker log, alarms,
+    metrics), classify the DLQ (BatchGetItem on orders), hold and remove DLQ messages, send to the
+    jobs queue, write and read audit records, writing to the one audit stream. Nothing else: no
+    writes to tables, no queue changes, no deletes of logs, no other log stream."""
     (policy,) = template.find_resources(
         "AWS::IAM::ManagedPolicy", {"Properties": {"ManagedPolicyName": f"{PREFIX}-operator"}}
     ).values()
@@ -28,6 +28,7 @@ def test_operator_policy_is_exactly_what_the_tools_need(template):
     orders = arn_of(template, "AWS::DynamoDB::Table", {"TableName": f"{PREFIX}-orders"})
     reference = arn_of(template, "AWS::DynamoDB::Table", {"TableName": f"{PREFIX}-reference"})
     worker_log = arn_of(template, "AWS::Logs::LogGroup", {"LogGroupName": f"/aws/lambda/{PREFIX}-worker"})
+    worker = arn_of(template, "AWS::Lambda::Function", {"FunctionName": f"{PREFIX}-worker"})
     audit_log = arn_of(template, "AWS::Logs::LogGroup", {"LogGroupName": f"{PREFIX}-dlq-audit"})
 
     def joined(suffix: str) -> dict:
@@ -61,6 +62,7 @@ def test_operator_policy_is_exactly_what_the_tools_need(template):
             ["cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData", "lambda:ListEventSourceMappings"],
             "*",
         ),
+        "ReadWorker": (["lambda:GetFunctionConfiguration"], worker),
         "ReadTables": (["dynamodb:Scan"], [orders, reference]),
         "ClassifyDeadLetters": (["dynamodb:BatchGetItem"], orders),
         "ReadWorkerLog": (["logs:FilterLogEvents"], worker_log),

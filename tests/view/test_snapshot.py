@@ -106,17 +106,159 @@ def test_without_a_stack_the_names_come_from_the_prefix(aws):
     assert snapshot["orders"] == [ITEM]
 
 
-def test_a_section_that_cannot_be_read_is_reported_and_the_others_still_show(aws):
-    """A missing table is an error line for that section only."""
+def test_a_deleted_resource_is_absent_with_the_call_that_said_so_not_an_error(aws):
+    """A table and a queue that AWS says do not exist are `absent`, each with the call and the
+    code that said so; that is no error (the snapshot reads as complete), and the others still
+    show."""
+    deploy_stack(aws)
+    urls = create_resources(aws)
+    aws.client("dynamodb").delete_table(TableName=f"{PREFIX}-orders")
+    aws.client("sqs").delete_queue(QueueUrl=urls["jobs"])
+    snapshot = take_snapshot(aws, PREFIX)
+    assert snapshot["error"] is None and snapshot["errors"] == {}
+    resources = snapshot["resources"]
+    assert (resources["orders"]["state"], resources["jobs"]["state"]) == ("absent", "absent")
+    assert resources["orders"]["detail"].startswith("Scan: ResourceNotFoundException")
+    assert resources["jobs"]["detail"].startswith(
+        "GetQueueAttributes: AWS.SimpleQueueService.NonExistentQueue"
+    )
+    assert {name for name, found in resources.items() if found["state"] == "present"} == {
+        "dlq",
+        "mappings",
+        "function",
+        "reference",
+        "alarms",
+        "series",
+        "log",
+    }
+    assert snapshot["orders"] is None and snapshot["reference"] and snapshot["decisions"]
+    text = format_text(snapshot)
+    assert "orders    absent (Scan: ResourceNotFoundException" in text
+    assert (
+        f"queue     {PREFIX}-jobs: absent (GetQueueAttributes: AWS.SimpleQueueService.NonExistentQueue"
+        in text
+    )
+    assert " error: " not in text
+
+
+def test_a_read_that_fails_otherwise_is_unreadable_and_the_others_still_show(aws, monkeypatch):
+    """A denied read proves nothing about the resource: `unreadable`, an entry in `errors` with
+    AWS's words, and the other sections still read."""
+    from botocore.exceptions import ClientError
+
     deploy_stack(aws)
     create_resources(aws)
-    aws.client("dynamodb").delete_table(TableName=f"{PREFIX}-orders")
+    dynamodb = aws.client("dynamodb")
+    scan = dynamodb.scan
+
+    def denied(**request):
+        if request["TableName"] == f"{PREFIX}-orders":
+            raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "not allowed"}}, "Scan")
+        return scan(**request)
+
+    monkeypatch.setattr(dynamodb, "scan", denied)
     snapshot = take_snapshot(aws, PREFIX)
-    assert snapshot["error"] is None
     assert list(snapshot["errors"]) == ["orders"]
-    assert snapshot["errors"]["orders"].startswith("Scan: ResourceNotFoundException")
-    assert snapshot["orders"] is None and snapshot["reference"] and snapshot["decisions"]
-    assert "orders    error: Scan: ResourceNotFoundException" in format_text(snapshot)
+    assert snapshot["resources"]["orders"] == {
+        "state": "unreadable",
+        "call": "Scan",
+        "detail": "Scan: AccessDeniedException: not allowed",
+    }
+    assert snapshot["reference"] and snapshot["decisions"]
+    assert "orders    error: Scan: AccessDeniedException: not allowed" in format_text(snapshot)
+
+
+def test_decisions_read_once_outlive_the_log_group_as_history(aws, tmp_path):
+    """What a snapshot read of the worker's log is kept; with the log group deleted, a later
+    snapshot (a new History object on the same file, as after a restart) shows the same
+    decisions marked as history, the log `absent`; without a history there are none, and
+    clearing it forgets them."""
+    from ops.history import History, scope_of
+
+    deploy_stack(aws)
+    create_resources(aws)
+    first = take_snapshot(aws, PREFIX, history=History(tmp_path / "history.sqlite3"))
+    assert first["log_source"] == "log" and len(first["decisions"]) == 3
+    aws.client("logs").delete_log_group(logGroupName=f"/aws/lambda/{PREFIX}-worker")
+
+    later = take_snapshot(aws, PREFIX, history=History(tmp_path / "history.sqlite3"))
+    assert later["errors"] == {} and later["resources"]["log"]["state"] == "absent"
+    assert later["log_source"] == "history"
+    assert later["decisions"] == first["decisions"] and later["messages"] == first["messages"]
+    assert later["summary"]["records"] == 5 and later["executions"] is None
+    text = format_text(later)
+    assert (
+        f"log       /aws/lambda/{PREFIX}-worker: absent (FilterLogEvents: ResourceNotFoundException" in text
+    )
+    assert "the decisions below are history" in text
+    assert "attribute_not_exists(id) -> Accepted  previous none" in text
+
+    assert take_snapshot(aws, PREFIX)["decisions"] is None
+    history = History(tmp_path / "history.sqlite3")
+    scope = scope_of(later["endpoint"], later["region"], f"{PREFIX}-consumer", f"/aws/lambda/{PREFIX}-worker")
+    assert history.clear(scope) == 11  # three JOB, three WRITE, two RESULT and three ERROR lines
+    assert take_snapshot(aws, PREFIX, history=history)["decisions"] is None
+
+
+def test_the_labs_end_state_passes_every_cleanup_check_and_exits_0(aws, capsys, tmp_path, monkeypatch):
+    """After the lab's clean-up (mapping, jobs queue, both orders and the log group deleted),
+    `ops status --cleanup` prints one passing line per check, each with its evidence, and
+    exits 0; before it, the checks that do not hold fail with what was found, exit 1."""
+    from ops.__main__ import main
+
+    monkeypatch.setenv("OPS_HISTORY", str(tmp_path / "history.sqlite3"))
+    deploy_stack(aws)
+    urls = create_resources(aws)
+    assert main(["status", "--prefix", PREFIX, "--cleanup"]) == 1
+    before = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in before] == ["FAIL", "FAIL", "FAIL", "ok", "ok", "ok", "ok"]
+
+    lambda_api = aws.client("lambda")
+    for mapping in lambda_api.list_event_source_mappings(FunctionName=f"{PREFIX}-worker")[
+        "EventSourceMappings"
+    ]:
+        lambda_api.delete_event_source_mapping(UUID=mapping["UUID"])
+    aws.client("sqs").delete_queue(QueueUrl=urls["jobs"])
+    aws.client("dynamodb").delete_item(TableName=f"{PREFIX}-orders", Key={"id": {"S": "dedup-order"}})
+    aws.client("logs").delete_log_group(logGroupName=f"/aws/lambda/{PREFIX}-worker")
+    assert main(["status", "--prefix", PREFIX, "--cleanup"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [re.split(r"\s{2,}", line)[:2] for line in lines] == [
+        ["ok", f"no event source mapping for {PREFIX}-worker"],
+        ["ok", f"no jobs queue {PREFIX}-jobs"],
+        ["ok", f"no order items in {PREFIX}-orders"],
+        ["ok", f"the reference item in {PREFIX}-reference unchanged"],
+        ["ok", f"the worker function {PREFIX}-worker still there"],
+        ["ok", f"the orders table {PREFIX}-orders still there"],
+        ["ok", f"the reference table {PREFIX}-reference still there"],
+    ]
+    assert "GetQueueAttributes: AWS.SimpleQueueService.NonExistentQueue" in lines[1]
+    assert main(["status", "--prefix", PREFIX]) == 0  # absent resources are not read errors
+
+
+def test_an_unreadable_resource_fails_its_cleanup_check_with_the_reason(aws, capsys, monkeypatch):
+    """A queue whose read is denied is not "deleted": its check fails and says why."""
+    from botocore.exceptions import ClientError
+
+    from ops.cleanup import checks
+
+    deploy_stack(aws)
+    urls = create_resources(aws)
+    aws.client("sqs").delete_queue(QueueUrl=urls["jobs"])
+    sqs = aws.client("sqs")
+    read = sqs.get_queue_attributes
+
+    def denied(**request):
+        if request["QueueUrl"] == urls["jobs"]:
+            raise ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, "GetQueueAttributes")
+        return read(**request)
+
+    monkeypatch.setattr(sqs, "get_queue_attributes", denied)
+    (queue_check,) = [
+        c for c in checks(take_snapshot(aws, PREFIX)) if c.check == f"no jobs queue {PREFIX}-jobs"
+    ]
+    assert not queue_check.ok
+    assert queue_check.evidence == "cannot tell: GetQueueAttributes: AccessDenied: no"
 
 
 def test_nothing_deployed_is_one_plain_error(aws):
@@ -145,13 +287,17 @@ def test_format_text_shows_the_same_facts(aws):
         "5 invocation(s), 0 invocation error(s); 5 record(s) of 4 message(s): 1 accepted, 1 duplicate, "
         "3 failed (1 conflict, 2 malformed, 0 write failed)"
     ) in text
-    assert 'dedup-order  duplicate  stored {"quantity": 4, "total_cents": 1100}  (message m2)' in text
+    assert (
+        'dedup-order  duplicate  attribute_not_exists(id) -> ConditionalCheckFailed  previous {"quantity": 4, '
+        '"total_cents": 1100}  stored {"quantity": 4, "total_cents": 1100}  (message m2)'
+    ) in text
 
 
 def test_status_lists_the_records_in_time_order_and_a_conflict_side_by_side(aws):
     """`ops status` prints one line per record in the order the worker handled them (a malformed
-    body between two writes stays between them), and a conflict's line has the requested and
-    the stored details next to each other."""
+    body between two writes stays between them); each write as the lab's View shows it (the
+    condition and its outcome, the previous item, "none" for a first write, then the stored
+    one), and a conflict's line has the requested details before them."""
     deploy_stack(aws)
     create_resources(aws)
     text = format_text(take_snapshot(aws, PREFIX))
@@ -165,8 +311,15 @@ def test_status_lists_the_records_in_time_order_and_a_conflict_side_by_side(aws)
         ("-", "malformed"),
         ("dedup-order", "conflict"),
     ]
+    assert records[0][3:6] == [
+        "attribute_not_exists(id) -> Accepted",
+        "previous none",
+        'stored {"quantity": 4, "total_cents": 1100}',
+    ]
     assert records[-1][3:] == [
         'requested {"quantity": 5, "total_cents": 1350}',
+        "attribute_not_exists(id) -> ConditionalCheckFailed",
+        'previous {"quantity": 4, "total_cents": 1100}',
         'stored {"quantity": 4, "total_cents": 1100}',
         "(message m4, receive 1)",
     ]

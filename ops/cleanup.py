@@ -1,0 +1,112 @@
+"""The lab's end state after its own clean-up (the mapping, the jobs queue, both orders and the
+worker's log group deleted by hand), checked one line at a time against a snapshot.
+
+A check passes only on evidence: an absent resource is one AWS said does not exist (the call and
+its code are the evidence); a read that failed for any other reason (denied, throttled,
+unreachable) fails the check with that reason, since it proves nothing about the resource.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from stacks.config import REFERENCE_ITEM
+
+
+@dataclass(frozen=True)
+class Check:
+    check: str
+    ok: bool
+    evidence: str
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _evidence(snapshot: dict[str, Any], section: str) -> str:
+    found = snapshot["resources"].get(section, {})
+    return f"{found.get('detail') or found.get('call', '')}".strip()
+
+
+def _state(snapshot: dict[str, Any], section: str) -> str:
+    return str(snapshot["resources"].get(section, {}).get("state", "unreadable"))
+
+
+def _cannot_tell(snapshot: dict[str, Any], section: str) -> str:
+    return f"cannot tell: {snapshot['errors'].get(section) or _evidence(snapshot, section)}"
+
+
+def checks(snapshot: dict[str, Any]) -> list[Check]:
+    """The lab's expected end state, one check per line, each with its evidence."""
+    target = snapshot["target"]
+    if snapshot["error"] or target is None:
+        why = f"cannot tell: {snapshot['error']}"
+        names = ("the event source mapping", "the jobs queue", "the orders", "the reference item")
+        return [Check(f"{name} (nothing could be read)", False, why) for name in names]
+    found: list[Check] = []
+
+    # No mapping for the worker: an empty list, or no such function to map.
+    what = f"no event source mapping for {target['function_name']}"
+    state, mappings = _state(snapshot, "mappings"), snapshot["mappings"]
+    if state == "present" and not mappings:
+        found.append(Check(what, True, "ListEventSourceMappings: none"))
+    elif state == "present":
+        listed = ", ".join(f"{m['uuid']} ({m['state']})" for m in mappings)
+        found.append(Check(what, False, f"ListEventSourceMappings: {listed}"))
+    elif state == "absent":
+        found.append(Check(what, True, _evidence(snapshot, "mappings")))
+    else:
+        found.append(Check(what, False, _cannot_tell(snapshot, "mappings")))
+
+    what = f"no jobs queue {target['jobs_queue']}"
+    state = _state(snapshot, "jobs")
+    if state == "absent":
+        found.append(Check(what, True, _evidence(snapshot, "jobs")))
+    elif state == "present":
+        counters = snapshot["queues"]["jobs"]
+        found.append(Check(what, False, f"GetQueueAttributes: it exists ({counters['visible']} visible)"))
+    else:
+        found.append(Check(what, False, _cannot_tell(snapshot, "jobs")))
+
+    what = f"no order items in {target['orders_table']}"
+    state, orders = _state(snapshot, "orders"), snapshot["orders"]
+    if state == "present" and not orders:
+        found.append(Check(what, True, "Scan: 0 items"))
+    elif state == "present":
+        ids = ", ".join(str(item.get("id")) for item in orders[:5])
+        found.append(Check(what, False, f"Scan: {len(orders)} item(s): {ids}"))
+    elif state == "absent":
+        found.append(Check(what, False, f"the table itself is gone: {_evidence(snapshot, 'orders')}"))
+    else:
+        found.append(Check(what, False, _cannot_tell(snapshot, "orders")))
+
+    what = f"the reference item in {target['reference_table']} unchanged"
+    state, reference = _state(snapshot, "reference"), snapshot["reference"]
+    if state == "present":
+        shown = ", ".join(str(item) for item in reference) or "no items"
+        found.append(Check(what, reference == [REFERENCE_ITEM], f"Scan: {shown}"))
+    else:
+        found.append(Check(what, False, _cannot_tell(snapshot, "reference")))
+
+    for section, name in (
+        ("function", f"the worker function {target['function_name']}"),
+        ("orders", f"the orders table {target['orders_table']}"),
+        ("reference", f"the reference table {target['reference_table']}"),
+    ):
+        what, state = f"{name} still there", _state(snapshot, section)
+        if state == "present":
+            answered = (
+                f"State {snapshot['function']['state']}" if section == "function" else "the table answered"
+            )
+            found.append(Check(what, True, f"{snapshot['resources'][section]['call']}: {answered}"))
+        elif state == "absent":
+            found.append(Check(what, False, f"deleted: {_evidence(snapshot, section)}"))
+        else:
+            found.append(Check(what, False, _cannot_tell(snapshot, section)))
+    return found
+
+
+def format_lines(found: list[Check]) -> list[str]:
+    width = max((len(check.check) for check in found), default=0)
+    return [f"{'ok' if check.ok else 'FAIL':<4}  {check.check:<{width}}  {check.evidence}" for check in found]
