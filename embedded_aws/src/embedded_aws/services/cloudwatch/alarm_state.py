@@ -10,12 +10,13 @@ it sets. Configuration changes are history items too.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
 from typing import Any
 
-from embedded_aws.services.cloudwatch.evaluation import ALARM, INSUFFICIENT_DATA, OK
+from embedded_aws.services.cloudwatch.evaluation import ALARM, INSUFFICIENT_DATA, OK, evaluation_window_error
 from embedded_aws.services.cloudwatch.history import AlarmHistory
 from embedded_aws.services.cloudwatch.messages import (
     action_item,
@@ -80,6 +81,24 @@ def topic_allows_alarm(policy: str | None, topic_arn: str, alarm_arn: str) -> bo
     return decide(policy, request) == ALLOW
 
 
+def refuse_too_long_evaluation(arguments: dict[str, Any]) -> None:
+    """PutMetricAlarm's limit on Period x EvaluationPeriods (evaluation.evaluation_window_error),
+    with the period of an alarm on metric math taken from its queries, as a ValidationError."""
+    from moto.cloudwatch.exceptions import ValidationError
+
+    periods = [arguments.get("period")]
+    for query in arguments.get("metric_data_queries") or []:
+        periods.append(query.period)
+        if query.metric_stat is not None:
+            periods.append(query.metric_stat.period)
+    known = [int(p) for p in periods if p]
+    if not known or not arguments.get("evaluation_periods"):
+        return
+    error = evaluation_window_error(max(known), int(arguments["evaluation_periods"]))
+    if error:
+        raise ValidationError(error)
+
+
 class AlarmStates:
     """Every state change of every alarm goes through here (one lock: the evaluator thread and
     API requests change alarms concurrently)."""
@@ -124,6 +143,9 @@ class AlarmStates:
 
         def put(backend: Any, *args: Any, **kwargs: Any) -> Any:
             name = kwargs["name"] if "name" in kwargs else args[0]
+            refuse_too_long_evaluation(
+                inspect.signature(put_metric_alarm).bind(backend, *args, **kwargs).arguments
+            )
             with states.lock:
                 previous = backend.alarms.get(name)
                 alarm = put_metric_alarm(backend, *args, **kwargs)

@@ -26,6 +26,27 @@ COMPARISONS = {
 TREAT_MISSING = ("missing", "ignore", "breaching", "notBreaching")
 
 
+# PutMetricAlarm (API reference, Period): "An alarm's total current evaluation period can be no
+# longer than seven days, so Period multiplied by EvaluationPeriods can't be more than 604,800
+# seconds"; with a Period under an hour, no longer than one day.
+MAX_EVALUATION_SECONDS = 604_800
+MAX_EVALUATION_SECONDS_UNDER_AN_HOUR = 86_400
+
+
+def evaluation_window_error(period: int, evaluation_periods: int) -> str | None:
+    """Why PutMetricAlarm refuses an alarm whose Period x EvaluationPeriods is too long; None if
+    it is not (the message is ours: AWS's wording is not recorded)."""
+    limit = MAX_EVALUATION_SECONDS if period >= 3600 else MAX_EVALUATION_SECONDS_UNDER_AN_HOUR
+    total = period * evaluation_periods
+    if total <= limit:
+        return None
+    return (
+        f"Period x EvaluationPeriods is {period} x {evaluation_periods} = {total} seconds; an alarm's "
+        f"evaluation period can be at most {limit} seconds"
+        + (" with a Period under 3600 seconds" if period < 3600 else "")
+    )
+
+
 def evaluation_range(evaluation_periods: int) -> int:
     """How many periods are fetched. AWS fetches "more than N" (5 for N = 3) without a rule."""
     return evaluation_periods + 2
