@@ -336,3 +336,291 @@ def test_a_class_that_may_not_be_redriven_is_refused_before_anything_is_read():
             "the others with `ops dlq discard`"
         )
     )
+
+
+# --- holds, audit and bounds (issue 27) -----------------------------------------------------
+
+
+class Clock:
+    """A reader's clock that moves only when told (each receive, each extension)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Steered(Clients):
+    """SQS whose calls move a fake clock and can fail chosen ChangeMessageVisibilityBatch
+    entries, as a lapsed hold does; everything else is moto's."""
+
+    def __init__(self, clock: Clock, per_receive: float = 0.0, per_extension: float = 0.0, lapse: int = 0):
+        self.clock, self.per_receive, self.per_extension, self.lapse = (
+            clock,
+            per_receive,
+            per_extension,
+            lapse,
+        )
+        self.extended: list[int] = []
+
+    def client(self, service):
+        client = boto3.client(service)
+        if service != "sqs":
+            return client
+        receive, change = client.receive_message, client.change_message_visibility_batch
+
+        def receive_message(**kwargs):
+            self.clock.now += self.per_receive
+            return receive(**kwargs)
+
+        def change_message_visibility_batch(QueueUrl, Entries):
+            if Entries[0]["VisibilityTimeout"] == 0:  # a release
+                return change(QueueUrl=QueueUrl, Entries=Entries)
+            self.clock.now += self.per_extension
+            self.extended.append(len(Entries))
+            if self.lapse:
+                # The hold ran out before this extension: the message is visible again and SQS
+                # refuses the stale handle.
+                self.lapse -= 1
+                change(QueueUrl=QueueUrl, Entries=[{**entry, "VisibilityTimeout": 0} for entry in Entries])
+                return {
+                    "Successful": [],
+                    "Failed": [
+                        {
+                            "Id": e["Id"],
+                            "SenderFault": True,
+                            "Code": "ReceiptHandleIsInvalid",
+                            "Message": "expired",
+                        }
+                        for e in Entries
+                    ],
+                }
+            return change(QueueUrl=QueueUrl, Entries=Entries)
+
+        client.receive_message = receive_message
+        client.change_message_visibility_batch = change_message_visibility_batch
+        return client
+
+
+def reader_with(clock: Clock, **options):
+    return lambda sqs, url, hold: dlq.DeadLetterReader(sqs, url, hold, clock=clock, **options)
+
+
+def test_holds_are_extended_in_batches_of_ten_and_a_lapsed_hold_is_not_counted_twice(aws):
+    """25 malformed messages held past several hold periods: every extension carries at most ten
+    entries; the first extension fails (the holds lapsed, the messages visible again), so they
+    come round again: held again, reported as lapsed and seen again, never found twice."""
+    clients, queues = aws
+    for n in range(25):
+        dead_letter(clients, queues, f"not json {n}")
+    clock = Clock()
+    steered = Steered(clock, per_receive=40, lapse=1)
+    result = dlq.redrive(steered, queues, reader=reader_with(clock))
+    assert result["counts"]["malformed"]["found"] == 25 and result["complete"] is True
+    assert result["lapsed_holds"] == 10 and result["seen_again"] == 10
+    assert steered.extended and max(steered.extended) <= 10
+    assert "10 hold(s) could not be extended and lapsed" in format_redrive(result)
+    assert visible(clients, queues.dlq_url) == 25
+
+
+def test_a_reader_stops_before_sqs_twelve_hour_visibility_limit(aws):
+    """With a visibility limit of 700 s (SQS's is 12 hours) and a 600 s margin, a redrive that
+    has held a message for 100 s stops, says why, releases what it held, and calls itself
+    incomplete."""
+    clients, queues = aws
+    for n in range(45):
+        dead_letter(clients, queues, f"not json {n}")
+    clock = Clock()
+    result = dlq.redrive(
+        Steered(clock, per_receive=40), queues, reader=reader_with(clock, max_visibility_seconds=700)
+    )
+    assert result["complete"] is False
+    assert "SQS keeps a message invisible at most" in result["stopped"] and "run again" in result["stopped"]
+    assert 0 < result["counts"]["malformed"]["found"] < 45
+    assert visible(clients, queues.dlq_url) == 45
+
+
+def test_a_reader_stops_when_extensions_fall_behind_its_holds(aws):
+    """Extensions that take more than a quarter of the hold stop the redrive with a clear line
+    rather than letting holds lapse."""
+    clients, queues = aws
+    for n in range(25):
+        dead_letter(clients, queues, f"not json {n}")
+    clock = Clock()
+    result = dlq.redrive(Steered(clock, per_receive=40, per_extension=20), queues, reader=reader_with(clock))
+    assert result["complete"] is False and "more than a quarter of the 60 s hold" in result["stopped"]
+    assert visible(clients, queues.dlq_url) == 25
+
+
+def test_a_report_lists_a_bounded_sample_and_de_duplication_is_bounded(aws, monkeypatch):
+    """LISTED moves are listed and the rest counted; the reader remembers at most RECENT_IDS ids
+    of messages it let go."""
+    clients, queues = aws
+    monkeypatch.setattr(dlq, "LISTED", 5)
+    monkeypatch.setattr(dlq, "RECENT_IDS", 4)
+    mixed_dlq(clients, queues)
+    readers = []
+
+    def remembering(sqs, url, hold):
+        readers.append(dlq.DeadLetterReader(sqs, url, hold))
+        return readers[-1]
+
+    result = dlq.redrive(clients, queues, reader=remembering)
+    assert len(result["moved"]) == 5 and result["moved_not_listed"] == 8
+    assert result["counts"]["pending"]["moved"] + result["counts"]["stored"]["moved"] == 13
+    assert len(readers[0].recent) == 4 and readers[0].held == {}
+
+
+def test_a_dry_run_does_not_count_a_message_as_both_moved_and_left(aws):
+    """`redrive --dry-run` text: the safe ones would move, only the others would be left."""
+    clients, queues = aws
+    mixed_dlq(clients, queues)
+    text = format_redrive(dlq.redrive(clients, queues, dry_run=True))
+    assert text.splitlines()[:2] == [
+        "would move 12 pending, 1 stored to the jobs queue",
+        "would leave in the DLQ: 1 conflict, 1 malformed",
+    ]
+
+
+def test_a_discard_says_not_found_only_when_the_end_was_reached(aws):
+    """Reading past its cap, or stopped by an empty poll while SQS still counts visible
+    messages, a discard says it did not find the message among those read; only at the end of
+    the queue does it say the message is not there."""
+    clients, queues = aws
+    mixed_dlq(clients, queues)
+    with pytest.raises(dlq.DlqError, match=r"not among the first 10 messages read .*run again later"):
+        dlq.discard(clients, queues, "no-such-message", "gone", max_held=10)
+
+    class EmptyPolls(Clients):
+        def client(self, service):
+            client = boto3.client(service)
+            if service == "sqs":
+                client.receive_message = lambda **kwargs: {}
+            return client
+
+    with pytest.raises(dlq.DlqError, match=r"end of the queue was not reached.*counts 15 visible"):
+        dlq.discard(EmptyPolls(), queues, "no-such-message", "gone")
+    with pytest.raises(
+        dlq.DlqError, match=r"is not in the dead-letter queue \(15 messages read, the end reached\)"
+    ):
+        dlq.discard(clients, queues, "no-such-message", "gone")
+    assert visible(clients, queues.dlq_url) == 15
+
+
+def audit_lines(clients) -> list[str]:
+    events = clients.client("logs").filter_log_events(logGroupName=AUDIT)["events"]
+    return [event["message"].split(" ", 1)[0] for event in events]
+
+
+def test_a_discard_records_its_request_then_its_confirmation(aws):
+    """Intent and outcome are two records with one audit id, the confirmation after the delete."""
+    clients, queues = aws
+    ids = mixed_dlq(clients, queues)
+    record = dlq.discard(clients, queues, ids["malformed"], "garbage from a test producer")
+    assert audit_lines(clients) == ["DISCARD_REQUESTED", "DISCARD_CONFIRMED"]
+    (logged,) = dlq.audit(clients, queues)
+    assert logged["outcome"] == "discarded" and logged["audit_id"] == record["audit_id"]
+
+
+def test_a_delete_answered_after_its_hold_could_end_is_not_confirmed(aws):
+    """The delete succeeded, but only after the hold its handle carried could have run out
+    (another reader may have received the message, and a stale handle's delete "might not"
+    delete): the discard fails and the audit says requested, not confirmed, with why."""
+    clients, queues = aws
+    ids = mixed_dlq(clients, queues)
+    clock = Clock()
+
+    class SlowDelete(Clients):
+        def client(self, service):
+            client = boto3.client(service)
+            if service == "sqs":
+                delete = client.delete_message
+
+                def delete_message(**kwargs):
+                    clock.now += 61
+                    return delete(**kwargs)
+
+                client.delete_message = delete_message
+            return client
+
+    real = dlq.DeadLetterReader
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dlq, "DeadLetterReader", lambda sqs, url, hold: real(sqs, url, hold, clock=clock))
+        with pytest.raises(dlq.DlqError, match="the delete is not confirmed"):
+            dlq.discard(SlowDelete(), queues, ids["conflict"], "checked")
+    (logged,) = dlq.audit(clients, queues)
+    assert logged["outcome"].startswith("requested, not confirmed: the delete answered 61.0 s after")
+    assert audit_lines(clients) == ["DISCARD_REQUESTED", "DISCARD_UNCONFIRMED"]
+
+
+def test_a_confirmation_that_cannot_be_written_leaves_requested_not_confirmed(aws):
+    """The delete was confirmed but the confirmation record cannot be written: the command says
+    so and fails, and the audit claims no more than a request."""
+    clients, queues = aws
+    ids = mixed_dlq(clients, queues)
+
+    class NoConfirmation(Clients):
+        def client(self, service):
+            client = boto3.client(service)
+            if service == "logs":
+                put = client.put_log_events
+
+                def put_log_events(**kwargs):
+                    if kwargs["logEvents"][0]["message"].startswith("DISCARD_CONFIRMED"):
+                        raise RuntimeError("logs unavailable")
+                    return put(**kwargs)
+
+                client.put_log_events = put_log_events
+            return client
+
+    with pytest.raises(dlq.DlqError, match="was deleted, but the confirmation could not be recorded"):
+        dlq.discard(NoConfirmation(), queues, ids["conflict"], "checked")
+    assert [r["outcome"] for r in dlq.audit(clients, queues)] == ["requested, not confirmed"]
+    assert visible(clients, queues.dlq_url) == 14
+
+
+def test_older_audit_records_are_read_without_claiming_a_confirmation(aws):
+    """`DISCARD` records of earlier versions (written before a delete they never confirmed) read
+    as requested, not confirmed, or as failed when their `DISCARD_FAILED` record says so."""
+    clients, queues = aws
+    logs = clients.client("logs")
+    for n in ("1", "2"):
+        dlq.write_audit(logs, AUDIT, {"audit_id": n, "message_id": f"m{n}", "reason": "old"}, tag="DISCARD")
+    dlq.write_audit(logs, AUDIT, {"audit_id": "2", "error": "expired"}, tag="DISCARD_FAILED")
+    assert [r["outcome"] for r in dlq.audit(clients, queues)] == [
+        "requested, not confirmed (recorded by an earlier version, which did not confirm deletes)",
+        "delete failed: expired",
+    ]
+
+
+class Unprocessed:
+    """BatchGetItem that leaves every key unprocessed `times` times, then answers."""
+
+    def __init__(self, times: int) -> None:
+        self.times, self.calls = times, 0
+
+    def batch_get_item(self, RequestItems):
+        self.calls += 1
+        if self.calls <= self.times:
+            return {"Responses": {}, "UnprocessedKeys": RequestItems}
+        keys = RequestItems["orders"]["Keys"]
+        return {
+            "Responses": {
+                "orders": [{"id": k["id"], "quantity": {"N": "1"}, "total_cents": {"N": "350"}} for k in keys]
+            }
+        }
+
+
+def test_unprocessed_keys_are_retried_with_capped_exponential_backoff():
+    """Each retry waits longer (jittered, 50-100% of 0.05 s doubling, capped at 2 s); keys still
+    unprocessed after BATCH_GET_TRIES tries are one clear error."""
+    pauses: list[float] = []
+    found = dlq.stored_orders(Unprocessed(6), "orders", ["a", "b"], sleep=pauses.append)
+    assert set(found) == {"a", "b"} and len(pauses) == 6
+    ceilings = [min(dlq.BACKOFF_CAP_SECONDS, dlq.BACKOFF_SECONDS * 2**n) for n in range(1, 7)]
+    assert all(c / 2 <= p <= c for p, c in zip(pauses, ceilings)) and ceilings[-1] == dlq.BACKOFF_CAP_SECONDS
+    with pytest.raises(
+        dlq.DlqError, match=r"DynamoDB left 2 order id\(s\) of orders unprocessed after 8 tries"
+    ):
+        dlq.stored_orders(Unprocessed(100), "orders", ["a", "b"], sleep=pauses.append)
