@@ -409,11 +409,17 @@ def exit_status(proofs: list[Proof], topics: list[Topic]) -> int:
 
 def verdict(proofs: list[Proof], topics: list[Topic]) -> str:
     """One line: who would be reached, or why it is not proven."""
-    unreached = [t.arn for t in topics if t.verdict == "no confirmed subscriber"]
+    unreached = [t for t in topics if t.verdict == "no confirmed subscriber"]
     if unreached:
+        pending = sum(1 for t in unreached for s in t.subscribers if s.status == PENDING)
+        what = (
+            f"confirm the {pending} pending subscription(s) (the link SNS sent) or subscribe someone"
+            if pending
+            else "subscribe someone"
+        )
         return (
-            f"no confirmed subscriber on {', '.join(unreached)}: the alarms reach the topic and nobody "
-            "is notified (subscribe someone, or confirm the pending subscription)"
+            f"no confirmed subscriber on {', '.join(t.arn for t in unreached)}: the alarms' notifications "
+            f"reach the topic and nobody receives them; {what}"
         )
     silent = [p.alarm for p in proofs if p.outcome in REACHES_NOBODY]
     if silent:

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from local.session import ROOT, LocalError, wait_for
 from ops import observe
-from stacks.config import METRICS_NAMESPACE
+from ops.prove_alarms import REASON
+from stacks.config import METRICS_NAMESPACE, Names
 from tests.e2e.conftest import subscribe_queue
 from tests.shared_aws import FAST_TIMEOUTS
 
@@ -271,24 +275,161 @@ def test_a_denied_write_alarms_failed_records_at_its_first_attempt(stack, inbox)
         iam.delete_role_policy(RoleName=role, PolicyName="deny-writes")
 
 
-def test_prove_alarms_reports_every_alarm_delivered_to_the_topic(stack, inbox):
-    """`ops prove-alarms --yes --json` on the stack: every alarm's action is recorded as executed,
-    exit 0, and the test notifications reach the topic's subscriber."""
+def alarm_states(session) -> dict[str, tuple[str, str]]:
+    """Every alarm of the stack: (state, reason)."""
+    found = session.client("cloudwatch").describe_alarms(AlarmNames=list(Names(PREFIX).alarms))[
+        "MetricAlarms"
+    ]
+    return {a["AlarmName"]: (a["StateValue"], a["StateReason"]) for a in found}
+
+
+def not_back(session, before: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """The alarms neither back in their prior (state, reason) nor moved on from the test ALARM by
+    CloudWatch's own evaluation (which may run in between: every 5 s here), with what they show."""
+    cloudwatch, wrong = session.client("cloudwatch"), {}
+    for name, now in alarm_states(session).items():
+        if now == before[name]:
+            continue
+        if now[1] != REASON:
+            (last,) = cloudwatch.describe_alarm_history(
+                AlarmName=name, HistoryItemType="StateUpdate", MaxRecords=1
+            )["AlarmHistoryItems"]
+            if json.loads(last["HistoryData"])["oldState"]["stateReason"] == REASON:
+                continue
+        wrong[name] = now
+    return wrong
+
+
+@contextmanager
+def without_confirmed_subscribers(session, topic: str) -> Iterator[None]:
+    """The topic as the default stack has it, with no confirmed subscriber (whatever an earlier
+    test subscribed is unsubscribed for the while, and subscribed again after)."""
+    sns = session.client("sns")
+    confirmed = [
+        s
+        for s in sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]
+        if s["SubscriptionArn"].startswith("arn:")
+    ]
+    for s in confirmed:
+        sns.unsubscribe(SubscriptionArn=s["SubscriptionArn"])
+    try:
+        yield
+    finally:
+        for s in confirmed:
+            sns.subscribe(TopicArn=topic, Protocol=s["Protocol"], Endpoint=s["Endpoint"])
+
+
+def test_prove_alarms_fails_with_no_confirmed_subscriber_on_the_default_stack(stack):
+    """The default stack's topic has no subscriber: every alarm's action reaches the topic, and
+    prove-alarms still exits 3 with `no confirmed subscriber` on it, in its one-line verdict, its
+    topic line and its JSON; every alarm is back in its prior state with its prior reason."""
     session, _, outputs = stack
+    topic = outputs["AlarmTopicArn"]
+    before = alarm_states(session)
+    with without_confirmed_subscribers(session, topic):
+        done = prove_alarms(session, "--yes", "--json")
+        text = prove_alarms(session, "--yes")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"error: no confirmed subscriber on {topic}: the alarms' notifications reach the topic and "
+        "nobody receives them; subscribe someone"
+    )
+    report = json.loads(done.stdout)
+    assert report["alarms_from"] == f"the alarms of stack {PREFIX}-consumer"
+    assert sorted(p["alarm"] for p in report["alarms"]) == sorted(Names(PREFIX).alarms)
+    assert {p["outcome"] for p in report["alarms"]} == {"delivered"}
+    assert [(t["topic"], t["verdict"], t["confirmed"]) for t in report["topics"]] == [
+        (topic, "no confirmed subscriber", 0)
+    ]
+    assert text.returncode == 3 and f"no confirmed subscriber  {topic}  " in text.stdout, text.stdout
+    assert not_back(session, before) == {}
+
+
+def test_prove_alarms_reports_every_alarm_delivered_and_the_subscriber_reached(stack, inbox):
+    """With the inbox (an SQS queue, confirmed at once) subscribed: every alarm's action is
+    recorded as executed, the topic is `reached` by the inbox, exit 0, the test notification
+    arrives, and every alarm is back in its prior state with its prior reason."""
+    session, _, outputs = stack
+    before = alarm_states(session)
     done = prove_alarms(session, "--yes", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
-    proofs = json.loads(done.stdout)
-    assert len(proofs) == 10
-    assert {(p["outcome"], p["detail"]) for p in proofs} == {("delivered", outputs["AlarmTopicArn"])}
+    report = json.loads(done.stdout)
+    assert len(report["alarms"]) == 10
+    assert {(p["outcome"], p["detail"]) for p in report["alarms"]} == {
+        ("delivered", outputs["AlarmTopicArn"])
+    }
+    inbox_arn = f"arn:aws:sqs:{session.state['region']}:123456789012:{PREFIX}-oncall-inbox"
+    (topic,) = report["topics"]
+    assert (topic["verdict"], topic["subscriptions"]) == (
+        "reached",
+        [{"protocol": "sqs", "endpoint": inbox_arn, "status": "confirmed"}],
+    )
     assert "subscribers get a test ALARM" in done.stderr
     notification(session, inbox, f"{PREFIX}-oldest-job-age", "ALARM")
+    assert not_back(session, before) == {}
 
 
-def test_prove_alarms_refuses_without_yes(stack):
-    """Without --yes it sends nothing and says why (exit 2)."""
+def test_prove_alarms_names_a_pending_email_subscription_as_pending(stack, inbox):
+    """An email subscription not yet confirmed (as AWS keeps one until its owner clicks the
+    link) is listed as pending, its address partly masked, beside the confirmed inbox."""
+    session, _, outputs = stack
+    sns, topic = session.client("sns"), outputs["AlarmTopicArn"]
+    email = sns.subscribe(
+        TopicArn=topic, Protocol="email", Endpoint="oncall@example.com", ReturnSubscriptionArn=True
+    )["SubscriptionArn"]
+    try:
+        done = prove_alarms(session, "--yes")
+    finally:
+        sns.unsubscribe(SubscriptionArn=email)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if topic in line and line.startswith("reached")]
+    assert "pending confirmation: email o***@example.com" in line and "confirmed: sqs arn:aws:sqs:" in line, (
+        line
+    )
+    assert "oncall@" not in done.stdout
+
+
+# Runs ops' own main() with one change: the first read of an alarm's history announces itself on
+# stderr and then waits, so the test can send its signal while the run waits for CloudWatch.
+WAITING_DRIVER = """
+import sys, time
+from ops import __main__, prove_alarms
+def waiting(*args):
+    print("WAITING", file=sys.stderr, flush=True)
+    time.sleep(60)
+prove_alarms._action_items = waiting
+sys.exit(__main__.main(["prove-alarms", "--prefix", sys.argv[1], "--yes"]))
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_prove_alarms_puts_every_alarm_back(stack, signum):
+    """Ctrl-C or SIGTERM while prove-alarms waits for CloudWatch's records, with every alarm set
+    to the test ALARM: it puts every alarm back to its prior state and reason before it exits
+    (128 + the signal), and says so."""
     session, _, _ = stack
-    done = prove_alarms(session)
-    assert done.returncode == 2 and "pass --yes" in done.stderr and done.stdout == ""
+    before = alarm_states(session)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
+    run = subprocess.Popen(
+        [sys.executable, "-c", WAITING_DRIVER, PREFIX], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        seen = []
+        for line in run.stderr:
+            seen.append(line)
+            if line.startswith("WAITING"):
+                break
+        assert seen and seen[-1].startswith("WAITING"), seen
+        in_test = [name for name, (_, reason) in alarm_states(session).items() if reason == REASON]
+        assert in_test, "no alarm was in the test ALARM when the signal was sent"
+        run.send_signal(signum)
+        rest = run.stderr.read()
+        assert run.wait(timeout=30) == 128 + signum, rest
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert f"interrupted by {signal.Signals(signum).name}: " in rest and "NOT put back" not in rest, rest
+    assert not_back(session, before) == {}
 
 
 def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(stack, inbox):
@@ -313,8 +454,8 @@ def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(
     finally:
         sns.set_topic_attributes(TopicArn=topic, AttributeName="Policy", AttributeValue=own)
     assert done.returncode == 1, done.stdout + done.stderr
-    lines = done.stdout.strip().splitlines()
-    assert len(lines) == 10 and all(line.startswith("failed ") for line in lines), lines
+    lines = [line for line in done.stdout.strip().splitlines() if line.split()[1].startswith(f"{PREFIX}-")]
+    assert len(lines) == 10 and all(line.startswith("failed ") for line in lines), done.stdout
     alarm_arn = f"arn:aws:cloudwatch:{session.state['region']}:123456789012:alarm:{PREFIX}-oldest-job-age"
     assert (
         f'Failed to execute action {topic}. Received error: "Resource: {alarm_arn} is not authorized to '

@@ -145,7 +145,12 @@ def test_a_topic_without_a_confirmed_subscriber_reaches_nobody_and_exits_3():
         topic = subscribers(StubSns(subs), TOPIC)
         assert topic.verdict == "no confirmed subscriber"
         assert exit_status(delivered, [topic]) == NOBODY_REACHED == 3
-        assert verdict(delivered, [topic]).startswith(f"no confirmed subscriber on {TOPIC}")
+        assert verdict(delivered, [topic]).startswith(f"no confirmed subscriber on {TOPIC}: ")
+        assert verdict(delivered, [topic]).endswith(
+            "confirm the 1 pending subscription(s) (the link SNS sent) or subscribe someone"
+            if subs
+            else "nobody receives them; subscribe someone"
+        )
     pending = subscribers(
         StubSns([subscription("email", "oncall@example.com", "PendingConfirmation")]), TOPIC
     )
