@@ -298,23 +298,23 @@ class DeadLetterReader:
     def _extend(self, batch: list[tuple[str, Hold]]) -> int:
         """One ChangeMessageVisibilityBatch; how many of its entries failed (lapsed)."""
         asked = self.clock()
-        entries = []
-        for i, (_, hold) in enumerate(batch):
-            left = self.max_visibility_seconds - (asked - hold.received)
-            entries.append(
-                {
-                    "Id": str(i),
-                    "ReceiptHandle": hold.receipt_handle,
-                    "VisibilityTimeout": max(0, int(min(self.hold_seconds, left))),
-                }
-            )
-        answer = self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=entries)
+        seconds = [
+            max(0, int(min(self.hold_seconds, self.max_visibility_seconds - (asked - hold.received))))
+            for _, hold in batch
+        ]
+        answer = self.sqs.change_message_visibility_batch(
+            QueueUrl=self.queue_url,
+            Entries=[
+                {"Id": str(i), "ReceiptHandle": hold.receipt_handle, "VisibilityTimeout": seconds[i]}
+                for i, (_, hold) in enumerate(batch)
+            ],
+        )
         failed = {int(failure["Id"]) for failure in answer.get("Failed", [])}
         for i, (_, hold) in enumerate(batch):
             if i in failed:
                 hold.lapsed = True
             else:
-                hold.until = asked + entries[i]["VisibilityTimeout"]
+                hold.until = asked + seconds[i]
         return len(failed)
 
     def extend_one(self, message_id: str) -> Hold:
@@ -381,7 +381,9 @@ def stored_orders(
     worker = load_worker()
     found: dict[str, dict[str, Any]] = {}
     for batch in _batches(sorted(set(ids)), 100):
-        request = {table: {"Keys": [{"id": {"S": order_id}} for order_id in batch], "ConsistentRead": True}}
+        request: dict[str, Any] = {
+            table: {"Keys": [{"id": {"S": order_id}} for order_id in batch], "ConsistentRead": True}
+        }
         for attempt in range(BATCH_GET_TRIES):
             if attempt:
                 sleep(random.uniform(0.5, 1.0) * min(BACKOFF_CAP_SECONDS, BACKOFF_SECONDS * 2**attempt))
