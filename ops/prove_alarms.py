@@ -145,7 +145,9 @@ class SignalGuard:
     """SIGINT, SIGTERM and SIGHUP raise `Interrupted` in the main thread, except while `holding()`
     (putting alarms back): a signal then waits until that is done."""
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    SIGNALS = tuple(
+        getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+    )  # no SIGHUP on Windows
 
     def __init__(self) -> None:
         self._held = False
