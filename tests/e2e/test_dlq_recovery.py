@@ -3,7 +3,7 @@ holding only the stack's `<prefix>-operator` policy: a DLQ of 12 pending, 1 stor
 and 1 malformed message (three of them failed through the worker with an injected DynamoDB fault,
 the rest sent there directly) is classified, the 13 safe ones are redriven (12 written, 1
 acknowledged as a duplicate), a second redrive moves nothing, the conflict is discarded with an
-audit record. (At volume, with SQS's own move task: test_dlq_bulk.py.)"""
+audit record whose delete was confirmed. (At volume, with SQS's own move task: test_dlq_bulk.py.)"""
 
 from __future__ import annotations
 
@@ -140,6 +140,7 @@ def test_discard_removes_the_conflict_with_an_audit_record(stack, dead_letters, 
     assert done.returncode == 0, done.stderr
     (record,) = [r for r in operator.json("dlq", "audit") if r["message_id"] == conflict["message_id"]]
     assert record["reason"] == "customer confirmed quantity 3" and record["class"] == "conflict"
+    assert record["outcome"] == "discarded"  # the delete was confirmed, under the operator's policy
     assert record["who"].endswith(f":user/{PREFIX}-operator-user")
     assert record["body"] == order("rec-conflict", 4)
     assert [m["message_id"] for m in operator.json("dlq", "list")["messages"]] == [malformed["message_id"]]
