@@ -8,6 +8,7 @@ unreachable) fails the check with that reason, since it proves nothing about the
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -84,7 +85,7 @@ def checks(snapshot: dict[str, Any]) -> list[Check]:
     what = f"the reference item in {target['reference_table']} unchanged"
     state, reference = _state(snapshot, "reference"), snapshot["reference"]
     if state == "present":
-        shown = ", ".join(str(item) for item in reference) or "no items"
+        shown = ", ".join(json.dumps(item, sort_keys=True) for item in reference) or "no items"
         found.append(Check(what, reference == [REFERENCE_ITEM], f"Scan: {shown}"))
     else:
         found.append(Check(what, False, _cannot_tell(snapshot, "reference")))

@@ -16,6 +16,7 @@ import pytest
 
 from local.scenario import run_lab_scenario
 from local.session import free_port, wait_for
+from ops import observe
 from ops.aws import Clients, Endpoint
 from ops.view.server import View, start_in_thread
 from tests.shared_aws import FAST_TIMEOUTS
@@ -300,6 +301,91 @@ def test_a_page_of_another_site_can_neither_read_nor_redrive(stack, view, browse
     target = [m for m in received if m["MessageId"] == message_id]
     assert len(target) == 1 and target[0]["Attributes"]["ApproximateReceiveCount"] == "1"
     sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=target[0]["ReceiptHandle"])
+
+
+def lab_decisions_shown(page) -> None:
+    """The lab's four decisions are rows marked as history: dedup-order accepted (its write
+    `attribute_not_exists(id)` -> Accepted, previous none), two duplicates of it, other-order
+    accepted. (Earlier tests of this module add messages of their own.)"""
+    from playwright.sync_api import expect
+
+    rows = page.locator("#messages tr.message-row.history")
+    expect(rows.first).to_be_visible(timeout=DEADLINE_MS)
+    shown = [(row.get_attribute("data-order-id"), row.get_attribute("data-outcome")) for row in rows.all()]
+    assert shown.count(("dedup-order", "duplicate")) >= 2, shown
+    assert ("dedup-order", "accepted") in shown and ("other-order", "accepted") in shown, shown
+    first = page.locator('#messages tr.history[data-order-id="dedup-order"][data-outcome="accepted"]')
+    expect(first.get_by_test_id("write-condition")).to_have_text("attribute_not_exists(id)")
+    expect(first.get_by_test_id("write-outcome")).to_have_text("→ Accepted")
+    expect(first.get_by_test_id("write-previous")).to_have_text("previous: none")
+    duplicate = page.locator(
+        '#messages tr.history[data-order-id="dedup-order"][data-outcome="duplicate"]'
+    ).first
+    expect(duplicate.get_by_test_id("write-outcome")).to_have_text("→ ConditionalCheckFailed")
+    expect(duplicate.get_by_test_id("write-previous")).to_have_text(
+        'previous: {"id": "dedup-order", "quantity": 4, "total_cents": 1100}'
+    )
+
+
+def deleted_and_checked(page) -> None:
+    """The emptied resources greyed as deleted with AWS's answer, no read shown as failed, and
+    every clean-up check passing."""
+    from playwright.sync_api import expect
+
+    expect(page.get_by_test_id("history-badge")).to_be_visible(timeout=DEADLINE_MS)
+    expect(page.get_by_test_id("status")).to_have_text("live")
+    expect(page.locator('[data-error-for="jobs"]')).to_have_text(
+        re.compile(r"^Deleted: GetQueueAttributes: AWS\.SimpleQueueService\.NonExistentQueue")
+    )
+    expect(page.get_by_test_id("jobs-card")).to_have_class(re.compile(r"\babsent\b"))
+    expect(page.locator('[data-error-for="log"]')).to_have_text(re.compile(r"^Deleted: FilterLogEvents: "))
+    expect(page.locator('[data-error-for][data-state="unreadable"]')).to_have_count(0)
+    expect(page.locator("#mappings")).to_have_text(f"no event source mapping for {PREFIX}-worker")
+    expect(page.locator("#orders tr.empty")).to_have_text("no orders stored")
+    expect(page.get_by_test_id("reference-note")).to_have_text("keep unchanged")
+    checks = page.get_by_test_id("cleanup-check")
+    expect(checks).to_have_count(7)
+    expect(page.locator('[data-testid="cleanup-check"][data-ok="true"]')).to_have_count(7)
+
+
+def test_after_the_labs_clean_up_the_decisions_stay_as_history_and_the_gone_are_grey(stack, view, page):
+    """The lab's own clean-up by hand (its mapping, jobs queue, both orders and the worker's log
+    group deleted) while the page is open: the lab's four decisions are still listed, marked as
+    history, each write with its condition, outcome and previous item; the jobs queue and the log
+    are greyed as deleted with AWS's answer, nothing is red, and the clean-up panel passes every
+    check. A new view (a restart of `ops view`) shows the same from the kept history."""
+    from playwright.sync_api import expect
+
+    env = stack.user_env()
+    page.goto(view.url)
+    expect(page.locator("#messages tr.message-row").first).to_be_visible(timeout=DEADLINE_MS)
+    dynamodb = stack.client("dynamodb")
+    for item in observe.scan_items(dynamodb, env["ORDERS_TABLE"]):  # other tests' orders
+        if item["id"] not in ("dedup-order", "other-order"):
+            dynamodb.delete_item(TableName=env["ORDERS_TABLE"], Key={"id": {"S": item["id"]}})
+    lambda_api = stack.client("lambda")
+    for mapping in lambda_api.list_event_source_mappings(FunctionName=env["FUNCTION_NAME"])[
+        "EventSourceMappings"
+    ]:
+        lambda_api.delete_event_source_mapping(UUID=mapping["UUID"])
+    stack.client("sqs").delete_queue(QueueUrl=env["QUEUE_URL"])
+    for order_id in ("dedup-order", "other-order"):
+        dynamodb.delete_item(TableName=env["ORDERS_TABLE"], Key={"id": {"S": order_id}})
+    stack.client("logs").delete_log_group(logGroupName=env["LOG_GROUP"])
+
+    deleted_and_checked(page)
+    lab_decisions_shown(page)
+    screenshot(page, "live-view-after-clean-up.png")
+
+    restarted = start_in_thread(
+        View(Clients(Endpoint.from_env(stack.aws_env())), prefix=PREFIX, poll_ms=POLL_MS)
+    )
+    try:
+        page.goto(restarted.url)
+        deleted_and_checked(page)
+        lab_decisions_shown(page)
+    finally:
+        restarted.stop()
 
 
 @pytest.mark.parametrize("kind", ["unreachable", "not-aws"])

@@ -61,11 +61,20 @@ function setText(selector, text) {
   if (node) node.textContent = text;
 }
 
-function showSectionErrors(errors) {
+// Per section: red when the read failed (which proves nothing), grey when AWS answered that the
+// resource does not exist (the lab's clean-up leaves several so), hidden when it was read.
+function showSectionStates(snapshot) {
+  const resources = snapshot.resources || {};
   for (const node of document.querySelectorAll("[data-error-for]")) {
-    const message = errors[node.dataset.errorFor];
-    node.hidden = !message;
-    node.textContent = message ? `Cannot read: ${message}` : "";
+    const name = node.dataset.errorFor;
+    const message = snapshot.errors[name];
+    const absent = !message && resources[name] && resources[name].state === "absent";
+    node.hidden = !message && !absent;
+    node.className = message ? "section-error" : "section-state";
+    node.dataset.state = message ? "unreadable" : absent ? "absent" : "present";
+    node.textContent = message ? `Cannot read: ${message}` : absent ? `Deleted: ${resources[name].detail}` : "";
+    const card = node.closest(".card");
+    if (card) card.classList.toggle("absent", Boolean(absent));
   }
 }
 
@@ -141,7 +150,7 @@ function renderSummary(snapshot) {
   const invocationErrors = s && s.invocation_errors !== null ? s.invocation_errors : "–";
   // [label, value, meaning, indent level, data-testid, shown as bad]
   const rows = s ? [
-    ["invocations", snapshot.executions, WORDS.invocations, 0],
+    ["invocations", snapshot.executions ?? "–", WORDS.invocations, 0],
     ["invocation errors", invocationErrors, WORDS.invocationErrors, 0, "invocation-errors", invocationErrors > 0],
     ["records", s.records, WORDS.records, 0, "records"],
     ["accepted", s.accepted, OUTCOMES.accepted[1], 1],
@@ -157,7 +166,9 @@ function renderSummary(snapshot) {
     el("dt", { title: meaning, class: level ? `level${level}` : null, text: label }),
     el("dd", { "data-testid": testId, class: bad ? "bad" : null, text: String(value) }),
   ]));
-  setText("#log-since", s ? `log lines since ${clockTime(snapshot.log_since_ms)}; each word has a tooltip, ` +
+  const from = snapshot.log_source === "history" ? "from the kept history (the log group is deleted; invocations are not kept)"
+    : `log lines since ${clockTime(snapshot.log_since_ms)}`;
+  setText("#log-since", s ? `${from}; each word has a tooltip, ` +
     "and the glossary below tells the three kinds of error apart" : "");
 }
 
@@ -219,10 +230,20 @@ function earlier(m) {
   return others.map(([kind, count]) => `${count} ${OUTCOMES[kind] ? OUTCOMES[kind][0].toLowerCase() : kind}`).join(", ");
 }
 
-function renderMessages(messages, total) {
+// The conditional write as the lab's View shows it: the condition and its outcome, then the item
+// stored before it ("none" for a first write).
+function writeCell(m) {
+  if (!m.condition) return cell("write", {});
+  return cell("write", {},
+    el("code", { "data-testid": "write-condition", text: m.condition }),
+    el("span", { class: "detail", "data-testid": "write-outcome", text: `→ ${m.write_outcome}` }),
+    el("span", { class: "detail", "data-testid": "write-previous", text: "previous: " }, m.previous === null ? "none" : itemCode(m.previous)));
+}
+
+function renderMessages(messages, total, history) {
   const body = $("#messages");
   if (messages === null) return body.replaceChildren();
-  if (messages.length === 0) return body.replaceChildren(emptyRow(6, "no messages in the worker's log yet"));
+  if (messages.length === 0) return body.replaceChildren(emptyRow(7, "no messages in the worker's log yet"));
   const rows = [...messages].reverse().map((m) => {
     const [label, meaning] = OUTCOMES[m.outcome] || [m.outcome, ""];
     const conflict = m.outcome === "conflict";
@@ -238,17 +259,18 @@ function renderMessages(messages, total) {
     const stored = cell("stored", {}, itemCode(m.stored, conflict ? m.requested : null));
     if (m.outcome === "duplicate") stored.append(el("span", { class: "detail", text: "already stored, unchanged" }));
     if (m.outcome === "accepted") stored.append(el("span", { class: "detail", text: "written" }));
-    return el("tr", { class: `message-row ${m.outcome}`, "data-outcome": m.outcome,
+    return el("tr", { class: `message-row ${m.outcome}${history ? " history" : ""}`, "data-outcome": m.outcome,
       "data-message-id": m.message_id || "", "data-order-id": m.id === null ? "" : String(m.id) },
       cell("last seen", { title: m.time, class: "time", text: clockTime(m.time_ms) }),
       cell("order id", { class: "id" }, el("code", { text: m.id === null ? "–" : String(m.id) }),
         el("span", { class: "detail mono", title: "SQS message id", text: m.message_id || "message id not logged" })),
       deliveries, outcome,
       cell("requested", {}, itemCode(m.requested, conflict ? m.stored : null)),
+      writeCell(m),
       stored,
     );
   });
-  if (total > messages.length) rows.push(emptyRow(6, `${total - messages.length} older messages not shown`));
+  if (total > messages.length) rows.push(emptyRow(7, `${total - messages.length} older messages not shown`));
   body.replaceChildren(...rows);
 }
 
@@ -385,17 +407,38 @@ function render(snapshot) {
   setText("#function-name", target.function_name);
   setText("#orders-name", target.orders_table);
   setText("#reference-name", target.reference_table);
-  setText("#messages-hint", `one row per SQS message in the worker's log since ${clockTime(snapshot.log_since_ms)}, newest first`);
+  const history = snapshot.log_source === "history";
+  $("#history-badge").hidden = !history;
+  setText("#messages-hint", history
+    ? `the worker's log group is deleted: the messages its log named when last read, kept in ${snapshot.history.path}, newest first`
+    : `one row per SQS message in the worker's log since ${clockTime(snapshot.log_since_ms)}, newest first`);
   renderCounters("jobs", snapshot.queues.jobs);
   renderCounters("dlq", snapshot.queues.dlq);
   renderMappings(snapshot.mappings, target);
   renderSummary(snapshot);
   renderOrders(snapshot.orders, snapshot.orders_truncated);
   renderReference(snapshot.reference);
-  renderMessages(snapshot.messages, snapshot.messages_total);
+  renderMessages(snapshot.messages, snapshot.messages_total, history);
   renderAlarms(snapshot.alarms);
   renderCharts(snapshot);
-  showSectionErrors(snapshot.errors);
+  renderFunction(snapshot);
+  renderCleanup(snapshot.cleanup);
+  showSectionStates(snapshot);
+}
+
+function renderFunction(snapshot) {
+  const f = snapshot.function;
+  const resource = (snapshot.resources || {}).function;
+  setText("#function-state", f ? `${f.state} · ${f.runtime}` : resource && resource.state === "absent" ? "deleted" : "");
+}
+
+function renderCleanup(checks) {
+  const list = $("#cleanup");
+  if (!checks) return list.replaceChildren();
+  list.replaceChildren(...checks.map((c) => el("li", { "data-testid": "cleanup-check", "data-ok": String(c.ok) },
+    el("span", { class: `pill ${c.ok ? "ok" : "fail"}`, text: c.ok ? "ok" : "fails" }),
+    el("span", { "data-testid": "cleanup-name", text: c.check }),
+    el("span", { class: "hint", text: c.evidence }))));
 }
 
 async function poll() {
