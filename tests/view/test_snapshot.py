@@ -200,6 +200,24 @@ def test_decisions_read_once_outlive_the_log_group_as_history(aws, tmp_path):
     assert take_snapshot(aws, PREFIX, history=history)["decisions"] is None
 
 
+def test_history_cli_says_what_is_kept_and_clears_it(aws, capsys, tmp_path, monkeypatch):
+    """`ops history` counts this deployment's kept lines and names the file; `--clear` forgets them."""
+    from ops.__main__ import main
+
+    path = tmp_path / "history.sqlite3"
+    monkeypatch.setenv("OPS_HISTORY", str(path))
+    deploy_stack(aws)
+    create_resources(aws)
+    assert main(["status", "--prefix", PREFIX]) == 0
+    capsys.readouterr()
+    assert main(["history", "--prefix", PREFIX]) == 0
+    assert capsys.readouterr().out == f"11 kept line(s) of {PREFIX}-consumer in {path}\n"
+    assert main(["history", "--prefix", PREFIX, "--clear"]) == 0
+    assert capsys.readouterr().out == f"forgot 11 kept line(s) of {PREFIX}-consumer in {path}\n"
+    assert main(["history", "--prefix", PREFIX]) == 0
+    assert capsys.readouterr().out.startswith("0 kept line(s)")
+
+
 def test_the_labs_end_state_passes_every_cleanup_check_and_exits_0(aws, capsys, tmp_path, monkeypatch):
     """After the lab's clean-up (mapping, jobs queue, both orders and the log group deleted),
     `ops status --cleanup` prints one passing line per check, each with its evidence, and
