@@ -310,6 +310,7 @@ class DeadLetterReader:
             ],
         )
         failed = {int(failure["Id"]) for failure in answer.get("Failed", [])}
+        failed |= {i for i, left in enumerate(seconds) if left == 0}  # at SQS's limit: visible now
         for i, (_, hold) in enumerate(batch):
             if i in failed:
                 hold.lapsed = True
@@ -327,10 +328,6 @@ class DeadLetterReader:
         )
         hold.until = asked + self.hold_seconds
         return hold
-
-    def handle(self, message_id: str) -> str:
-        """The latest receipt handle of a held message."""
-        return self.held[message_id].receipt_handle
 
     def _remember(self, message_id: str) -> None:
         self.recent[message_id] = None
