@@ -192,12 +192,13 @@ ALARMS = {
         ),
     ),
     "dead-letter-expiry": (
-        "ApproximateAgeOfOldestMessage",
-        "The oldest dead letter may expire within 2 days.",
+        "ApproximateNumberOfMessagesVisible",
+        "The dead-letter queue has not been empty for 118 hours in a row: a dead letter in it may expire "
+        "within 2 days.",
         "OK",
         (
-            "Threshold Crossed: 1 datapoint [120.0 (01/12/26 08:44:00)] was not greater than "
-            "the threshold (432000.0)."
+            "Threshold Crossed: 118 out of the last 118 datapoints were not greater than or equal to "
+            "the threshold (1.0)."
         ),
     ),
     "dead-letters": (
