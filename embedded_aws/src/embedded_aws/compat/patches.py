@@ -558,7 +558,8 @@ PATCHES = [
     ),
     Patch(
         "cloudformation.custom-resources",
-        "custom resources get Update and Delete; FAILED fails and rolls back",
+        "custom resources get Update and Delete; FAILED, or a resource's failure, fails and rolls back; "
+        "an update deletes the resources it removes last",
         (
             T(
                 f"{CUSTOM}.create_from_cloudformation_json",
@@ -589,6 +590,39 @@ PATCHES = [
         _call("embedded_aws.services.cloudformation.custom_resources", "patch_custom_resource_requests"),
         fixes_moto="custom resources get Create only; a FAILED answer is ignored and the stack stays "
         "CREATE_IN_PROGRESS",
+    ),
+    Patch(
+        "cloudformation.resource-failures",
+        "a resource whose create or update fails gives its CREATE_FAILED/UPDATE_FAILED event and "
+        "rolls the stack back; CloudFormation answers errors in its own XML",
+        (
+            T(
+                f"{CFN_PARSING}:parse_and_create_resource",
+                "logical_id",
+                "resource_json",
+                "resources_map",
+                "account_id",
+                "region_name",
+            ),
+            T(
+                f"{CFN_PARSING}:parse_and_update_resource",
+                "logical_id",
+                "resource_json",
+                "resources_map",
+                "account_id",
+                "region_name",
+            ),
+            T("moto.cloudformation.responses:CloudFormationResponse.call_action", "self"),
+            T(
+                "moto.cloudformation.models:CloudFormationBackend.execute_change_set",
+                "self",
+                "change_set_name",
+                "stack_name",
+            ),
+        ),
+        _call("embedded_aws.services.cloudformation.resource_failures", "patch_resource_failures"),
+        fixes_moto="a service error while creating a stack's resource (a table name that is taken) escapes "
+        "CreateStack as that service's JSON error and leaves the stack CREATE_IN_PROGRESS, with no rollback",
     ),
     Patch(
         "cloudformation.json-templates",

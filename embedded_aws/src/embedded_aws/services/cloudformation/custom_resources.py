@@ -9,11 +9,19 @@ import os
 import threading
 from typing import Any
 
+from embedded_aws.services.cloudformation.failures import ResourceFailed
 from embedded_aws.services.cloudformation.lifecycle import (
     Answer,
     AnswerTo,
     CustomResourceFailed,
     CustomResourceLifecycle,
+)
+from embedded_aws.services.cloudformation.resource_failures import (
+    ROLLING_BACK,
+    forget_outputs,
+    record_update_failure,
+    roll_back_create,
+    roll_back_update,
 )
 
 
@@ -22,14 +30,6 @@ def patch_custom_resource_host(port: int) -> None:
 
     os.environ["MOTO_PORT"] = str(port)
     settings.moto_server_host = lambda: "http://localhost"
-
-
-def forget_outputs(stack: Any) -> None:
-    """A stack being deleted or rolled back has no outputs. moto evaluates an output when it is
-    described, and evaluating one that names a deleted resource created that resource again."""
-    from moto.cloudformation.parsing import OutputMap
-
-    stack.output_map = OutputMap(stack.resource_map, {}, stack.stack_id)
 
 
 def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = None) -> None:
@@ -119,7 +119,8 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
     def process_cfn_response(self: Any) -> Any:
         """Answers to Update and Delete are taken by the lifecycle (moto's handler would look the
         stack up where a deleted one is not, and mark an updated one CREATE_COMPLETE); answers to
-        Create go on to moto's handler."""
+        Create go on to moto's handler, unless the stack is rolling back (moto's handler would
+        check the stack's readiness, which creates its resources again)."""
         answered = (self._get_param("StackId"), self._get_param("LogicalResourceId"))
         answer = Answer(
             self._get_param("Status"),
@@ -130,13 +131,14 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
         whose = lifecycle.answer(answered, answer)
         if whose is AnswerTo.REQUEST:
             return 200, {"status": 200}, json.dumps("{}")
-        if whose is AnswerTo.CREATE_THEN_ROLL_BACK:
-            try:
-                stack = self.cloudformation_backend.get_stack(answered[0])
-            except Exception:  # noqa: BLE001 - moto's handler reports an unknown stack
-                stack = None
-            if stack is not None:
-                start_rollback(stack)
+        try:
+            stack = self.cloudformation_backend.get_stack(answered[0])
+        except Exception:  # noqa: BLE001 - moto's handler reports an unknown stack
+            stack = None
+        if stack is not None and stack.status in ROLLING_BACK:
+            return 200, {"status": 200}, json.dumps("{}")
+        if whose is AnswerTo.CREATE_THEN_ROLL_BACK and stack is not None:
+            start_rollback(stack)
         return process(self)
 
     responses.CloudFormationResponse.process_cfn_response = process_cfn_response
@@ -155,11 +157,27 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
 
     update_all = ResourceMap.update
 
-    def update_failing_on_custom_resources(self: Any, *args: Any, **kwargs: Any) -> None:
-        update_all(self, *args, **kwargs)
+    def update_then_clean_up(
+        self: Any, template: dict[str, Any], parameters: dict[str, Any] | None = None
+    ) -> None:
+        """As CloudFormation updates a stack: resources are created and updated first, and those
+        the template no longer has are deleted only once that succeeded (moto deleted them first,
+        so a failed update lost them). A failed custom resource Update fails the update here.
+        A deleted resource is forgotten (moto kept it, so adding it back later created nothing)."""
+        removed = {
+            name: self._resource_json_map[name]
+            for name in self._resource_json_map
+            if name not in template["Resources"]
+        }
+        if removed:
+            update_all(self, {**template, "Resources": {**template["Resources"], **removed}}, parameters)
+            lifecycle.raise_update_failure(self.stack_id)
+        update_all(self, template, parameters)
+        for name in removed:
+            self._parsed_resources.pop(name, None)
         lifecycle.raise_update_failure(self.stack_id)
 
-    ResourceMap.update = update_failing_on_custom_resources
+    ResourceMap.update = update_then_clean_up
 
     def failed_creates(stack: Any) -> list[tuple[str, str]]:
         return lifecycle.failed_creates(
@@ -178,24 +196,31 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
             ).start()
 
     def roll_back(stack: Any) -> None:
-        create_failed, rolling_back = lifecycle.rollback_reasons(failed_creates(stack))
-        stack._add_stack_event("CREATE_FAILED", resource_status_reason=create_failed)
-        stack.status = "ROLLBACK_IN_PROGRESS"
-        forget_outputs(stack)
-        stack._add_stack_event("ROLLBACK_IN_PROGRESS", resource_status_reason=rolling_back)
-        try:
-            stack.resource_map.delete()
-        except Exception as error:  # noqa: BLE001 - the stack says so, as on AWS
-            stack.status = "ROLLBACK_FAILED"
-            stack._add_stack_event("ROLLBACK_FAILED", resource_status_reason=str(error))
-            return
-        stack.status = "ROLLBACK_COMPLETE"
-        stack._add_stack_event("ROLLBACK_COMPLETE")
+        failures = []
+        for logical_id, reason in failed_creates(stack):
+            resource = stack.custom_resources[logical_id]
+            failures.append(
+                ResourceFailed(
+                    logical_id,
+                    resource.resource_type,
+                    lifecycle.physical_id((stack.stack_id, logical_id), resource.physical_resource_id),
+                    "CREATE",
+                    f"custom resource {logical_id}: Create failed: {reason}",
+                )
+            )
+        roll_back_create(stack, failures)
 
     create_resources = Stack.create_resources
 
     def create_resources_then_roll_back_failures(self: Any) -> None:
-        create_resources(self)
+        """A resource that fails to create rolls the stack back at once (ResourceFailed); a
+        custom resource whose function answers FAILED, once its answer and all the others are in."""
+        try:
+            create_resources(self)
+        except ResourceFailed as failure:
+            if lifecycle.claim_rollback(self.stack_id):
+                roll_back_create(self, [failure])
+            return
         pending = [
             (self.stack_id, logical_id)
             for logical_id, resource in self.custom_resources.items()
@@ -216,25 +241,18 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
         tags: dict[str, str] | None = None,
     ) -> None:
         """A failed update is rolled back as on AWS: the previous template is applied again
-        (moto updates each changed resource back) and the stack ends UPDATE_ROLLBACK_COMPLETE."""
+        (moto updates each changed resource back, deletes the ones the update added) and the
+        stack ends UPDATE_ROLLBACK_COMPLETE."""
         previous_template, previous_parameters = self.template, self.parameters
         try:
             update_stack(self, template, role_arn, parameters, tags)
-        except CustomResourceFailed as error:
-            self._add_stack_event("UPDATE_FAILED", resource_status_reason=str(error))
-            self.status = "UPDATE_ROLLBACK_IN_PROGRESS"
-            self._add_stack_event("UPDATE_ROLLBACK_IN_PROGRESS", resource_status_reason=str(error))
-            self.template = previous_template
-            self._parse_template()
-            try:
-                self.resource_map.update(self.template_dict, previous_parameters)
-            except Exception as rollback_error:  # noqa: BLE001 - the stack says so, as on AWS
-                self.status = "UPDATE_ROLLBACK_FAILED"
-                self._add_stack_event("UPDATE_ROLLBACK_FAILED", resource_status_reason=str(rollback_error))
-                return
-            self.output_map = self._create_output_map()
-            self.status = "UPDATE_ROLLBACK_COMPLETE"
-            self._add_stack_event("UPDATE_ROLLBACK_COMPLETE")
+        except (CustomResourceFailed, ResourceFailed) as error:
+            if isinstance(error, ResourceFailed):
+                reason = record_update_failure(self, error)
+            else:
+                reason = str(error)
+                self._add_stack_event("UPDATE_FAILED", resource_status_reason=reason)
+            roll_back_update(self, reason, previous_template, previous_parameters)
 
     delete_stack = Stack.delete
 
