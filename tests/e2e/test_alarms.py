@@ -348,16 +348,26 @@ def test_prove_alarms_fails_with_no_confirmed_subscriber_on_the_default_stack(st
 def test_prove_alarms_reports_every_alarm_delivered_and_the_subscriber_reached(stack, inbox):
     """With the inbox (an SQS queue, confirmed at once) subscribed: every alarm's action is
     recorded as executed, the topic is `reached` by the inbox, exit 0, the test notification
-    arrives, and every alarm is back in its prior state with its prior reason."""
+    arrives, and every alarm is back in its prior state with its prior reason. An alarm an earlier
+    test left in ALARM is not set: it is judged from its own transition's record."""
     session, _, outputs = stack
     before = alarm_states(session)
     done = prove_alarms(session, "--yes", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
-    assert len(report["alarms"]) == 10
-    assert {(p["outcome"], p["detail"]) for p in report["alarms"]} == {
-        ("delivered", outputs["AlarmTopicArn"])
-    }
+    alarms, topic_arn = report["alarms"], outputs["AlarmTopicArn"]
+    assert len(alarms) == 10 and {p["outcome"] for p in alarms} == {"delivered"}
+    tested = [p for p in alarms if p["tested"]]
+    assert tested, "every alarm was in ALARM already: nothing was tested"
+    for p in tested:
+        assert p["detail"] == topic_arn and p["restore"] in (
+            f"back to {p['was']}",
+            "left as CloudWatch's evaluation set it (OK)",
+        ), p
+    for p in alarms:
+        if not p["tested"]:
+            assert (p["was"], p["restore"]) == ("ALARM", "not touched"), p
+            assert p["detail"].startswith("in ALARM since ") and p["detail"].endswith(topic_arn), p
     inbox_arn = f"arn:aws:sqs:{session.state['region']}:123456789012:{PREFIX}-oncall-inbox"
     (topic,) = report["topics"]
     assert (topic["verdict"], topic["subscriptions"]) == (
@@ -365,7 +375,7 @@ def test_prove_alarms_reports_every_alarm_delivered_and_the_subscriber_reached(s
         [{"protocol": "sqs", "endpoint": inbox_arn, "status": "confirmed"}],
     )
     assert "subscribers get a test ALARM" in done.stderr
-    notification(session, inbox, f"{PREFIX}-oldest-job-age", "ALARM")
+    notification(session, inbox, tested[0]["alarm"], "ALARM")
     assert not_back(session, before) == {}
 
 
@@ -389,14 +399,27 @@ def test_prove_alarms_names_a_pending_email_subscription_as_pending(stack, inbox
     assert "oncall@" not in done.stdout
 
 
-# Runs ops' own main() with one change: the first read of an alarm's history announces itself on
-# stderr and then waits, so the test can send its signal while the run waits for CloudWatch.
+# Runs ops' own main() with one change: the first read of an alarm's history after an alarm was
+# set to ALARM announces itself on stderr and then waits, so the test can send its signal while
+# the run waits for CloudWatch's records.
 WAITING_DRIVER = """
 import sys, time
 from ops import __main__, prove_alarms
+set_alarms = []
+init, read = prove_alarms.Prover.__init__, prove_alarms._action_items
+def recording(self, cloudwatch, *args, **kwargs):
+    init(self, cloudwatch, *args, **kwargs)
+    set_state = cloudwatch.set_alarm_state
+    def set_and_record(**request):
+        set_alarms.append(request["AlarmName"])
+        return set_state(**request)
+    cloudwatch.set_alarm_state = set_and_record
 def waiting(*args):
+    if not set_alarms:
+        return read(*args)
     print("WAITING", file=sys.stderr, flush=True)
     time.sleep(60)
+prove_alarms.Prover.__init__ = recording
 prove_alarms._action_items = waiting
 sys.exit(__main__.main(["prove-alarms", "--prefix", sys.argv[1], "--yes"]))
 """
@@ -435,8 +458,8 @@ def test_an_interrupted_prove_alarms_puts_every_alarm_back(stack, signum):
 def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(stack, inbox):
     """The topic policy CDK writes for enforce_ssl alone (its TLS deny, nothing allowing
     CloudWatch): every alarm action fails with AWS's message in the alarm history, nothing is
-    delivered, and prove-alarms reports each failure and exits 1. The stack's own policy (with
-    the Allow) delivers again."""
+    delivered, and prove-alarms reports the failure of each alarm it sets (those not already in
+    ALARM) and exits 1. The stack's own policy (with the Allow) delivers again."""
     session, _, outputs = stack
     sns, topic = session.client("sns"), outputs["AlarmTopicArn"]
     own = sns.get_topic_attributes(TopicArn=topic)["Attributes"]["Policy"]
@@ -455,8 +478,10 @@ def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(
         sns.set_topic_attributes(TopicArn=topic, AttributeName="Policy", AttributeValue=own)
     assert done.returncode == 1, done.stdout + done.stderr
     lines = [line for line in done.stdout.strip().splitlines() if line.split()[1].startswith(f"{PREFIX}-")]
-    assert len(lines) == 10 and all(line.startswith("failed ") for line in lines), done.stdout
-    alarm_arn = f"arn:aws:cloudwatch:{session.state['region']}:123456789012:alarm:{PREFIX}-oldest-job-age"
+    # An alarm an earlier test left in ALARM is not set; its own earlier transition is judged.
+    tested = [line for line in lines if "not set by this run" not in line]
+    assert len(lines) == 10 and tested and all(line.startswith("failed ") for line in tested), done.stdout
+    alarm_arn = f"arn:aws:cloudwatch:{session.state['region']}:123456789012:alarm:{tested[0].split()[1]}"
     assert (
         f'Failed to execute action {topic}. Received error: "Resource: {alarm_arn} is not authorized to '
         f'perform: SNS:Publish on resource: {topic}"'
