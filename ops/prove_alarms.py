@@ -267,6 +267,11 @@ class Prover:
     def result(self) -> list[Proof]:
         return [self.proofs[name] for name in sorted(self.proofs)]
 
+    def stuck(self) -> list[str]:
+        """The alarms this run set to ALARM and did not put back."""
+        failed = [p.alarm for p in self.proofs.values() if p.restore.startswith("not put back")]
+        return sorted({*self.flipped, *failed})
+
     def put_back(self, names: list[str]) -> None:
         """Return each alarm this run set to ALARM to the state, reason and reason data it had,
         unless CloudWatch's evaluation has set a state of its own since (then that is the real one)."""
@@ -410,7 +415,18 @@ def exit_status(proofs: list[Proof], topics: list[Topic]) -> int:
 
 
 def verdict(proofs: list[Proof], topics: list[Topic]) -> str:
-    """One line: who would be reached, or why it is not proven."""
+    """One line: who would be reached, or why it is not proven; any alarm left in the test ALARM
+    is named whatever else is said."""
+    line = _verdict(proofs, topics)
+    stuck = [p.alarm for p in proofs if p.restore.startswith("not put back")]
+    return (
+        line
+        if not stuck or "still in the test ALARM" in line
+        else f"{line}; still in the test ALARM: {', '.join(stuck)}"
+    )
+
+
+def _verdict(proofs: list[Proof], topics: list[Topic]) -> str:
     unreached = [t for t in topics if t.verdict == "no confirmed subscriber"]
     if unreached:
         pending = sum(1 for t in unreached for s in t.subscribers if s.status == PENDING)
@@ -510,7 +526,7 @@ def run(args: Any, clients: Any) -> int:
             )
             proofs = prover.run()
         except Interrupted as stop:
-            left = [name for name in prover.flipped]
+            left = prover.stuck()
             back = [p.alarm for p in prover.result() if p.restore.startswith(("back to", "left as"))]
             print(
                 safe(
@@ -521,7 +537,7 @@ def run(args: Any, clients: Any) -> int:
             )
             return 128 + stop.signum
         except (ClientError, BotoCoreError) as error:
-            left = list(prover.flipped)
+            left = prover.stuck()
             print(
                 safe(
                     f"error: {_error(error)}"

@@ -184,6 +184,7 @@ def test_unlisted_subscribers_and_unproven_alarms_exit_1():
     stuck = Proof("p-a", "delivered", TOPIC, (TOPIC,), tested=True, restore="not put back: timeout")
     assert exit_status([stuck], [reached]) == NOT_PROVEN
     assert "still in the test ALARM: p-a" in verdict([stuck], [reached])
+    assert verdict([stuck], [Topic(TOPIC, ())]).endswith("subscribe someone; still in the test ALARM: p-a")
 
 
 def replace_outcome(proof: Proof, outcome: str) -> Proof:
@@ -430,3 +431,23 @@ def test_without_the_stack_the_alarms_are_the_exact_names_of_the_prefix():
     assert names == [f"labex-q05-{what}" for what in ALARMS] == list(Names("labex-q05").alarms)
     assert not any(name.startswith("labex-q05-staging-") for name in names)
     assert source == "the alarm names of prefix labex-q05 (stack labex-q05-consumer not found)"
+
+
+def test_an_alarm_that_cannot_be_put_back_is_named_as_stuck():
+    """A refused SetAlarmState on the way back: the proof says `not put back` with AWS's reason,
+    `stuck()` names the alarm, and the run is not proven (exit 1)."""
+
+    class Refusing(StubCloudWatch):
+        def set_alarm_state(self, AlarmName: str, StateValue: str, **kwargs: Any) -> None:
+            if StateValue != "ALARM":
+                raise ClientError({"Error": {"Code": "AccessDenied", "Message": "denied"}}, "SetAlarmState")
+            super().set_alarm_state(AlarmName=AlarmName, StateValue=StateValue, **kwargs)
+
+    run = prover(Refusing([alarm("p-a", "OK")]))
+    (proof,) = run.run()
+    assert (proof.outcome, proof.restore.startswith("not put back: "), run.stuck()) == (
+        "delivered",
+        True,
+        ["p-a"],
+    )
+    assert exit_status([proof], [Topic(TOPIC, (Subscriber("sqs", QUEUE, "confirmed"),))]) == NOT_PROVEN
