@@ -669,13 +669,13 @@ def redrive(
     }
 
 
-def _not_found(message_id: str, reader: DeadLetterReader, read: int, capped: bool) -> str:
+def _not_found(message_id: str, reader: DeadLetterReader, read: int, cap: int | None) -> str:
     """Why the target was not found, claiming "not in the queue" only when the end was reached
     and nobody else held a message."""
-    if capped:
+    if cap is not None:
         return (
             f"message {message_id} is not among the first {read} messages read (a discard holds at most "
-            f"{read} while it looks); discard or redrive others first, or run again later"
+            f"{cap} while it looks); discard or redrive others first, or run again later"
         )
     if reader.stopped:
         return f"message {message_id} is not among the {read} messages read: {reader.stopped}"
@@ -720,17 +720,17 @@ def discard(
         raise DlqError(f"the reason is {len(reason)} characters; keep it under {MAX_REASON}")
     sqs = clients.client("sqs")
     with DeadLetterReader(sqs, queues.dlq_url, hold_seconds) as reader:
-        letter, read, capped = None, 0, False
+        letter, read, cap = None, 0, None
         for page in reader.pages():
             read += len(page)
             letter = next((found for found in page if found.message_id == message_id), None)
             if letter is not None:
                 break
             if len(reader.held) >= max_held:
-                capped = True
+                cap = max_held
                 break
         if letter is None:
-            raise DlqError(_not_found(message_id, reader, read, capped))
+            raise DlqError(_not_found(message_id, reader, read, cap))
         reader.release([held for held in list(reader.held) if held != message_id])
         classify([letter], _lookup(clients, queues))
         if letter.kind in SAFE_CLASSES:
