@@ -152,14 +152,13 @@ def format_redrive(result: dict[str, Any]) -> str:
     as left."""
     counts, dry = result["counts"], result["dry_run"]
     moved = ", ".join(f"{counts[kind]['found' if dry else 'moved']} {kind}" for kind in result["classes"])
-    left = ", ".join(
-        f"{n} {kind}"
-        for kind in dlq.CLASSES
-        if (
-            n := counts[kind]["found"]
-            - (counts[kind]["found"] if dry and kind in result["classes"] else counts[kind]["moved"])
-        )
-    )
+
+    def left_of(kind: str) -> int:
+        if dry:
+            return 0 if kind in result["classes"] else counts[kind]["found"]
+        return counts[kind]["found"] - counts[kind]["moved"]
+
+    left = ", ".join(f"{n} {kind}" for kind in dlq.CLASSES if (n := left_of(kind)))
     failed = sum(counts[kind]["failed"] for kind in dlq.CLASSES)
     lines = [
         f"{'would move' if dry else 'moved'} {moved} to the jobs queue",
