@@ -223,8 +223,8 @@ def test_a_dead_letter_raises_the_dlq_alarm_and_an_empty_dlq_clears_it(stack, in
 
 def test_a_second_dead_letter_notifies_while_the_first_still_waits(stack, inbox):
     """One dead letter waits (dead-letters stays in ALARM, so it notifies nothing more); a
-    second one still notifies: new-dead-letters (DIFF of the DLQ depth, visible + in flight) goes to ALARM for each
-    arrival and back to OK in between."""
+    second one still notifies: new-dead-letters (the rise of the DLQ depth, visible + in flight,
+    plus the DLQ's deletes) goes to ALARM for each arrival and back to OK in between."""
     session, env, _ = stack
     sqs, name = session.client("sqs"), f"{PREFIX}-new-dead-letters"
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "first-dead", "quantity": "x"}')
@@ -234,7 +234,7 @@ def test_a_second_dead_letter_notifies_while_the_first_still_waits(stack, inbox)
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "second-dead", "quantity": "y"}')
     message = notification(session, inbox, name, "ALARM")
     assert [m["Expression"] for m in message["Trigger"]["Metrics"] if "Expression" in m] == [
-        "DIFF(depth)",
+        "DIFF(depth) + deleted",
         "visible + held",
     ]
     assert state(session, f"{PREFIX}-dead-letters") == "ALARM"
@@ -558,7 +558,7 @@ def test_a_deleted_table_and_too_little_time_for_a_write_are_failed_records(stac
     (A timeout of the whole invocation counts in Lambda's Errors: tests/e2e/test_lambda_host.py::
     test_invoke_api_runs_the_deployed_code; Errors reaching worker-errors: the test above. A poison
     record in a batch counts alone and the rest is acknowledged: tests/unit/test_worker_dynamodb.py::
-    test_each_batch_counts_its_decisions_in_one_metrics_line.)"""
+    test_each_record_counts_its_decision_in_a_metrics_line_printed_with_its_lines.)"""
     session, env, _ = stack
     alarm = f"{PREFIX}-failed-records"
     wait_for(
