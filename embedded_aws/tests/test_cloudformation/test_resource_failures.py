@@ -69,6 +69,17 @@ def events(cloudformation, name: str) -> list[tuple[str, str, str]]:
     ]
 
 
+def read_in_order_by_time(cloudformation, name: str) -> bool:
+    """Sorted by their millisecond timestamps, as the CDK CLI sorts what it reads (newest first
+    from the API, a stable sort), the events come out in the order they happened."""
+    newest_first = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
+    by_time = sorted(
+        newest_first,
+        key=lambda e: e["Timestamp"].replace(microsecond=e["Timestamp"].microsecond // 1000 * 1000),
+    )
+    return [e["EventId"] for e in by_time] == [e["EventId"] for e in reversed(newest_first)]
+
+
 def queue_names(emulator, prefix: str) -> list[str]:
     urls = emulator.client("sqs").list_queues(QueueNamePrefix=prefix).get("QueueUrls", [])
     return sorted(url.rsplit("/", 1)[1] for url in urls)
@@ -98,6 +109,7 @@ def test_a_table_name_that_is_taken_fails_the_create_and_rolls_it_back(emulator,
     assert failed[0] == "Orders"
     assert f"'{name}-orders' already exists." in failed[1] and "HandlerErrorCode: AlreadyExists" in failed[1]
     assert (name, "ROLLBACK_IN_PROGRESS", "The following resource(s) failed to create: [Orders].") in seen
+    assert read_in_order_by_time(cloudformation, name)
     assert [(logical, status) for logical, status, _ in seen if logical == "Jobs"] == [
         ("Jobs", "DELETE_COMPLETE")
     ]
@@ -146,6 +158,7 @@ def test_a_failed_update_rolls_back_and_keeps_the_previous_resources(emulator, m
         "UPDATE_ROLLBACK_IN_PROGRESS",
         "The following resource(s) failed to create: [Taken].",
     ) in seen
+    assert read_in_order_by_time(cloudformation, name)
     assert queue_names(emulator, name) == [f"{name}-jobs"]
     assert sqs.get_queue_attributes(QueueUrl=jobs, AttributeNames=["VisibilityTimeout"])["Attributes"] == {
         "VisibilityTimeout": "30"

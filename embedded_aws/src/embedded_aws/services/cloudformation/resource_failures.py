@@ -11,6 +11,7 @@ custom_resources.py's stack wrappers call `roll_back_create` and `record_update_
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 
 from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason, status_reason
@@ -19,6 +20,7 @@ from embedded_aws.services.cloudformation.lifecycle import CustomResourceFailed
 log = logging.getLogger("embedded_aws.server")
 
 ROLLING_BACK = ("ROLLBACK_IN_PROGRESS", "ROLLBACK_COMPLETE", "ROLLBACK_FAILED")
+_MILLISECOND = timedelta(milliseconds=1)
 
 
 def forget_outputs(stack: Any) -> None:
@@ -59,6 +61,17 @@ def _created(stack: Any) -> dict[str, Any]:
     }
 
 
+def _spread_in_time(stack: Any) -> None:
+    """Events at least a millisecond apart, as CloudFormation's are: a rollback done in one call
+    logs its events within a millisecond, and a client that orders events by time (the CDK CLI,
+    a stable sort of the newest-first list) would print them backwards."""
+    previous = None
+    for event in stack.events:
+        if previous is not None and event.timestamp < previous + _MILLISECOND:
+            event.timestamp = previous + _MILLISECOND
+        previous = event.timestamp
+
+
 def _record_deletes(stack: Any, before: dict[str, Any]) -> None:
     """A DELETE_COMPLETE event for each resource of `before` the stack no longer has."""
     after = _created(stack)
@@ -91,13 +104,14 @@ def roll_back_create(stack: Any, failures: list[ResourceFailed]) -> None:
     try:
         stack.resource_map.delete()
     except Exception as error:  # noqa: BLE001 - the stack says so, as on AWS
+        _record_deletes(stack, before)
         stack.status = "ROLLBACK_FAILED"
         stack._add_stack_event("ROLLBACK_FAILED", resource_status_reason=str(error))
-        return
-    finally:
+    else:
         _record_deletes(stack, before)
-    stack.status = "ROLLBACK_COMPLETE"
-    stack._add_stack_event("ROLLBACK_COMPLETE")
+        stack.status = "ROLLBACK_COMPLETE"
+        stack._add_stack_event("ROLLBACK_COMPLETE")
+    _spread_in_time(stack)
 
 
 def record_update_failure(stack: Any, failure: ResourceFailed) -> str:
@@ -128,14 +142,15 @@ def roll_back_update(
     try:
         stack.resource_map.update(stack.template_dict, previous_parameters)
     except Exception as error:  # noqa: BLE001 - the stack says so, as on AWS
+        _record_deletes(stack, before)
         stack.status = "UPDATE_ROLLBACK_FAILED"
         stack._add_stack_event("UPDATE_ROLLBACK_FAILED", resource_status_reason=str(error))
-        return
-    finally:
+    else:
         _record_deletes(stack, before)
-    stack.output_map = stack._create_output_map()
-    stack.status = "UPDATE_ROLLBACK_COMPLETE"
-    stack._add_stack_event("UPDATE_ROLLBACK_COMPLETE")
+        stack.output_map = stack._create_output_map()
+        stack.status = "UPDATE_ROLLBACK_COMPLETE"
+        stack._add_stack_event("UPDATE_ROLLBACK_COMPLETE")
+    _spread_in_time(stack)
 
 
 def _physical_id(resource: Any) -> str:
