@@ -106,6 +106,10 @@ def test_create_update_failed_update_and_delete_reach_the_function(emulator):
     events = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
     (failed,) = [e for e in events if e["ResourceStatus"] == "UPDATE_FAILED"]
     assert "asked to fail" in failed["ResourceStatusReason"]
+    assert failed["LogicalResourceId"] == "Probe" and failed["PhysicalResourceId"] == "probe"
+    assert failed["ResourceStatusReason"].startswith(
+        "Received response status [FAILED] from custom resource."
+    )
     sqs = emulator.client("sqs")
     queue = sqs.get_queue_attributes(
         QueueUrl=sqs.get_queue_url(QueueName=f"{name}-q")["QueueUrl"], AttributeNames=["VisibilityTimeout"]
@@ -151,5 +155,9 @@ def test_a_failed_create_rolls_the_stack_back(emulator):
     events = cloudformation.describe_stack_events(StackName=stack_id)["StackEvents"]
     (failed,) = [e for e in events if e["ResourceStatus"] == "CREATE_FAILED"]
     assert "asked to fail" in failed["ResourceStatusReason"]
+    assert failed["LogicalResourceId"] == "Probe" and failed["ResourceType"] == "Custom::Probe"
+    assert failed["ResourceStatusReason"].startswith(
+        "Received response status [FAILED] from custom resource."
+    )
     assert [r["RequestType"] for r in requests(emulator, name)] == ["Create", "Delete"]
     assert name not in [f["FunctionName"] for f in emulator.client("lambda").list_functions()["Functions"]]

@@ -16,6 +16,7 @@ from embedded_aws.services.cloudformation.failures import (
     stack_reason,
     status_reason,
 )
+from embedded_aws.services.cloudformation.lifecycle import Answer, CustomResourceLifecycle
 
 
 def test_a_table_name_that_is_taken_reads_as_the_handlers_already_exists():
@@ -84,3 +85,15 @@ def test_the_stacks_reason_names_the_failed_resources():
     """The stack's rollback event lists them, as AWS's does."""
     assert stack_reason("CREATE", ["Orders"]) == "The following resource(s) failed to create: [Orders]."
     assert stack_reason("UPDATE", ["A", "B"]) == "The following resource(s) failed to update: [A, B]."
+
+
+def test_a_custom_resources_failed_or_missing_answer_reads_as_cloudformations():
+    """AWS's words for a custom resource that answered FAILED, or never answered."""
+    reason = CustomResourceLifecycle.status_reason(Answer("FAILED", reason="asked to fail"), "r-1")
+    assert reason == (
+        "Received response status [FAILED] from custom resource. Message returned: asked to fail (RequestId: r-1)"
+    )
+    assert CustomResourceLifecycle.status_reason(None, "r-2") == (
+        "CloudFormation did not receive a response from your Custom Resource. "
+        "Please check your logs for requestId [r-2]."
+    )

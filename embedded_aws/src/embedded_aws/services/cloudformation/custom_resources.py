@@ -9,7 +9,7 @@ import os
 import threading
 from typing import Any
 
-from embedded_aws.services.cloudformation.failures import ResourceFailed
+from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason
 from embedded_aws.services.cloudformation.lifecycle import (
     Answer,
     AnswerTo,
@@ -18,6 +18,8 @@ from embedded_aws.services.cloudformation.lifecycle import (
 )
 from embedded_aws.services.cloudformation.resource_failures import (
     ROLLING_BACK,
+    add_resource_event,
+    custom_resource_failure,
     forget_outputs,
     record_update_failure,
     roll_back_create,
@@ -127,6 +129,7 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
             self._get_param("PhysicalResourceId") or None,
             self._get_param("Data") or {},
             self._get_param("Reason"),
+            self._get_param("RequestId"),
         )
         whose = lifecycle.answer(answered, answer)
         if whose is AnswerTo.REQUEST:
@@ -197,15 +200,15 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
 
     def roll_back(stack: Any) -> None:
         failures = []
-        for logical_id, reason in failed_creates(stack):
-            resource = stack.custom_resources[logical_id]
+        for logical_id, _ in failed_creates(stack):
+            key, resource = (stack.stack_id, logical_id), stack.custom_resources[logical_id]
             failures.append(
                 ResourceFailed(
                     logical_id,
                     resource.resource_type,
-                    lifecycle.physical_id((stack.stack_id, logical_id), resource.physical_resource_id),
+                    lifecycle.physical_id(key, resource.physical_resource_id),
                     "CREATE",
-                    f"custom resource {logical_id}: Create failed: {reason}",
+                    lifecycle.create_failure_reason(key),
                 )
             )
         roll_back_create(stack, failures)
@@ -247,11 +250,9 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
         try:
             update_stack(self, template, role_arn, parameters, tags)
         except (CustomResourceFailed, ResourceFailed) as error:
-            if isinstance(error, ResourceFailed):
-                reason = record_update_failure(self, error)
-            else:
-                reason = str(error)
-                self._add_stack_event("UPDATE_FAILED", resource_status_reason=reason)
+            if isinstance(error, CustomResourceFailed):
+                error = custom_resource_failure(error)
+            reason = record_update_failure(self, error)
             roll_back_update(self, reason, previous_template, previous_parameters)
 
     delete_stack = Stack.delete
@@ -262,8 +263,19 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
         try:
             delete_stack(self)
         except CustomResourceFailed as error:
+            failure = custom_resource_failure(error, "DELETE")
+            add_resource_event(
+                self,
+                failure.logical_id,
+                failure.resource_type,
+                failure.physical_id,
+                "DELETE_FAILED",
+                failure.reason,
+            )
             self.status = "DELETE_FAILED"
-            self._add_stack_event("DELETE_FAILED", resource_status_reason=str(error))
+            self._add_stack_event(
+                "DELETE_FAILED", resource_status_reason=stack_reason("DELETE", [failure.logical_id])
+            )
 
     Stack.update = update_rolling_back
     Stack.delete = delete_or_fail

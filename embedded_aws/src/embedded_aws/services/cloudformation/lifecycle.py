@@ -26,7 +26,20 @@ Key = tuple[str, str]  # (stack id, logical id)
 
 
 class CustomResourceFailed(Exception):
-    """The custom resource's function answered FAILED (or never answered)."""
+    """The custom resource's function answered FAILED (or never answered). `status_reason` is
+    the resource event's reason in CloudFormation's words (`status_reason` below)."""
+
+    def __init__(
+        self,
+        message: str,
+        logical_id: str = "",
+        status_reason: str = "",
+        resource_type: str = "",
+        physical_id: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.logical_id, self.status_reason = logical_id, status_reason or message
+        self.resource_type, self.physical_id = resource_type, physical_id
 
 
 @dataclass(frozen=True)
@@ -37,6 +50,7 @@ class Answer:
     physical_id: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
     reason: str | None = None
+    request_id: str | None = None
 
 
 class AnswerTo(enum.Enum):
@@ -56,6 +70,7 @@ class CustomResourceLifecycle:
         self._awaiting: dict[Key, Answer | None] = {}
         self._physical_ids: dict[Key, str] = {}
         self._create_failures: dict[Key, str] = {}
+        self._create_request_ids: dict[Key, str] = {}
         self._update_failures: dict[str, CustomResourceFailed] = {}
         self._all_created: set[str] = set()  # stacks whose resources have all been created
         self._rolling_back: set[str] = set()
@@ -103,7 +118,13 @@ class CustomResourceLifecycle:
                 answer = self._awaiting.pop(key, None)
         if answer is None or answer.status != "SUCCESS":
             reason = "no SUCCESS response" if answer is None else answer.reason or "FAILED"
-            raise CustomResourceFailed(f"custom resource {key[1]}: {event['RequestType']} failed: {reason}")
+            raise CustomResourceFailed(
+                f"custom resource {key[1]}: {event['RequestType']} failed: {reason}",
+                logical_id=key[1],
+                status_reason=self.status_reason(answer, event["RequestId"]),
+                resource_type=event["ResourceType"],
+                physical_id=event["PhysicalResourceId"],
+            )
         if answer.physical_id:
             self._physical_ids[key] = answer.physical_id
         return answer
@@ -119,6 +140,7 @@ class CustomResourceLifecycle:
             if answer.status != "FAILED":
                 return AnswerTo.CREATE
             self._create_failures[key] = answer.reason or "FAILED"
+            self._create_request_ids[key] = answer.request_id or ""
             return AnswerTo.CREATE_THEN_ROLL_BACK if key[0] in self._all_created else AnswerTo.CREATE
 
     def all_created(self, stack_id: str, pending: list[Key]) -> bool:
@@ -131,6 +153,25 @@ class CustomResourceLifecycle:
     def failed_creates(self, pending: list[Key]) -> list[tuple[str, str]]:
         """(logical id, reason) of each pending custom resource whose Create failed."""
         return [(key[1], self._create_failures[key]) for key in pending if key in self._create_failures]
+
+    @staticmethod
+    def status_reason(answer: Answer | None, request_id: str) -> str:
+        """A failed request's resource event reason, as CloudFormation words it ("Received
+        response status [FAILED] from custom resource. Message returned: ..." in AWS's events)."""
+        if answer is None:
+            return (
+                "CloudFormation did not receive a response from your Custom Resource. "
+                f"Please check your logs for requestId [{request_id}]."
+            )
+        return (
+            "Received response status [FAILED] from custom resource. "
+            f"Message returned: {answer.reason or ''} (RequestId: {request_id})"
+        )
+
+    def create_failure_reason(self, key: Key) -> str:
+        """The resource event reason of a Create answered FAILED."""
+        reason = self._create_failures.get(key, "FAILED")
+        return self.status_reason(Answer("FAILED", reason=reason), self._create_request_ids.get(key, ""))
 
     def claim_rollback(self, stack_id: str) -> bool:
         """True the first time a stack is to roll back, False after."""

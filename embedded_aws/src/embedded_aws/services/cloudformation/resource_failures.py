@@ -114,6 +114,13 @@ def roll_back_create(stack: Any, failures: list[ResourceFailed]) -> None:
     _spread_in_time(stack)
 
 
+def custom_resource_failure(error: CustomResourceFailed, action: str = "UPDATE") -> ResourceFailed:
+    """A custom resource's failed request as the failure of its resource."""
+    return ResourceFailed(
+        error.logical_id, error.resource_type, error.physical_id, action, error.status_reason
+    )
+
+
 def record_update_failure(stack: Any, failure: ResourceFailed) -> str:
     """The failed resource's UPDATE_FAILED (CREATE_FAILED for one the update added); returns the
     reason of the stack's UPDATE_ROLLBACK_IN_PROGRESS."""
@@ -250,10 +257,9 @@ def patch_resource_failures() -> None:
             change_set = self.describe_change_set(change_set_name)
             change_set.execution_status = "EXECUTE_FAILED"
             stack = change_set.stack
-            if not isinstance(failure, ResourceFailed):  # a custom resource's failed Update
-                stack._add_stack_event("UPDATE_FAILED", resource_status_reason=str(failure))
-                roll_back_update(stack, str(failure), stack.template, stack.parameters)
-            elif change_set.change_set_type == "CREATE":
+            if isinstance(failure, CustomResourceFailed):  # its Update was answered FAILED
+                failure = custom_resource_failure(failure)
+            if change_set.change_set_type == "CREATE":
                 roll_back_create(stack, [failure])
             else:
                 reason = record_update_failure(stack, failure)
