@@ -89,10 +89,8 @@ def test_a_failed_create_rolls_back_once_every_resource_is_created():
     assert late.all_created(STACK, pending=[PROBE]) is False
     assert late.answer(PROBE, Answer("FAILED", reason="no")) is AnswerTo.CREATE_THEN_ROLL_BACK
     assert late.claim_rollback(STACK) is True and late.claim_rollback(STACK) is False
-    assert late.rollback_reasons(late.failed_creates([PROBE])) == (
-        "custom resource Probe: Create failed: no",
-        "The following resource(s) failed to create: [Probe].",
-    )
+    assert late.failed_creates([PROBE]) == [("Probe", "no")]
+    assert late.create_failure_reason(PROBE).endswith("Message returned: no (RequestId: )")
 
 
 def test_a_created_resource_is_not_a_failure_and_a_success_does_not_roll_back():

@@ -122,6 +122,29 @@ def test_a_table_name_that_is_taken_fails_the_create_and_rolls_it_back(emulator,
     dynamodb.delete_table(TableName=f"{name}-orders")
 
 
+def test_a_queue_name_taken_with_other_attributes_fails_its_create(emulator):
+    """SQS refuses a queue name that exists with other attributes; its CREATE_FAILED says the
+    name is taken, and the existing queue keeps its attributes."""
+    name = unique("cfn-queue")
+    sqs, cloudformation = emulator.client("sqs"), emulator.client("cloudformation")
+    existing = sqs.create_queue(QueueName=f"{name}-jobs", Attributes={"VisibilityTimeout": "10"})["QueueUrl"]
+
+    deploy(cloudformation, name, {"Jobs": queue(f"{name}-jobs", VisibilityTimeout=30)}, "direct", "CREATE")
+
+    wait_for_status(cloudformation, name, "ROLLBACK_COMPLETE")
+    (failed,) = [
+        (logical, reason)
+        for logical, status, reason in events(cloudformation, name)
+        if status == "CREATE_FAILED"
+    ]
+    assert failed[0] == "Jobs" and "HandlerErrorCode: AlreadyExists" in failed[1]
+    assert sqs.get_queue_attributes(QueueUrl=existing, AttributeNames=["VisibilityTimeout"])[
+        "Attributes"
+    ] == {"VisibilityTimeout": "10"}
+    cloudformation.delete_stack(StackName=name)
+    sqs.delete_queue(QueueUrl=existing)
+
+
 @pytest.mark.parametrize("method", ["direct", "change set"])
 def test_a_failed_update_rolls_back_and_keeps_the_previous_resources(emulator, method):
     """An update that adds a queue and a table whose name is taken, changes a queue and drops a

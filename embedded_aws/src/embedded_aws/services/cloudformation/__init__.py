@@ -1,1 +1,1 @@
-"""CloudFormation: custom resources with their whole lifecycle, deletes of resources already gone, GetAtt as on AWS."""
+"""CloudFormation: custom resources with their whole lifecycle, failed resources rolled back as on AWS, deletes of resources already gone, GetAtt as on AWS."""

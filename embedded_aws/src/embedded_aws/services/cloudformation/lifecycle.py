@@ -181,15 +181,6 @@ class CustomResourceLifecycle:
             self._rolling_back.add(stack_id)
             return True
 
-    @staticmethod
-    def rollback_reasons(failed: list[tuple[str, str]]) -> tuple[str, str]:
-        """The reasons of the stack's CREATE_FAILED and ROLLBACK_IN_PROGRESS events."""
-        create_failed = "; ".join(
-            f"custom resource {logical_id}: Create failed: {reason}" for logical_id, reason in failed
-        )
-        listed = ", ".join(logical_id for logical_id, _ in failed)
-        return create_failed, f"The following resource(s) failed to create: [{listed}]."
-
     def defer_update_failure(self, stack_id: str, error: CustomResourceFailed) -> None:
         """A failed Update, raised once the stack's update loop is done (`raise_update_failure`)."""
         self._update_failures[stack_id] = error

@@ -5,7 +5,8 @@ rollback, and every CloudFormation answer in CloudFormation's XML protocol. moto
 error escape the CreateStack call, which answered with that service's JSON error, and left the
 stack CREATE_IN_PROGRESS with what it had created so far.
 
-custom_resources.py's stack wrappers call `roll_back_create` and `record_update_failure`.
+The stack-level wrappers live in custom_resources.py (one owner per moto attribute, as the patch
+registry wants) and call the rollbacks here; a custom resource answering FAILED fails the same way.
 """
 
 from __future__ import annotations
