@@ -1,10 +1,14 @@
-"""Which IAM checks a DynamoDB or Logs request gets (moto checked '*')."""
+"""Which IAM checks a DynamoDB, Logs or Lambda request gets (moto checked '*')."""
 
 from __future__ import annotations
 
 import pytest
 
-from embedded_aws.services.iam.access_control import dynamodb_permissions, logs_resource_arn
+from embedded_aws.services.iam.access_control import (
+    dynamodb_permissions,
+    lambda_function_arn,
+    logs_resource_arn,
+)
 
 ORDERS = "arn:aws:dynamodb:us-east-1:123456789012:table/orders"
 
@@ -58,3 +62,24 @@ def test_logs_requests_name_their_group_or_stream(params, expected):
     trailing `:*` that CloudWatch Logs evaluates group actions against (so a policy on
     `log-group:name:*`, as CDK's grants write it, allows FilterLogEvents on that group)."""
     assert logs_resource_arn(params, "us-east-1", "123456789012") == expected
+
+
+WORKER = "arn:aws:lambda:us-east-1:123456789012:function:worker"
+
+
+@pytest.mark.parametrize(
+    "name,qualifier,expected",
+    [
+        ("worker", None, WORKER),
+        ("worker", "7", f"{WORKER}:7"),
+        (WORKER, None, WORKER),
+        (f"{WORKER}:live", "ignored", f"{WORKER}:live"),
+        ("123456789012:function:worker", None, WORKER),
+        (None, None, "*"),
+    ],
+)
+def test_lambda_requests_name_their_function(name, qualifier, expected):
+    """A Lambda request is checked against the function its path names, a version or alias as a
+    qualified ARN, so a policy on one function (as the operator's GetFunctionConfiguration is)
+    allows that one; the list calls take `*`, as IAM documents them."""
+    assert lambda_function_arn(name, qualifier, "us-east-1", "123456789012") == expected

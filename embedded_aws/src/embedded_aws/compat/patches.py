@@ -249,17 +249,18 @@ PATCHES = [
     # IAM as AWS evaluates it (services/iam/access_control.py); DynamoDB faults after the check.
     Patch(
         "iam.access-control",
-        "resource ARNs for DynamoDB, Logs and CloudFormation; JSON denials; "
+        "resource ARNs for DynamoDB, Logs, Lambda and CloudFormation; JSON denials; "
         "the custom-resource response URL unsigned; injected DynamoDB faults once allowed",
         (
             T(f"moto.core.authorization:ActionAuthenticatorMixin.{AUTHORIZE}", "self", "resource"),
             T(f"{DDB}.{AUTHORIZE}", "self", "resource"),
             T(f"{LOGS_RESPONSES}.{AUTHORIZE}", "self", "resource"),
             T(f"moto.cloudformation.responses:CloudFormationResponse.{AUTHORIZE}", "self", "resource"),
+            T(f"{LAMBDA_RESPONSES}.{AUTHORIZE}", "self", "resource"),
         ),
         _call("embedded_aws.services.iam.access_control", "patch_access_control", "faults_file"),
-        fixes_moto="IAM matches policy resources only for SQS, S3, IAM and STS: DynamoDB and Logs requests "
-        "are checked against '*'; denials are XML for JSON-protocol services",
+        fixes_moto="IAM matches policy resources only for SQS, S3, IAM and STS: DynamoDB, Logs and Lambda "
+        "requests are checked against '*'; denials are XML for JSON-protocol services",
     ),
     Patch(
         "iam.topic-access",

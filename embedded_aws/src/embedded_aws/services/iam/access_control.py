@@ -1,5 +1,5 @@
-"""IAM as AWS evaluates it, where moto differs: the resource ARN of each DynamoDB, Logs and
-CloudFormation request (moto checked `*`), IAM's action prefixes, JSON denials for JSON-protocol
+"""IAM as AWS evaluates it, where moto differs: the resource ARN of each DynamoDB, Logs, Lambda
+and CloudFormation request (moto checked `*`), IAM's action prefixes, JSON denials for JSON-protocol
 services, SQS batch calls authorized as their single-message actions, and the signature of a
 bodyless request."""
 
@@ -68,6 +68,23 @@ def logs_resource_arn(params: dict[str, Any], region: str, account: str) -> str:
     return f"{arn}:log-stream:{stream}" if stream else f"{arn}:*"
 
 
+def lambda_function_arn(name: str | None, qualifier: str | None, region: str, account: str) -> str:
+    """The function ARN IAM checks a Lambda request against: the function its path names (a name,
+    a partial or a full ARN, with its qualifier as a version or alias ARN), or `*` for the calls
+    that name none (ListFunctions, ListEventSourceMappings, ...)."""
+    if not name:
+        return "*"
+    if name.startswith("arn:"):
+        arn = name
+    elif ":function:" in name:  # 123456789012:function:name
+        arn = f"arn:aws:lambda:{region}:{name}"
+    else:
+        arn = f"arn:aws:lambda:{region}:{account}:function:{name}"
+    if qualifier and arn.count(":") == 6:
+        arn = f"{arn}:{qualifier}"
+    return arn
+
+
 def cloudformation_stack_arn(stack_name: str | None, region: str, account: str) -> str:
     """The stack ARN IAM checks a CloudFormation request against: the named stack's own ARN
     (`stack/<name>/<id>`), a pattern for a stack that does not exist, or `*` for all stacks."""
@@ -106,10 +123,11 @@ def in_request_protocol(response: Any, check: Any) -> None:
 
 
 def patch_access_control(faults_file: Path | None = None) -> None:
-    """Every access check moto makes, in one place: the resource ARN of each DynamoDB, Logs and
-    CloudFormation request, denials in the request's protocol, no signature on the custom
+    """Every access check moto makes, in one place: the resource ARN of each DynamoDB, Logs, Lambda
+    and CloudFormation request, denials in the request's protocol, no signature on the custom
     resource response URL, and, with `faults_file`, the DynamoDB faults injected there
     (embedded_aws/faults.py) once a request is allowed."""
+    from moto.awslambda.responses import LambdaResponse
     from moto.cloudformation.responses import CloudFormationResponse
     from moto.core.authorization import ActionAuthenticatorMixin
     from moto.core.exceptions import AccessDeniedError, JsonRESTError
@@ -155,6 +173,15 @@ def patch_access_control(faults_file: Path | None = None) -> None:
             params = {}
         json_check(self, logs_resource_arn(params, self.region, self.current_account))
 
+    def lambda_check(self: Any, resource: str = "*") -> None:
+        self._get_action()  # routes the request, which fills uri_match with the path's names
+        found = getattr(self, "uri_match", None) or {}
+        qualifier = self.querystring.get("Qualifier") or [None]
+        check(
+            self,
+            lambda_function_arn(found.get("FunctionName"), qualifier[0], self.region, self.current_account),
+        )
+
     def cloudformation_check(self: Any, resource: str = "*") -> None:
         # The custom-resource response URL stands in for a pre-signed S3 URL: no SigV4 header.
         if self._get_action() == "ProcessCfnResponse":
@@ -166,6 +193,7 @@ def patch_access_control(faults_file: Path | None = None) -> None:
     DynamoHandler._authenticate_and_authorize_normal_action = dynamodb_check
     LogsResponse._authenticate_and_authorize_normal_action = logs_check
     CloudFormationResponse._authenticate_and_authorize_normal_action = cloudformation_check
+    LambdaResponse._authenticate_and_authorize_normal_action = lambda_check
     ActionAuthenticatorMixin._authenticate_and_authorize_normal_action = check
 
 
