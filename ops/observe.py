@@ -161,12 +161,13 @@ def find_queue_url(sqs: Any, queue_name: str) -> str:
     return sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
 
 
-def alarms(cloudwatch: Any, name_prefix: str) -> list[dict[str, Any]]:
-    """The consumer's metric alarms: name, state, reason, when the state last changed and what the
-    alarm means (its description)."""
+def alarms(cloudwatch: Any, names: list[str]) -> list[dict[str, Any]]:
+    """The consumer's metric alarms, by their exact names (a name prefix would also take in a
+    deployment whose prefix extends this one): name, state, reason, when the state last changed
+    and what the alarm means (its description)."""
     found = []
     for page in cloudwatch.get_paginator("describe_alarms").paginate(
-        AlarmNamePrefix=name_prefix, AlarmTypes=["MetricAlarm"]
+        AlarmNames=names, AlarmTypes=["MetricAlarm"]
     ):
         for alarm in page["MetricAlarms"]:
             updated = alarm.get("StateUpdatedTimestamp")

@@ -413,7 +413,7 @@ def take_snapshot(
         snapshot["orders"], snapshot["orders_truncated"] = orders, len(orders) >= ORDERS_LIMIT
     snapshot["reference"] = section("reference", lambda: observe.scan_items(dynamodb, target.reference_table))
     cloudwatch = clients.client("cloudwatch")
-    snapshot["alarms"] = section("alarms", lambda: observe.alarms(cloudwatch, f"{prefix}-"))
+    snapshot["alarms"] = section("alarms", lambda: observe.alarms(cloudwatch, list(Names(prefix).alarms)))
     snapshot["series"] = section(
         "series",
         lambda: observe.metric_series(

@@ -144,7 +144,9 @@ def decision_sums(session, function_name: str, since: datetime) -> dict[str, flo
 
 def test_every_alarm_exists_with_its_name_and_starts_without_alarming(stack):
     session, _, _ = stack
-    names = [alarm["name"] for alarm in observe.alarms(session.client("cloudwatch"), f"{PREFIX}-")]
+    names = [
+        alarm["name"] for alarm in observe.alarms(session.client("cloudwatch"), list(Names(PREFIX).alarms))
+    ]
     assert names == sorted(
         f"{PREFIX}-{what}"
         for what in (

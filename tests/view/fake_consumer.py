@@ -193,8 +193,10 @@ ALARMS = {
     ),
     "dead-letter-expiry": (
         "ApproximateNumberOfMessagesVisible",
-        "The dead-letter queue has not been empty for 118 hours in a row: a dead letter in it may expire "
-        "within 2 days.",
+        (
+            "The dead-letter queue has not been empty for 118 hours in a row: a dead letter in it may "
+            "expire within 2 days."
+        ),
         "OK",
         (
             "Threshold Crossed: 118 out of the last 118 datapoints were not greater than or equal to "
