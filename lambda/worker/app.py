@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import boto3
@@ -30,7 +29,19 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
-from order_contract import DECISIONS, METRICS_NAMESPACE_ENV, TABLE_NAME_ENV
+from order_contract import (
+    DECISION_FIELD,
+    DECISIONS,
+    ERROR_FIELD,
+    METRICS_NAMESPACE_ENV,
+    TABLE_NAME_ENV,
+    Decision,
+    Metric,
+    Tag,
+    WriteOutcome,
+    line,
+    plain_item,
+)
 from order_contract import METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
 
 CONDITION = "attribute_not_exists(id)"
@@ -166,12 +177,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 class Outcome:
     """What a delivery amounts to, and the result line it reports."""
 
-    decision: str  # "written" | "duplicate"
+    decision: Decision  # written or duplicate
     job: Job
 
     @property
     def result(self) -> dict[str, Any]:
-        first = self.decision == "written"
+        first = self.decision == Decision.WRITTEN
         return {"id": self.job.id, "quantity": self.job.quantity, "processed": first, "duplicate": not first}
 
 
@@ -195,12 +206,12 @@ def decide(job: Job, existing: Mapping[str, Any] | None) -> Outcome:
     Anything else means the same id arrived with other details; that must never be acknowledged.
     """
     if existing is None:
-        return Outcome("written", job)
+        return Outcome(Decision.WRITTEN, job)
     if same_order(job, existing):
-        return Outcome("duplicate", job)
+        return Outcome(Decision.DUPLICATE, job)
     raise ConflictingOrder(
         f"order {job.id!r} already stored with different details: "
-        f"stored {json.dumps(_with_int_numbers(existing), sort_keys=True, default=str)}, "
+        f"stored {json.dumps(plain_item(existing), sort_keys=True, default=str)}, "
         f"requested {json.dumps(job.item(), sort_keys=True)}"
     )
 
@@ -218,17 +229,6 @@ def retry_delay(attempt: int, retryable: bool, remaining: float, jitter: float) 
 def has_time_for_attempt(remaining: float) -> bool:
     """An attempt starts only if it can end, however slow, before the function's deadline."""
     return remaining >= ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS
-
-
-def _with_int_numbers(item: Mapping[str, Any]) -> dict[str, Any]:
-    """DynamoDB numbers come back as Decimal; make whole numbers ints so items compare and log."""
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, Decimal):
-            return int(value) if value == value.to_integral_value() else str(value)
-        return value
-
-    return {key: plain(value) for key, value in item.items()}
 
 
 # --- DynamoDB and logging shell ------------------------------------------------------------
@@ -260,16 +260,16 @@ def _to_attributes(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def item_from_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
     """A stored item as the worker compares it (whole numbers as int)."""
-    return _with_int_numbers({key: _DESERIALIZER.deserialize(value) for key, value in attributes.items()})
+    return plain_item({key: _DESERIALIZER.deserialize(value) for key, value in attributes.items()})
 
 
 _LINES = threading.local()  # while a record of a batch is processed: its lines, printed together
 _PRINT_LOCK = threading.Lock()
 
 
-def _log(tag: str, payload: Mapping[str, Any]) -> None:
+def _log(tag: Tag, payload: Mapping[str, Any]) -> None:
     # print() is what the lab used; each line lands in CloudWatch as one event.
-    _print(f"{tag} {json.dumps(payload, sort_keys=True, default=str)}")
+    _print(line(tag, payload))
 
 
 def _print(line: str) -> None:
@@ -349,7 +349,7 @@ def write_order(
     decision: dict[str, Any] = {
         "condition": CONDITION,
         "id": job.id,
-        "outcome": "Accepted" if previous is None else "ConditionalCheckFailed",
+        "outcome": WriteOutcome.ACCEPTED if previous is None else WriteOutcome.CONDITION_FAILED,
         "previous": previous,
         "requested": requested,
         "stored": requested if previous is None else previous,
@@ -361,9 +361,9 @@ def write_order(
     try:
         outcome = decide(job, previous)
     except ConflictingOrder:
-        _log("WRITE", {**decision, "decision": "conflict"})
+        _log(Tag.WRITE, {**decision, DECISION_FIELD: Decision.CONFLICT})
         raise
-    _log("WRITE", {**decision, "decision": outcome.decision})
+    _log(Tag.WRITE, {**decision, DECISION_FIELD: outcome.decision})
     return outcome
 
 
@@ -378,20 +378,20 @@ def process_record(
     that must not be acknowledged."""
     message_id = record.get("messageId")
     job = parse_job(record.get("body")) if job is None else job
-    _log("JOB", {**job.item(), "message_id": message_id})
+    _log(Tag.JOB, {**job.item(), "message_id": message_id})
     outcome = write_order(client, table_name, job, remaining)
     result = outcome.result
-    _log("RESULT", result)
+    _log(Tag.RESULT, result)
     return result
 
 
-def failure_kind(error: Exception) -> str:
+def failure_kind(error: Exception) -> Metric:
     """The decision metric a failed record counts in."""
     if isinstance(error, JobError):
-        return "Malformed"
+        return Metric.MALFORMED
     if isinstance(error, ConflictingOrder):
-        return "Conflict"
-    return "Error"
+        return Metric.CONFLICT
+    return Metric.ERROR
 
 
 def metrics_line(
@@ -416,24 +416,24 @@ def metrics_line(
     }
 
 
-def decision_of(result: Mapping[str, Any] | None, error: Exception | None) -> str:
+def decision_of(result: Mapping[str, Any] | None, error: Exception | None) -> Metric:
     """The decision metric a record's outcome counts in."""
     if error is not None or result is None:
-        return failure_kind(error) if error is not None else "Error"
-    return "Duplicate" if result["duplicate"] else "Accepted"
+        return failure_kind(error) if error is not None else Metric.ERROR
+    return Metric.DUPLICATE if result["duplicate"] else Metric.ACCEPTED
 
 
-def _count(decision: str) -> None:
+def _count(decision: Metric) -> None:
     """The record's metrics line, printed with its other lines as soon as it is decided: a
     line kept for the end of the batch would be lost with the batch's decisions if the
     function were stopped at its timeout."""
-    line = metrics_line(
+    emf = metrics_line(
         {decision: 1},
         os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "local"),
         os.environ.get(METRICS_NAMESPACE_ENV, DEFAULT_METRICS_NAMESPACE),
         int(time.time() * 1000),
     )
-    _print(json.dumps(line, sort_keys=True))
+    _print(json.dumps(emf, sort_keys=True))
 
 
 def _attempt(
@@ -461,9 +461,9 @@ def _attempt_uncounted(
         return process_record(record, client, table_name, remaining, job), None
     except Exception as error:  # noqa: BLE001 - every failure is reported, none acknowledged
         _log(
-            "ERROR",
+            Tag.ERROR,
             {
-                "error": error.code if isinstance(error, WriteFailed) else type(error).__name__,
+                ERROR_FIELD: error.code if isinstance(error, WriteFailed) else type(error).__name__,
                 "message": str(error).splitlines()[0] if str(error) else type(error).__name__,
                 "message_id": record.get("messageId", ""),
                 "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
