@@ -33,7 +33,12 @@ from stacks.config import (
     Names,
     dead_letter_expiry_periods,
 )
+from stacks.lambda_code import contract
 from stacks.nag import acknowledge
+
+_CONTRACT = contract()
+Metric, Tag, Decision = _CONTRACT.Metric, _CONTRACT.Tag, _CONTRACT.Decision
+insights_regex, insights_glob = _CONTRACT.insights_regex, _CONTRACT.insights_glob
 
 PERIOD = Duration.minutes(1)
 
@@ -200,7 +205,7 @@ class Monitoring(Construct):
         specs = [
             AlarmSpec(
                 "conflicting-orders",
-                self.decisions["Conflict"],
+                self.decisions[Metric.CONFLICT],
                 1,
                 ge,
                 "An order id arrived with other details than the stored order. It is never "
@@ -210,7 +215,7 @@ class Monitoring(Construct):
             ),
             AlarmSpec(
                 "failed-records",
-                self.decisions["Error"],
+                self.decisions[Metric.ERROR],
                 1,
                 ge,
                 "The worker could not write a record (access denied, a missing table, throttling "
@@ -220,7 +225,7 @@ class Monitoring(Construct):
             ),
             AlarmSpec(
                 "malformed-jobs",
-                self.decisions["Malformed"],
+                self.decisions[Metric.MALFORMED],
                 1,
                 ge,
                 "A job body is not a valid order (the ERROR line names the field). It can never be "
@@ -354,23 +359,28 @@ class Monitoring(Construct):
             ),
         )
 
-        # Each worker line is a tag and sorted-key JSON ("WRITE {...}"), so queries match text.
+        # Each worker line is a tag and sorted-key JSON (order_contract.line), so queries match
+        # text; the patterns come from the contract.
         self.queries = {
             "decisions-for-one-order": logs.QueryString(
                 fields=["@timestamp", "@message"],
-                filter_statements=['@message like /"id": "ORDER-ID"/'],
+                filter_statements=[
+                    f"@message like {insights_regex(fields={_CONTRACT.ID_FIELD: 'ORDER-ID'})}"
+                ],
                 sort="@timestamp asc",
                 limit=200,
             ),
             "conflicts": logs.QueryString(
                 fields=["@timestamp", "@message"],
-                filter_statements=['@message like /^WRITE .*"decision": "conflict"/'],
+                filter_statements=[
+                    f"@message like {insights_regex(Tag.WRITE, {_CONTRACT.DECISION_FIELD: Decision.CONFLICT})}"
+                ],
                 sort="@timestamp desc",
                 limit=200,
             ),
             "errors-by-class": logs.QueryString(
-                filter_statements=["@message like /^ERROR /"],
-                parse_statements=['@message \'"error": "*"\' as error_class'],
+                filter_statements=[f"@message like {insights_regex(Tag.ERROR)}"],
+                parse_statements=[f"@message {insights_glob(_CONTRACT.ERROR_FIELD)} as error_class"],
                 stats_statements=["count(*) as errors by error_class"],
                 sort="errors desc",
             ),

@@ -152,11 +152,11 @@ def plain_item(item: Mapping[str, Any]) -> dict[str, Any]:
 
 # Logs Insights: a line is text, so a query matches the tag at its start and fields as
 # `line` prints them (json.dumps: `"key": "value"`).
-def insights_regex(tag: Tag | None = None, **fields: str) -> str:
+def insights_regex(tag: Tag | None = None, fields: Mapping[str, str] | None = None) -> str:
     """`/.../` for `filter @message like`: lines of `tag` (any, if None) whose string fields
     have these values."""
     parts = [f"^{tag} "] if tag is not None else []
-    parts += [f'"{name}": "{value}"' for name, value in fields.items()]
+    parts += [f'"{name}": "{value}"' for name, value in (fields or {}).items()]
     return "/" + ".*".join(parts) + "/"
 
 
