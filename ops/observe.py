@@ -1,7 +1,7 @@
 """Read-only views of a deployed consumer, for any endpoint boto3 can reach (the embedded AWS or a
-real account): queue counters, the event source mapping, stored orders, the reference item and
-the worker's log records (JOB / WRITE / RESULT / ERROR lines, START lines per execution) and the
-stack's outputs.
+real account): queue counters, the event source mapping, stored orders, the reference item, the
+worker's log records (its lines about records, as its order_contract defines them; START lines
+per execution) and the stack's outputs.
 
 Every function takes a boto3 client and only reads, so the demo, the tests and the live view
 share one definition of what "the state of the consumer" is.
@@ -9,29 +9,29 @@ share one definition of what "the state of the consumer" is.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC
-from decimal import Decimal
+from functools import cache
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer
+from stacks.lambda_code import contract, load_worker
 
-RECORD_TAGS = ("JOB", "WRITE", "RESULT", "ERROR")
-_DESERIALIZER = TypeDeserializer()
+# The worker's lines (tags, payloads) as its contract defines them (lambda/worker/order_contract.py).
+CONTRACT = contract()
 
 
 def plain_item(attributes: dict[str, Any]) -> dict[str, Any]:
-    """A DynamoDB attribute map as plain JSON values (whole numbers as int)."""
+    """A DynamoDB attribute map as the worker reads it: whole numbers as int, others as their
+    decimal text (the worker's own conversion)."""
+    item: dict[str, Any] = _worker().item_from_attributes(attributes)
+    return item
 
-    def plain(value: Any) -> Any:
-        if isinstance(value, Decimal):
-            return int(value) if value == value.to_integral_value() else float(value)
-        return value
 
-    return {key: plain(_DESERIALIZER.deserialize(value)) for key, value in attributes.items()}
+@cache
+def _worker() -> Any:
+    return load_worker()
 
 
 def queue_counters(sqs: Any, queue_url: str) -> dict[str, int]:
@@ -100,13 +100,10 @@ def log_events(logs: Any, log_group: str, start_time: int | None = None) -> Iter
 
 
 def _record(event: dict[str, Any]) -> LogRecord | None:
-    tag, _, rest = event["message"].partition(" ")
-    if tag not in RECORD_TAGS:
+    parsed = CONTRACT.parse_line(event["message"])
+    if parsed is None:
         return None
-    try:
-        data = json.loads(rest)
-    except ValueError:
-        return None
+    tag, data = parsed
     return LogRecord(event["timestamp"], event.get("logStreamName", ""), tag, data)
 
 

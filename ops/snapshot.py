@@ -32,6 +32,8 @@ from stacks.config import DECISION_METRICS, DEFAULT_PREFIX, METRICS_NAMESPACE, N
 if TYPE_CHECKING:
     from ops.dlq import Queues
 
+Tag, Delivery = observe.CONTRACT.Tag, observe.CONTRACT.Delivery
+
 ORDERS_LIMIT = 200
 DECISIONS_LIMIT = 200
 MESSAGES_LIMIT = 200
@@ -185,7 +187,7 @@ def decisions(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
             "stored": record.data.get("stored"),
         }
         for record in records
-        if record.tag == "WRITE"
+        if record.tag == Tag.WRITE
     ]
 
 
@@ -193,21 +195,14 @@ def worker_errors(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
     return [
         {"time_ms": record.timestamp, "time": _iso(record.timestamp), **record.data}
         for record in records
-        if record.tag == "ERROR"
+        if record.tag == Tag.ERROR
     ]
 
 
-# What one delivery of a message came to. `conflict`, `malformed` and `write_failed` are failed
-# records: reported in batchItemFailures (an ERROR line each) and delivered again by SQS.
-OUTCOMES = ("accepted", "duplicate", "conflict", "malformed", "write_failed", "unfinished")
-FAILED_RECORD_OUTCOMES = ("conflict", "malformed", "write_failed")
-_DECISION_OUTCOMES = {"written": "accepted", "duplicate": "duplicate", "conflict": "conflict"}
-
-
-def _error_outcome(error: Any) -> str:
-    # The worker's exception names (lambda/worker/app.py): JobError is a body it rejects,
-    # ConflictingOrder a stored order with other details; anything else failed the write.
-    return {"JobError": "malformed", "ConflictingOrder": "conflict"}.get(error, "write_failed")
+# What one delivery of a message came to (the worker's contract, Delivery); the failed records
+# are reported in batchItemFailures (an ERROR line each) and delivered again by SQS.
+OUTCOMES: tuple[str, ...] = tuple(Delivery)
+FAILED_RECORD_OUTCOMES: tuple[str, ...] = observe.CONTRACT.FAILED_RECORDS
 
 
 def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
@@ -226,7 +221,7 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
             "time": _iso(record.timestamp),
             "message_id": message_id,
             "id": order_id,
-            "outcome": "unfinished",
+            "outcome": Delivery.UNFINISHED,
             "condition": None,
             "write_outcome": None,
             "requested": None,
@@ -241,32 +236,36 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
 
     for record in records:
         data, current = record.data, open_in.get(record.stream)
-        if record.tag == "JOB":
+        if record.tag == Tag.JOB:
             delivery = start(record, data.get("message_id"), data.get("id"))
             delivery["requested"] = {key: value for key, value in data.items() if key != "message_id"}
             open_in[record.stream] = delivery
-        elif record.tag == "WRITE":
-            if current is None or current["outcome"] != "unfinished" or current["id"] != data.get("id"):
+        elif record.tag == Tag.WRITE:
+            if (
+                current is None
+                or current["outcome"] != Delivery.UNFINISHED
+                or current["id"] != data.get("id")
+            ):
                 current = open_in[record.stream] = start(record, None, data.get("id"))
             current.update(
-                outcome=_DECISION_OUTCOMES.get(data.get("decision") or "", "write_failed"),
+                outcome=observe.CONTRACT.delivery_of_decision(data.get(observe.CONTRACT.DECISION_FIELD)),
                 condition=data.get("condition"),
                 write_outcome=data.get("outcome"),
                 requested=data.get("requested"),
                 previous=data.get("previous"),
                 stored=data.get("stored"),
             )
-        elif record.tag == "ERROR":
+        elif record.tag == Tag.ERROR:
             if current is None or current["message_id"] != data.get("message_id"):
                 current = start(record, data.get("message_id"), None)
             current.update(
-                outcome=_error_outcome(data.get("error")),
-                error=data.get("error"),
+                outcome=observe.CONTRACT.delivery_of_failure(data.get(observe.CONTRACT.ERROR_FIELD)),
+                error=data.get(observe.CONTRACT.ERROR_FIELD),
                 message=data.get("message"),
                 receive_count=data.get("receive_count"),
             )
             open_in.pop(record.stream, None)
-        elif record.tag == "RESULT":
+        elif record.tag == Tag.RESULT:
             open_in.pop(record.stream, None)
     return found
 
@@ -486,14 +485,7 @@ def _compact(value: Any) -> str:
     return "-" if value is None else json.dumps(value, sort_keys=True, separators=(", ", ": "))
 
 
-OUTCOME_WORDS = {
-    "accepted": "accepted",
-    "duplicate": "duplicate",
-    "conflict": "conflict",
-    "malformed": "malformed",
-    "write_failed": "write failed",
-    "unfinished": "unfinished",
-}
+OUTCOME_WORDS: dict[str, str] = {outcome: outcome.word for outcome in Delivery}
 
 
 def _without_id(item: Any) -> str:
@@ -518,11 +510,11 @@ def delivery_line(delivery: dict[str, Any], widths: tuple[int, int] = (0, 0)) ->
         if delivery["condition"]
         else ""
     )
-    if outcome == "conflict" and delivery["stored"] is not None:
+    if outcome == Delivery.CONFLICT and delivery["stored"] is not None:
         line += f"  requested {_without_id(delivery['requested'])}{write}  stored {_without_id(delivery['stored'])}"
-    elif outcome in ("accepted", "duplicate"):
+    elif outcome in (Delivery.ACCEPTED, Delivery.DUPLICATE):
         line += f"{write}  stored {_without_id(delivery['stored'])}"
-    elif outcome == "unfinished":
+    elif outcome == Delivery.UNFINISHED:
         line += f"  requested {_without_id(delivery['requested'])}, no result logged"
     elif delivery["error"]:
         line += f"  {delivery['error']}: {delivery['message']}"
@@ -610,12 +602,16 @@ def format_text(snapshot: dict[str, Any]) -> str:
             "from the history" if snapshot["log_source"] == "history" else f"since {snapshot['log_since']}"
         )
         executions = "-" if snapshot["executions"] is None else snapshot["executions"]
+
+        def count(outcome: Any) -> str:
+            return f"{summary[outcome]} {outcome.word}"
+
+        failed = ", ".join(count(outcome) for outcome in FAILED_RECORD_OUTCOMES)
         lines.append(
             f"worker    {since}: {executions} invocation(s), "
             f"{invocation_errors}; {summary['records']} record(s) of "
-            f"{summary['messages']} message(s): {summary['accepted']} accepted, {summary['duplicate']} duplicate, "
-            f"{summary['failed_records']} failed ({summary['conflict']} conflict, {summary['malformed']} malformed, "
-            f"{summary['write_failed']} write failed)"
+            f"{summary['messages']} message(s): {count(Delivery.ACCEPTED)}, {count(Delivery.DUPLICATE)}, "
+            f"{summary['failed_records']} failed ({failed})"
         )
         if len(snapshot["deliveries"]) < summary["records"]:
             lines.append(f"          the last {len(snapshot['deliveries'])} records:")
