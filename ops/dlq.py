@@ -59,9 +59,11 @@ from typing import Any, Self
 
 from ops.observe import log_events
 from stacks.config import DLQ_AUDIT_STREAM
-from stacks.lambda_code import load_worker
+from stacks.lambda_code import contract, load_worker
 
-CLASSES = ("pending", "stored", "conflict", "malformed")
+Decision, Delivery = contract().Decision, contract().Delivery
+# A conflict and a malformed body keep the words of the worker's outcomes (its contract).
+CLASSES = ("pending", "stored", Delivery.CONFLICT, Delivery.MALFORMED)
 SAFE_CLASSES = ("pending", "stored")
 # How long a message read stays invisible before it is extended; also how long it stays hidden
 # from everyone if the reading command dies.
@@ -408,7 +410,7 @@ def classify(letters: list[DeadLetter], lookup: Callable[[Iterable[str]], dict[s
         try:
             jobs[letter.message_id] = worker.parse_job(letter.body)
         except worker.JobError as error:
-            letter.kind, letter.reason = "malformed", str(error)
+            letter.kind, letter.reason = Delivery.MALFORMED, str(error)
     stored = lookup(job.id for job in jobs.values())
     for letter in letters:
         job = jobs.get(letter.message_id)
@@ -418,9 +420,9 @@ def classify(letters: list[DeadLetter], lookup: Callable[[Iterable[str]], dict[s
         try:
             outcome = worker.decide(job, letter.stored)
         except worker.ConflictingOrder as conflict:
-            letter.kind, letter.reason = "conflict", str(conflict)
+            letter.kind, letter.reason = Delivery.CONFLICT, str(conflict)
             continue
-        if outcome.decision == "written":
+        if outcome.decision == Decision.WRITTEN:
             letter.kind, letter.reason = "pending", "not stored yet: a redrive writes it"
         else:
             letter.kind, letter.reason = "stored", "already stored: a redrive is acknowledged as a duplicate"
