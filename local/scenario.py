@@ -19,6 +19,7 @@ EXPECTED_ITEMS = [
     {"id": "other-order", "quantity": 1, "total_cents": 350},
 ]
 PROCESSING_TIMEOUT = 60
+Tag, WriteOutcome = observe.CONTRACT.Tag, observe.CONTRACT.WriteOutcome
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
         return [r.data for r in observe.log_records(logs, log_group, started) if r.tag == tag]
 
     _send(sqs, queue_url, DEDUP)
-    wait_for(lambda: len(records("RESULT")) >= 1, timeout=timeout, what="the first order's RESULT line")
+    wait_for(lambda: len(records(Tag.RESULT)) >= 1, timeout=timeout, what="the first order's RESULT line")
     first = [item for item in observe.scan_items(dynamodb, env["ORDERS_TABLE"]) if item["id"] == DEDUP["id"]]
     checks.append(
         Check(
@@ -73,7 +74,7 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
 
     def settled() -> bool:
         counters = observe.queue_counters(sqs, queue_url)
-        return len(records("RESULT")) >= 4 and counters["visible"] == 0 and counters["in_flight"] == 0
+        return len(records(Tag.RESULT)) >= 4 and counters["visible"] == 0 and counters["in_flight"] == 0
 
     wait_for(settled, timeout=timeout, what="four RESULT lines and an empty queue")
     log = observe.worker_log(logs, log_group, started)  # one read of the log for every figure
@@ -81,22 +82,24 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
     def logged(tag: str) -> list[dict]:
         return [r.data for r in log.records if r.tag == tag]
 
-    writes = logged("WRITE")
-    duplicates = [r for r in logged("RESULT") if r["duplicate"]]
+    writes = logged(Tag.WRITE)
+    duplicates = [r for r in logged(Tag.RESULT) if r["duplicate"]]
     counters = observe.queue_counters(sqs, queue_url)
     reference = observe.scan_items(dynamodb, env["REFERENCE_TABLE"])
     checks += [
         Check("executions", 4, log.executions),
-        Check("accepted writes", 2, sum(1 for w in writes if w["outcome"] == "Accepted")),
+        Check("accepted writes", 2, sum(1 for w in writes if w["outcome"] == WriteOutcome.ACCEPTED)),
         Check(
-            "conditional rejections", 2, sum(1 for w in writes if w["outcome"] == "ConditionalCheckFailed")
+            "conditional rejections",
+            2,
+            sum(1 for w in writes if w["outcome"] == WriteOutcome.CONDITION_FAILED),
         ),
         Check(
             "duplicates acknowledged (processed false, duplicate true)",
             [{"id": "dedup-order", "quantity": 4, "processed": False, "duplicate": True}] * 2,
             duplicates,
         ),
-        Check("errors", 0, len(logged("ERROR"))),
+        Check("errors", 0, len(logged(Tag.ERROR))),
         Check("orders table", EXPECTED_ITEMS, observe.scan_items(dynamodb, env["ORDERS_TABLE"])),
         Check("jobs queue (visible, in flight)", (0, 0), (counters["visible"], counters["in_flight"])),
         Check("dead-letter queue (visible)", 0, observe.queue_counters(sqs, dlq_url)["visible"]),

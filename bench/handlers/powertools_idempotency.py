@@ -41,8 +41,11 @@ def handler(event: dict, context: Any) -> dict:
         try:
             job = _worker.parse_job(record.get("body"))
             result = store_order(order={"id": job.id, "quantity": job.quantity})
-            _worker._log("RESULT", result)
+            _worker._log(_worker.Tag.RESULT, result)
         except Exception as error:  # noqa: BLE001 - reported, never acknowledged, as in ours
-            _worker._log("ERROR", {"error": type(error).__name__, "message_id": record.get("messageId")})
+            _worker._log(
+                _worker.Tag.ERROR,
+                {_worker.ERROR_FIELD: type(error).__name__, "message_id": record.get("messageId")},
+            )
             failures.append({"itemIdentifier": record.get("messageId", "")})
     return {"batchItemFailures": failures}
