@@ -20,6 +20,7 @@ EXPECTED_ITEMS = [
 ]
 PROCESSING_TIMEOUT = 60
 Tag, WriteOutcome = observe.CONTRACT.Tag, observe.CONTRACT.WriteOutcome
+DUPLICATE = observe.CONTRACT.DUPLICATE_FIELD
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
         return [r.data for r in log.records if r.tag == tag]
 
     writes = logged(Tag.WRITE)
-    duplicates = [r for r in logged(Tag.RESULT) if r["duplicate"]]
+    duplicates = [r for r in logged(Tag.RESULT) if r[DUPLICATE]]
     counters = observe.queue_counters(sqs, queue_url)
     reference = observe.scan_items(dynamodb, env["REFERENCE_TABLE"])
     checks += [
@@ -96,7 +97,7 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
         ),
         Check(
             "duplicates acknowledged (processed false, duplicate true)",
-            [{"id": "dedup-order", "quantity": 4, "processed": False, "duplicate": True}] * 2,
+            [{"id": "dedup-order", "quantity": 4, "processed": False, DUPLICATE: True}] * 2,
             duplicates,
         ),
         Check("errors", 0, len(logged(Tag.ERROR))),

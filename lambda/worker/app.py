@@ -32,6 +32,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 from order_contract import (
     DECISION_FIELD,
     DECISIONS,
+    DUPLICATE_FIELD,
     ERROR_FIELD,
     METRICS_NAMESPACE_ENV,
     TABLE_NAME_ENV,
@@ -183,7 +184,12 @@ class Outcome:
     @property
     def result(self) -> dict[str, Any]:
         first = self.decision == Decision.WRITTEN
-        return {"id": self.job.id, "quantity": self.job.quantity, "processed": first, "duplicate": not first}
+        return {
+            "id": self.job.id,
+            "quantity": self.job.quantity,
+            "processed": first,
+            DUPLICATE_FIELD: not first,
+        }
 
 
 def same_order(job: Job, stored: Mapping[str, Any]) -> bool:
@@ -420,7 +426,7 @@ def decision_of(result: Mapping[str, Any] | None, error: Exception | None) -> Me
     """The decision metric a record's outcome counts in."""
     if error is not None or result is None:
         return failure_kind(error) if error is not None else Metric.ERROR
-    return Metric.DUPLICATE if result["duplicate"] else Metric.ACCEPTED
+    return Metric.DUPLICATE if result[DUPLICATE_FIELD] else Metric.ACCEPTED
 
 
 def _count(decision: Metric) -> None:

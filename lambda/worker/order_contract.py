@@ -115,8 +115,9 @@ def delivery_of_failure(error: Any) -> Delivery:
 
 # The fields of the lines that the queries and `ops` read by name.
 ID_FIELD = "id"
-DECISION_FIELD = "decision"
-ERROR_FIELD = "error"
+DECISION_FIELD = "decision"  # WRITE
+ERROR_FIELD = "error"  # ERROR
+DUPLICATE_FIELD = "duplicate"  # RESULT: true when the order was already stored (the lab's format)
 
 _TAGS = frozenset(tag.value for tag in Tag)
 
