@@ -131,7 +131,8 @@ const WORDS = {
   messages: "distinct SQS messages among those records",
 };
 
-// What one delivery came to (ops/snapshot.py OUTCOMES): label, badge class, what it means.
+// What one delivery came to: the worker's contract (order_contract.Delivery), key and word;
+// tests/unit/test_contract.py holds this table and the rows below to it. Label, what it means.
 const OUTCOMES = {
   accepted: ["Accepted", "written: the order was not stored before"],
   duplicate: ["Duplicate", "the identical order is already stored: acknowledged, nothing written"],
