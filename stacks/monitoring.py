@@ -136,22 +136,27 @@ class Monitoring(Construct):
             statistic="Maximum", period=PERIOD
         )
         oldest_age = queue.metric_approximate_age_of_oldest_message(statistic="Maximum", period=PERIOD)
+
         # Not NumberOfMessagesSent: SQS's own moves to a dead-letter queue do not count there. Visible
         # plus in flight: an operator listing the DLQ holds its messages invisible, which is not the
         # DLQ emptying (nor, when released, new dead letters).
-        dead_letters = cloudwatch.MathExpression(
-            expression="visible + held",
-            period=PERIOD,
-            label="Dead letters (visible + in flight)",
-            using_metrics={
-                "visible": dead_letter_queue.metric_approximate_number_of_messages_visible(
-                    statistic="Maximum", period=PERIOD
-                ),
-                "held": dead_letter_queue.metric_approximate_number_of_messages_not_visible(
-                    statistic="Maximum", period=PERIOD
-                ),
-            },
-        )
+        def depth(period: Duration, label: str) -> cloudwatch.MathExpression:
+            """The DLQ's messages, visible plus in flight, the Maximum of each over `period`."""
+            return cloudwatch.MathExpression(
+                expression="visible + held",
+                period=period,
+                label=label,
+                using_metrics={
+                    "visible": dead_letter_queue.metric_approximate_number_of_messages_visible(
+                        statistic="Maximum", period=period
+                    ),
+                    "held": dead_letter_queue.metric_approximate_number_of_messages_not_visible(
+                        statistic="Maximum", period=period
+                    ),
+                },
+            )
+
+        dead_letters = depth(PERIOD, "Dead letters (visible + in flight)")
         dead_letter_age = dead_letter_queue.metric_approximate_age_of_oldest_message(
             statistic="Maximum", period=PERIOD, label="Oldest (s), leaving out any read 3+ times"
         )
@@ -176,19 +181,7 @@ class Monitoring(Construct):
         # often it is read; Maximum per statistic, so a message moving between the two within
         # the hour is never missed (the sum of two Minimums could be 0).
         hour = Duration.seconds(DEAD_LETTER_EXPIRY_PERIOD_SECONDS)
-        dead_letters_hourly = cloudwatch.MathExpression(
-            expression="visible + held",
-            period=hour,
-            label="Dead letters in the hour (visible + in flight)",
-            using_metrics={
-                "visible": dead_letter_queue.metric_approximate_number_of_messages_visible(
-                    statistic="Maximum", period=hour
-                ),
-                "held": dead_letter_queue.metric_approximate_number_of_messages_not_visible(
-                    statistic="Maximum", period=hour
-                ),
-            },
-        )
+        dead_letters_hourly = depth(hour, "Dead letters in the hour (visible + in flight)")
         expiry_periods = dead_letter_expiry_periods(dead_letter_expiry_alarm.to_seconds())
         errors = function.metric_errors(statistic="Sum", period=PERIOD)
         throttles = function.metric_throttles(statistic="Sum", period=PERIOD)

@@ -451,21 +451,12 @@ def _attempt(
 ) -> tuple[dict[str, Any] | None, Exception | None]:
     """(the result, None) or (None, the error, logged): one record, never raising; its
     decision counted."""
-    result, error = _attempt_uncounted(record, client, table_name, remaining, job)
-    _count(decision_of(result, error))
-    return result, error
-
-
-def _attempt_uncounted(
-    record: Mapping[str, Any],
-    client: Any,
-    table_name: str,
-    remaining: Callable[[], float],
-    job: Job | None = None,
-) -> tuple[dict[str, Any] | None, Exception | None]:
+    result: dict[str, Any] | None = None
+    failed: Exception | None = None
     try:
-        return process_record(record, client, table_name, remaining, job), None
+        result = process_record(record, client, table_name, remaining, job)
     except Exception as error:  # noqa: BLE001 - every failure is reported, none acknowledged
+        failed = error
         _log(
             Tag.ERROR,
             {
@@ -475,7 +466,8 @@ def _attempt_uncounted(
                 "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
             },
         )
-        return None, error
+    _count(decision_of(result, failed))
+    return result, failed
 
 
 def _attempt_printing_together(

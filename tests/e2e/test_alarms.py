@@ -59,6 +59,19 @@ def wait_state(session, name: str, wanted: str) -> None:
     )
 
 
+def out_of_alarm(session, name: str) -> datetime:
+    """Wait until `name` has left an ALARM an earlier test (or a failed write on a loaded machine)
+    set: the decision alarms hold it for ten minutes, 50 s here. Returns the time from which a
+    notification is this test's own."""
+    wait_for(
+        lambda: state(session, name) != "ALARM",
+        timeout=DEADLINE,
+        interval=0.25,
+        what=f"{name} out of ALARM (an earlier failure set it)",
+    )
+    return datetime.now(UTC) - timedelta(seconds=1)
+
+
 def take_notifications(sqs, inbox: str) -> list[dict]:
     """The alarm messages waiting in the inbox (at most ten), parsed, and deleted from it."""
     found = []
@@ -267,15 +280,7 @@ def test_a_denied_write_alarms_failed_records_at_its_first_attempt(stack, inbox)
         "Statement": [{"Effect": "Deny", "Action": "dynamodb:PutItem", "Resource": "*"}],
     }
     name = f"{PREFIX}-failed-records"
-    # The decision alarms hold ALARM for ten minutes (50 s here): a failed write of an earlier test
-    # on a loaded machine (a reply past the worker's timeout) must not stand in for this one.
-    wait_for(
-        lambda: state(session, name) != "ALARM",
-        timeout=DEADLINE,
-        interval=0.25,
-        what=f"{name} out of ALARM (an earlier failure set it)",
-    )
-    since = datetime.now(UTC) - timedelta(seconds=1)
+    since = out_of_alarm(session, name)
     iam.put_role_policy(RoleName=role, PolicyName="deny-writes", PolicyDocument=json.dumps(deny))
     try:
         send(session, env, {"id": "denied-order", "quantity": 2})
@@ -575,13 +580,7 @@ def test_a_deleted_table_and_too_little_time_for_a_write_are_failed_records(stac
     test_each_record_counts_its_decision_in_a_metrics_line_printed_with_its_lines.)"""
     session, env, _ = stack
     alarm = f"{PREFIX}-failed-records"
-    wait_for(
-        lambda: state(session, alarm) != "ALARM",
-        timeout=DEADLINE,
-        interval=0.25,
-        what=f"{alarm} out of ALARM (earlier tests set it)",
-    )
-    since = datetime.now(UTC) - timedelta(seconds=1)
+    since = out_of_alarm(session, alarm)
     dynamodb, logs = session.client("dynamodb"), session.client("logs")
     lambda_api, function, table = session.client("lambda"), env["FUNCTION_NAME"], env["ORDERS_TABLE"]
 
