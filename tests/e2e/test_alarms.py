@@ -299,23 +299,26 @@ def alarm_states(session) -> dict[str, tuple[str, str]]:
     return {a["AlarmName"]: (a["StateValue"], a["StateReason"]) for a in found}
 
 
-def not_back(session, before: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    """The alarms neither back in their prior (state, reason) nor moved on by CloudWatch's own
-    evaluation (which may run in between: every 5 s here) from the test ALARM or, for an alarm
-    prove-alarms leaves alone because it was in ALARM, from that state; with what they show."""
+def not_back(session, before: dict[str, tuple[str, str]], since: datetime) -> dict[str, tuple[str, str]]:
+    """The alarms prove-alarms left in its test state, with what they show: one still carrying the
+    test reason, or one that entered the test state after `since` and left it for neither its
+    prior (state, reason) nor a state CloudWatch's own evaluation set (which may run at any time:
+    every 5 s here, also on alarms prove-alarms leaves alone)."""
     cloudwatch, wrong = session.client("cloudwatch"), {}
     for name, now in alarm_states(session).items():
-        if now == before[name]:
+        if now[1] == REASON:
+            wrong[name] = now
             continue
-        if now[1] != REASON and before[name][0] == "ALARM":
-            continue  # never touched (a real ALARM), and evaluation has moved it on since
-        if now[1] != REASON:
-            (last,) = cloudwatch.describe_alarm_history(
-                AlarmName=name, HistoryItemType="StateUpdate", MaxRecords=1
-            )["AlarmHistoryItems"]
-            if json.loads(last["HistoryData"])["oldState"]["stateReason"] == REASON:
+        items = cloudwatch.describe_alarm_history(
+            AlarmName=name, HistoryItemType="StateUpdate", StartDate=since, ScanBy="TimestampAscending"
+        )["AlarmHistoryItems"]
+        changes = [json.loads(item["HistoryData"]) for item in items]
+        for change in changes:
+            if change["oldState"].get("stateReason") != REASON:
                 continue
-        wrong[name] = now
+            left_for = (change["newState"]["stateValue"], change["newState"].get("stateReason"))
+            if left_for != before[name] and not str(left_for[1]).startswith("Threshold Crossed"):
+                wrong[name] = left_for
     return wrong
 
 
@@ -344,7 +347,7 @@ def test_prove_alarms_fails_with_no_confirmed_subscriber_on_the_default_stack(st
     topic line and its JSON; every alarm is back in its prior state with its prior reason."""
     session, _, outputs = stack
     topic = outputs["AlarmTopicArn"]
-    before = alarm_states(session)
+    before, since = alarm_states(session), datetime.now(UTC) - timedelta(seconds=1)
     with without_confirmed_subscribers(session, topic):
         done = prove_alarms(session, "--yes", "--json")
         text = prove_alarms(session, "--yes")
@@ -361,7 +364,7 @@ def test_prove_alarms_fails_with_no_confirmed_subscriber_on_the_default_stack(st
         (topic, "no confirmed subscriber", 0)
     ]
     assert text.returncode == 3 and f"no confirmed subscriber  {topic}  " in text.stdout, text.stdout
-    assert not_back(session, before) == {}
+    assert not_back(session, before, since) == {}
 
 
 def test_prove_alarms_reports_every_alarm_delivered_and_the_subscriber_reached(stack, inbox):
@@ -370,7 +373,7 @@ def test_prove_alarms_reports_every_alarm_delivered_and_the_subscriber_reached(s
     arrives, and every alarm is back in its prior state with its prior reason. An alarm an earlier
     test left in ALARM is not set: it is judged from its own transition's record."""
     session, _, outputs = stack
-    before = alarm_states(session)
+    before, since = alarm_states(session), datetime.now(UTC) - timedelta(seconds=1)
     done = prove_alarms(session, "--yes", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
@@ -395,7 +398,7 @@ def test_prove_alarms_reports_every_alarm_delivered_and_the_subscriber_reached(s
     )
     assert "subscribers get a test ALARM" in done.stderr
     notification(session, inbox, tested[0]["alarm"], "ALARM")
-    assert not_back(session, before) == {}
+    assert not_back(session, before, since) == {}
 
 
 def test_prove_alarms_names_a_pending_email_subscription_as_pending(stack, inbox):
@@ -450,7 +453,7 @@ def test_an_interrupted_prove_alarms_puts_every_alarm_back(stack, signum):
     to the test ALARM: it puts every alarm back to its prior state and reason before it exits
     (128 + the signal), and says so."""
     session, _, _ = stack
-    before = alarm_states(session)
+    before, since = alarm_states(session), datetime.now(UTC) - timedelta(seconds=1)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
     run = subprocess.Popen(
         [sys.executable, "-c", WAITING_DRIVER, PREFIX], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True
@@ -471,7 +474,7 @@ def test_an_interrupted_prove_alarms_puts_every_alarm_back(stack, signum):
         if run.poll() is None:
             run.kill()
     assert f"interrupted by {signal.Signals(signum).name}: " in rest and "NOT put back" not in rest, rest
-    assert not_back(session, before) == {}
+    assert not_back(session, before, since) == {}
 
 
 def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(stack, inbox):
