@@ -109,3 +109,9 @@ def error_line(error: BaseException, endpoint: str | None = None) -> str:
         return str(error).splitlines()[0]
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def stack_missing(error: ClientError) -> bool:
+    """CloudFormation answered that the stack does not exist (a ValidationError, as AWS words it)."""
+    details = error.response.get("Error", {})
+    return details.get("Code") == "ValidationError" and "does not exist" in str(details.get("Message", ""))

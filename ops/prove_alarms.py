@@ -39,6 +39,8 @@ from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ops.aws import error_line, stack_missing
+
 REASON = "ops prove-alarms: testing the notification path; nothing is wrong"
 ALARM_RESOURCE = "AWS::CloudWatch::Alarm"
 NOBODY_REACHED = 3
@@ -282,7 +284,7 @@ class Prover:
                 now = _describe(self.cloudwatch, names)
             except (ClientError, BotoCoreError) as error:
                 for name in names:
-                    self._restored(name, f"not put back: {_error(error)}")
+                    self._restored(name, f"not put back: {error_line(error)}")
                 return
             for name in names:
                 prior, current = self.flipped[name], now.get(name)
@@ -303,7 +305,7 @@ class Prover:
                             **extra,
                         )
                     except (ClientError, BotoCoreError) as error:
-                        self._restored(name, f"not put back: {_error(error)}")
+                        self._restored(name, f"not put back: {error_line(error)}")
                         continue
                     self._restored(name, f"back to {prior['StateValue']}")
 
@@ -330,12 +332,6 @@ class Prover:
 @contextmanager
 def _no_hold() -> Iterator[None]:
     yield
-
-
-def _error(error: BaseException) -> str:
-    from ops.aws import error_line
-
-    return error_line(error)
 
 
 def _describe(cloudwatch: Any, names: list[str]) -> dict[str, dict[str, Any]]:
@@ -369,7 +365,6 @@ def stack_alarms(cloudformation: Any, stack: str) -> list[str]:
 def find_alarms(clients: Any, prefix: str, stack: str | None) -> tuple[list[str], str]:
     """The alarm names and where they came from: the stack's resources, or, when the stack cannot
     be read, the exact names stacks.config derives from the prefix."""
-    from ops.aws import error_line
     from stacks.config import Names
 
     names = Names(prefix)
@@ -377,9 +372,7 @@ def find_alarms(clients: Any, prefix: str, stack: str | None) -> tuple[list[str]
     try:
         return stack_alarms(clients.client("cloudformation"), stack), f"the alarms of stack {stack}"
     except ClientError as error:
-        details = error.response.get("Error", {})
-        missing = details.get("Code") == "ValidationError" and "does not exist" in str(details.get("Message"))
-        why = "not found" if missing else error_line(error)
+        why = "not found" if stack_missing(error) else error_line(error)
         return list(names.alarms), f"the alarm names of prefix {prefix} (stack {stack} {why})"
 
 
@@ -388,7 +381,7 @@ def subscribers(sns: Any, topic: str) -> Topic:
         pages = sns.get_paginator("list_subscriptions_by_topic").paginate(TopicArn=topic)
         found = [s for page in pages for s in page["Subscriptions"]]
     except ClientError as error:
-        return Topic(topic, (), _error(error))
+        return Topic(topic, (), error_line(error))
     return Topic(
         topic,
         tuple(
@@ -540,7 +533,7 @@ def run(args: Any, clients: Any) -> int:
             left = prover.stuck()
             print(
                 safe(
-                    f"error: {_error(error)}"
+                    f"error: {error_line(error)}"
                     + (f"; still in the test ALARM: {', '.join(left)}" if left else "")
                 ),
                 file=sys.stderr,

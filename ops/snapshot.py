@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from ops import observe
-from ops.aws import Clients, error_line
+from ops.aws import Clients, error_line, stack_missing
 from ops.history import History, scope_of
 from ops.terminal import safe_lines
 from stacks.config import DECISION_METRICS, DEFAULT_PREFIX, METRICS_NAMESPACE, Names
@@ -104,11 +104,6 @@ class Target:
         return self.dlq_url.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _stack_missing(error: ClientError) -> bool:
-    details = error.response.get("Error", {})
-    return details.get("Code") == "ValidationError" and "does not exist" in str(details.get("Message", ""))
-
-
 def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | None = None) -> Target:
     """Names from the stack's CloudFormation outputs; if the stack cannot be described (missing,
     or cloudformation:DescribeStacks not granted), the names `stacks.config` derives from the
@@ -118,7 +113,7 @@ def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | 
     try:
         outputs = observe.stack_outputs(clients.client("cloudformation"), stack)
     except ClientError as error:
-        why = "not found" if _stack_missing(error) else error_line(error)
+        why = "not found" if stack_missing(error) else error_line(error)
         sqs = clients.client("sqs")
         try:
             queue_url = observe.find_queue_url(sqs, names.jobs_queue)
