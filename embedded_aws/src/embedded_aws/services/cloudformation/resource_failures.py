@@ -12,6 +12,7 @@ registry wants) and call the rollbacks here; a custom resource answering FAILED 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -101,18 +102,7 @@ def roll_back_create(stack: Any, failures: list[ResourceFailed]) -> None:
         "ROLLBACK_IN_PROGRESS",
         resource_status_reason=stack_reason("CREATE", [f.logical_id for f in failures]),
     )
-    before = _created(stack)
-    try:
-        stack.resource_map.delete()
-    except Exception as error:  # noqa: BLE001 - the stack says so, as on AWS
-        _record_deletes(stack, before)
-        stack.status = "ROLLBACK_FAILED"
-        stack._add_stack_event("ROLLBACK_FAILED", resource_status_reason=str(error))
-    else:
-        _record_deletes(stack, before)
-        stack.status = "ROLLBACK_COMPLETE"
-        stack._add_stack_event("ROLLBACK_COMPLETE")
-    _spread_in_time(stack)
+    _roll_back(stack, stack.resource_map.delete, "ROLLBACK")
 
 
 def custom_resource_failure(error: CustomResourceFailed, action: str = "UPDATE") -> ResourceFailed:
@@ -146,18 +136,28 @@ def roll_back_update(
     stack._add_stack_event("UPDATE_ROLLBACK_IN_PROGRESS", resource_status_reason=reason)
     stack.template = previous_template
     stack._parse_template()
+
+    def update_back() -> None:
+        stack.resource_map.update(stack.template_dict, previous_parameters)
+        stack.output_map = stack._create_output_map()
+
+    _roll_back(stack, update_back, "UPDATE_ROLLBACK")
+
+
+def _roll_back(stack: Any, undo: Callable[[], None], status: str) -> None:
+    """Run the rollback `undo`, record a DELETE_COMPLETE for each resource it removed, and end the
+    stack `<status>_COMPLETE`, or `<status>_FAILED` with the reason when `undo` raised."""
     before = _created(stack)
     try:
-        stack.resource_map.update(stack.template_dict, previous_parameters)
+        undo()
     except Exception as error:  # noqa: BLE001 - the stack says so, as on AWS
         _record_deletes(stack, before)
-        stack.status = "UPDATE_ROLLBACK_FAILED"
-        stack._add_stack_event("UPDATE_ROLLBACK_FAILED", resource_status_reason=str(error))
+        stack.status = f"{status}_FAILED"
+        stack._add_stack_event(f"{status}_FAILED", resource_status_reason=str(error))
     else:
         _record_deletes(stack, before)
-        stack.output_map = stack._create_output_map()
-        stack.status = "UPDATE_ROLLBACK_COMPLETE"
-        stack._add_stack_event("UPDATE_ROLLBACK_COMPLETE")
+        stack.status = f"{status}_COMPLETE"
+        stack._add_stack_event(f"{status}_COMPLETE")
     _spread_in_time(stack)
 
 
