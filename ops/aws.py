@@ -115,3 +115,16 @@ def stack_missing(error: ClientError) -> bool:
     """CloudFormation answered that the stack does not exist (a ValidationError, as AWS words it)."""
     details = error.response.get("Error", {})
     return details.get("Code") == "ValidationError" and "does not exist" in str(details.get("Message", ""))
+
+
+# The codes with which AWS answers that a resource does not exist: SQS (its query and JSON
+# protocols), DynamoDB, Lambda and CloudWatch Logs alike. Any other failure (denied, throttled,
+# unreachable) proves nothing about the resource.
+ABSENT_CODES = frozenset(
+    {"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "ResourceNotFoundException"}
+)
+
+
+def is_absent(error: BaseException) -> bool:
+    """AWS answered that the resource does not exist."""
+    return isinstance(error, ClientError) and error.response.get("Error", {}).get("Code") in ABSENT_CODES

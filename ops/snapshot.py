@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from ops import observe
-from ops.aws import Clients, error_line, stack_missing
+from ops.aws import Clients, error_line, is_absent, stack_missing
 from ops.history import History, scope_of
 from ops.terminal import safe_lines
 from stacks.config import DECISION_METRICS, DEFAULT_PREFIX, METRICS_NAMESPACE, Names
@@ -41,12 +41,6 @@ ERRORS_LIMIT = 50
 DEFAULT_SINCE_MINUTES = 60
 
 
-# The codes with which AWS answers that a resource does not exist: SQS (its query and JSON
-# protocols), DynamoDB, Lambda and CloudWatch Logs alike. Any other failure (denied, throttled,
-# unreachable) proves nothing about the resource.
-ABSENT_CODES = frozenset(
-    {"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "ResourceNotFoundException"}
-)
 # The call each section reads with: the evidence named beside `absent` or `unreadable`.
 SECTION_CALLS = {
     "jobs": "GetQueueAttributes",
@@ -59,11 +53,6 @@ SECTION_CALLS = {
     "series": "GetMetricData",
     "log": "FilterLogEvents",
 }
-
-
-def is_absent(error: BaseException) -> bool:
-    """AWS answered that the resource does not exist."""
-    return isinstance(error, ClientError) and error.response.get("Error", {}).get("Code") in ABSENT_CODES
 
 
 class TargetError(RuntimeError):
@@ -415,7 +404,7 @@ def take_snapshot(
         ),
     )
     log = section("log", lambda: observe.worker_log(clients.client("logs"), target.log_group, since_ms))
-    records = _kept(snapshot, history, target, log, since_ms)
+    records = _kept(snapshot, history, target, log)
     if records is not None:
         written = decisions(records)
         snapshot["decisions"], snapshot["decisions_total"] = written[-DECISIONS_LIMIT:], len(written)
@@ -449,7 +438,6 @@ def _kept(
     history: History | None,
     target: Target,
     log: observe.WorkerLog | None,
-    since_ms: int,
 ) -> list[observe.LogRecord] | None:
     """The log's records, kept in the history; or, with the log group gone, the kept ones
     (`log_source` says which). None when there is neither."""
