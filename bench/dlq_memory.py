@@ -46,7 +46,7 @@ print(json.dumps({"start_kb": start, "peak_kb": high_water_kb(), "result": resul
 
 def measured_redrive(clients: Any, queues: Any, hold_seconds: int) -> dict[str, Any]:
     """One redrive in a fresh Python process: its report, seconds and memory (MB)."""
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **clients.aws_env()}
+    env = clients.process_env()
     started = time.perf_counter()
     done = subprocess.run(
         [

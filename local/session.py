@@ -178,6 +178,14 @@ class LocalSession:
             "AWS_DEFAULT_REGION": state["region"],
         }
 
+    def process_env(self) -> dict[str, str]:
+        """This process's environment for a command run against the embedded AWS: its own AWS_*
+        variables (a profile, other keys, another endpoint) replaced by `aws_env`."""
+        return {
+            **{key: value for key, value in os.environ.items() if not key.startswith("AWS_")},
+            **self.aws_env(),
+        }
+
     def client(self, service: str) -> Any:
         """A boto3 client for `service` on the running embedded AWS, one per endpoint and keys in
         this process: boto3 clients are thread-safe, and a reused one keeps its connections (a

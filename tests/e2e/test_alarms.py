@@ -7,7 +7,6 @@ evaluates a 60 s period in 5 s: docs/local-fidelity.md.)"""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -123,7 +122,7 @@ def notifications(session, inbox: str, alarms: set[str], new_state: str, since: 
 
 def prove_alarms(session, *args: str) -> subprocess.CompletedProcess:
     """`python -m ops prove-alarms --prefix <PREFIX> ...` with the stack's endpoint and keys."""
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
+    env = session.process_env()
     return subprocess.run(
         [sys.executable, "-m", "ops", "prove-alarms", "--prefix", PREFIX, *args],
         cwd=ROOT,
@@ -454,7 +453,7 @@ def test_an_interrupted_prove_alarms_puts_every_alarm_back(stack, signum):
     (128 + the signal), and says so."""
     session, _, _ = stack
     before, since = alarm_states(session), datetime.now(UTC) - timedelta(seconds=1)
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
+    env = session.process_env()
     run = subprocess.Popen(
         [sys.executable, "-c", WAITING_DRIVER, PREFIX], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True
     )

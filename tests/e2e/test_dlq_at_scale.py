@@ -9,7 +9,6 @@ queues and table are made here, and the jobs queue has no consumer."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -87,7 +86,7 @@ def test_a_listing_beside_a_redrive_loses_nothing_and_each_is_told(emulator, mad
 
 def test_a_listing_killed_mid_way_hides_nothing_past_its_hold(emulator, made):
     made.fill(pending=400)
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **emulator.aws_env()}
+    env = emulator.process_env()
     script = (
         "import os, sys; from ops import dlq; from ops.aws import Clients, Endpoint; "
         "q = dlq.Queues(*sys.argv[1:5]); "

@@ -6,7 +6,6 @@ writes are denied. (The classified recovery of a mixed DLQ: test_dlq_recovery.py
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
 import pytest
@@ -72,7 +71,7 @@ def test_sqs_move_task_moves_what_is_left_and_completes(stack, operator):
     session, env, outputs = stack
     session.client("sqs").send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id": "bulk-bad"}')
     dlq_arn = f"arn:aws:sqs:{env['AWS_REGION']}:123456789012:{PREFIX}-jobs-dlq"
-    admin = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **session.aws_env()}
+    admin = session.process_env()
     started = subprocess.run(
         [
             str(aws_cli.aws()),

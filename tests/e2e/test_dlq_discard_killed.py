@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -141,8 +140,7 @@ def test_a_discard_killed_mid_delete_is_audited_as_requested_not_confirmed(emula
     ]
     proxy = StopAtDelete(emulator.aws_env()["AWS_ENDPOINT_URL"], forward=forward)
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
-        **emulator.aws_env(),
+        **emulator.process_env(),
         "HTTP_PROXY": proxy.url,
         "http_proxy": proxy.url,
     }
