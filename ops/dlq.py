@@ -451,7 +451,11 @@ def _lookup(clients: Any, queues: Queues) -> Callable[[Iterable[str]], dict[str,
 
 
 def listing(
-    clients: Any, queues: Queues, limit: int = LIST_LIMIT, hold_seconds: int = HOLD_SECONDS
+    clients: Any,
+    queues: Queues,
+    limit: int = LIST_LIMIT,
+    hold_seconds: int = HOLD_SECONDS,
+    reader: Callable[..., DeadLetterReader] = DeadLetterReader,
 ) -> dict[str, Any]:
     """At most `limit` DLQ messages, classified: {"messages", "counts", "complete", "reading"}.
     `counts` are exact for the whole queue when `complete`; otherwise they are those of the
@@ -459,22 +463,27 @@ def listing(
     if limit < 1:
         raise DlqError(f"--limit must be at least 1, got {limit}")
     letters: list[DeadLetter] = []
-    with DeadLetterReader(clients.client("sqs"), queues.dlq_url, hold_seconds) as reader:
-        for page in reader.pages():
+    with reader(clients.client("sqs"), queues.dlq_url, hold_seconds) as source:
+        for page in source.pages():
             letters += page
             if len(letters) >= limit:
                 break
         classify(letters, _lookup(clients, queues))
-        visible, not_visible = reader.counters()
-        elsewhere = max(0, not_visible - len(reader.held))
-        complete = (reader.reached_end or visible == 0) and elsewhere == 0
+        visible, not_visible = source.counters()
+        elsewhere = max(0, not_visible - len(source.held))
+        complete = (source.reached_end or visible == 0) and elsewhere == 0 and not source.stopped
     now_ms = int(time.time() * 1000)
     letters.sort(key=lambda letter: (letter.sent_ms or 0, letter.message_id))
     return {
         "messages": [letter.as_json(now_ms) for letter in letters],
         "counts": counts(letters),
         "complete": complete,
-        "reading": {"read": len(letters), "visible_after": visible, "in_flight_elsewhere": elsewhere},
+        "reading": {
+            "read": len(letters),
+            "visible_after": visible,
+            "in_flight_elsewhere": elsewhere,
+            "stopped": source.stopped,
+        },
     }
 
 

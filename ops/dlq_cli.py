@@ -137,6 +137,8 @@ def format_listing(queue: str, result: dict[str, Any]) -> str:
             )
         ]
     lines += _elsewhere(totals["in_flight_elsewhere"])
+    if totals.get("stopped"):
+        lines.append(totals["stopped"])
     if messages:
         lines.append(f"{'class':<10} {'received':>8} {'age':>5}  {'message id':<36}  id / reason")
     for message in messages:

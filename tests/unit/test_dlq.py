@@ -208,7 +208,7 @@ def test_a_listing_reads_at_most_its_limit_and_says_it_is_incomplete(aws):
         dead_letter(clients, queues, json.dumps({"id": f"o-{n}", "quantity": 1}))
     part = dlq.listing(clients, queues, limit=10)
     assert len(part["messages"]) == 10 and part["counts"]["pending"] == 10 and part["complete"] is False
-    assert part["reading"] == {"read": 10, "visible_after": 15, "in_flight_elsewhere": 0}
+    assert part["reading"] == {"read": 10, "visible_after": 15, "in_flight_elsewhere": 0, "stopped": ""}
     assert format_listing("jobs-dlq", part).splitlines()[0] == (
         "jobs-dlq: the first 10 message(s) read: 10 pending, 0 stored, 0 conflict, 0 malformed; "
         "about 15 more visible (--limit reads more)"
@@ -450,6 +450,20 @@ def test_a_reader_stops_when_extensions_fall_behind_its_holds(aws):
     clock = Clock()
     result = dlq.redrive(Steered(clock, per_receive=40, per_extension=20), queues, reader=reader_with(clock))
     assert result["complete"] is False and "more than a quarter of the 60 s hold" in result["stopped"]
+    assert visible(clients, queues.dlq_url) == 25
+
+
+def test_a_listing_stopped_by_slow_extensions_is_incomplete_and_says_why(aws):
+    """The listing reads with the same reader: stopped early, it neither calls the queue done
+    nor keeps the reason to itself."""
+    clients, queues = aws
+    for n in range(25):
+        dead_letter(clients, queues, f"not json {n}")
+    clock = Clock()
+    result = dlq.listing(Steered(clock, per_receive=40, per_extension=20), queues, reader=reader_with(clock))
+    assert result["complete"] is False
+    assert "more than a quarter of the 60 s hold" in result["reading"]["stopped"]
+    assert result["reading"]["stopped"] in format_listing("dlq", result)
     assert visible(clients, queues.dlq_url) == 25
 
 

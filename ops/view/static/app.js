@@ -559,6 +559,9 @@ async function inspectDlq() {
   if (answer.reading.in_flight_elsewhere) {
     notes.push(`${answer.reading.in_flight_elsewhere} more message(s) are held by another reader (in flight): not shown`);
   }
+  if (answer.reading.stopped) {
+    notes.push(answer.reading.stopped);
+  }
   if (!answer.complete && answer.reading.visible_after) {
     notes.push(`showing the first ${answer.reading.read}; about ${answer.reading.visible_after} more are visible`);
   }
