@@ -1,9 +1,9 @@
-"""`python -m ops status [--json]`, `python -m ops view [--port N]`, `python -m ops dlq ...` and
-`python -m ops prove-alarms --yes`: the state of a deployed consumer in a terminal or as a live
-web page, its dead-letter queue's tools, and a proof that its alarms notify. See
-docs/operations.md.
+"""`python -m ops status [--json]`, `python -m ops view [--port N]`, `python -m ops dlq ...`,
+`python -m ops prove-alarms --yes` and `python -m ops deploy [--adopt]`: the state of a deployed
+consumer in a terminal or as a live web page, its dead-letter queue's tools, a proof that its
+alarms notify, and a deploy that keeps the duplicate guard. See docs/operations.md.
 
-Both read the standard AWS environment (AWS_PROFILE or keys, AWS_REGION, AWS_ENDPOINT_URL). For
+All read the standard AWS environment (AWS_PROFILE or keys, AWS_REGION, AWS_ENDPOINT_URL). For
 the local stack, `eval "$(make -s up)"` sets it; `make view` (python -m local view) finds the
 view `make up` started.
 """
@@ -94,6 +94,23 @@ def history(args: argparse.Namespace, endpoint: Endpoint) -> int:
         print(f"forgot {kept.clear(scope)} kept line(s) of {target.stack} in {kept.path}")
     else:
         print(f"{len(kept.records(scope))} kept line(s) of {target.stack} in {kept.path}")
+    return 0
+
+
+def deploy(args: argparse.Namespace, endpoint: Endpoint) -> int:
+    """Exit 2 when kept resources would collide (nothing was changed), 1 when a step failed."""
+    from ops import deploy as deploying
+
+    try:
+        done = deploying.deploy(Clients(endpoint), args.context, args.adopt)
+    except deploying.DeployError as error:
+        print(safe(f"error: {error}"), file=sys.stderr)
+        return 2 if isinstance(error, deploying.KeptResourcesError) else 1
+    if args.json:
+        print(json.dumps(done, sort_keys=True))
+    else:
+        adopted = f"; adopted {', '.join(done['adopted'])}" if done["adopted"] else ""
+        print(f"deployed {done['stack']}{adopted}")
     return 0
 
 
@@ -193,6 +210,23 @@ def main(argv: list[str] | None = None) -> int:
     prove_parser.add_argument(
         "--timeout", type=float, default=60, help="seconds to wait for CloudWatch's records (default 60)"
     )
+    deploy_parser = commands.add_parser(
+        "deploy",
+        help="npx cdk deploy, stopped with one line if resources a destroy kept would collide; "
+        "--adopt imports them (the stored orders stay the duplicate guard)",
+    )
+    deploy_parser.add_argument(
+        "--adopt", action="store_true", help="import the kept tables and DLQ into the stack, then deploy"
+    )
+    deploy_parser.add_argument(
+        "-c",
+        "--context",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="CDK context, as for cdk deploy (repeatable)",
+    )
+    deploy_parser.add_argument("--json", action="store_true", help="what was done, as one JSON object")
     args = parser.parse_args(argv)
 
     try:
@@ -203,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
             return history(args, endpoint)
         if args.command == "dlq":
             return dlq_cli.run(args, Clients(endpoint))
+        if args.command == "deploy":
+            return deploy(args, endpoint)
         if args.command == "prove-alarms":
             from ops import prove_alarms
 

@@ -1,0 +1,205 @@
+"""`python -m ops deploy [--adopt]`: `npx cdk deploy`, but never into resources a destroy kept.
+
+With `removal=retain` (the default) `cdk destroy` keeps both tables and the DLQ: the orders table
+is the duplicate guard. Deploying the same app again would make CloudFormation create resources
+whose names are taken: the create fails and the stack rolls back. This command synthesizes the
+app, finds the kept resources that exist outside the stack, and
+
+- without `--adopt`, stops before CloudFormation starts, naming them and the command that adopts;
+- with `--adopt`, imports them into the stack by `cdk import` with a resource mapping, then runs
+  `cdk deploy` for the rest, so the stored orders keep guarding against duplicates.
+
+`cdk import` rather than `cdk deploy --import-existing-resources`: CloudFormation's automatic
+import only takes resources whose primary identifier is a property of the template; a queue's is
+its URL, which is read-only ("Import AWS resources into a CloudFormation stack automatically",
+CloudFormation User Guide), so the DLQ and the messages waiting in it would collide instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ops.aws import is_absent, stack_missing
+
+ROOT = Path(__file__).resolve().parents[1]
+KEPT_POLICIES = ("Retain", "RetainExceptOnCreate")
+# The resource types the stack keeps, the template property that names each, and the identifier
+# `cdk import` takes for it (GetTemplateSummary's ResourceIdentifiers).
+NAMED = {"AWS::DynamoDB::Table": ("table", "TableName"), "AWS::SQS::Queue": ("queue", "QueueName")}
+# A stack in this state holds nothing and can only be deleted (a failed first create).
+EMPTY_STATES = ("ROLLBACK_COMPLETE",)
+
+
+class DeployError(RuntimeError):
+    """One line for the operator: what stopped the deploy."""
+
+
+class KeptResourcesError(DeployError):
+    """Kept resources would collide; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A resource the template keeps on delete, by its static name."""
+
+    logical_id: str
+    kind: str  # table or queue
+    name: str
+
+    def label(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+def kept_resources(template: dict[str, Any]) -> list[Kept]:
+    """The template's resources with a Retain deletion policy and a static name of their own."""
+    found = []
+    for logical_id, resource in (template.get("Resources") or {}).items():
+        kind = NAMED.get(resource.get("Type", ""))
+        if kind is None or resource.get("DeletionPolicy") not in KEPT_POLICIES:
+            continue
+        name = (resource.get("Properties") or {}).get(kind[1])
+        if isinstance(name, str):
+            found.append(Kept(logical_id, kind[0], name))
+    return found
+
+
+def identifier(clients: Any, kept: Kept) -> dict[str, str] | None:
+    """The import identifier of the resource if it exists in the account, else None."""
+    try:
+        if kept.kind == "table":
+            clients.client("dynamodb").describe_table(TableName=kept.name)
+            return {"TableName": kept.name}
+        url = clients.client("sqs").get_queue_url(QueueName=kept.name)["QueueUrl"]
+        return {"QueueUrl": url}
+    except ClientError as error:
+        if is_absent(error):  # only "it does not exist" means absent; denied or throttled is raised
+            return None
+        raise
+
+
+def stack_state(clients: Any, stack: str) -> tuple[str | None, set[str]]:
+    """(status or None when there is no stack, the logical ids it holds)."""
+    cloudformation = clients.client("cloudformation")
+    try:
+        status = cloudformation.describe_stacks(StackName=stack)["Stacks"][0]["StackStatus"]
+    except ClientError as error:
+        if stack_missing(error):
+            return None, set()
+        raise
+    if status in EMPTY_STATES:
+        return status, set()
+    paginator = cloudformation.get_paginator("list_stack_resources")
+    held = {
+        summary["LogicalResourceId"]
+        for page in paginator.paginate(StackName=stack)
+        for summary in page["StackResourceSummaries"]
+        if summary.get("ResourceStatus") != "DELETE_COMPLETE"
+    }
+    return status, held
+
+
+def outside_the_stack(clients: Any, stack: str, template: dict[str, Any]) -> dict[Kept, dict[str, str]]:
+    """Kept resources that exist but are not in `stack`: what a plain deploy would collide with."""
+    _, held = stack_state(clients, stack)
+    found = {}
+    for kept in kept_resources(template):
+        if kept.logical_id in held:
+            continue
+        ids = identifier(clients, kept)
+        if ids is not None:
+            found[kept] = ids
+    return found
+
+
+def collision_line(stack: str, found: dict[Kept, dict[str, str]]) -> str:
+    names = ", ".join(kept.label() for kept in found)
+    return (
+        f"kept from an earlier deploy of {stack}: {names}; a plain deploy would fail on them "
+        "(CloudFormation cannot create what exists). Adopt them, stored orders and dead letters "
+        "included: python -m ops deploy --adopt"
+    )
+
+
+def resource_mapping(found: dict[Kept, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """`cdk import --resource-mapping`'s file: logical id -> the resource's import identifier."""
+    return {kept.logical_id: ids for kept, ids in found.items()}
+
+
+@dataclass
+class Assembly:
+    """A synthesized cloud assembly with one stack."""
+
+    directory: Path
+    stack: str
+    template: dict[str, Any]
+
+    @classmethod
+    def read(cls, directory: Path) -> Assembly:
+        manifest = json.loads((directory / "manifest.json").read_text())
+        stacks = [
+            artifact
+            for artifact in manifest.get("artifacts", {}).values()
+            if artifact.get("type") == "aws:cloudformation:stack"
+        ]
+        if len(stacks) != 1:
+            raise DeployError(f"expected one stack in the app, found {len(stacks)}")
+        properties = stacks[0]["properties"]
+        template = json.loads((directory / properties["templateFile"]).read_text())
+        return cls(
+            directory, properties.get("stackName") or properties["templateFile"].split(".")[0], template
+        )
+
+
+Runner = Callable[[list[str]], None]
+
+
+def run_cdk(args: list[str]) -> None:
+    """The pinned CDK CLI, all its output on stderr (stdout is this command's answer); a failure
+    is one line."""
+    command = ["npx", "--no-install", "cdk", *args]
+    result = subprocess.run(command, cwd=ROOT, env=os.environ.copy(), check=False, stdout=sys.stderr)
+    if result.returncode != 0:
+        raise DeployError(f"cdk {args[0]} failed (exit {result.returncode}); its output is above")
+
+
+def deploy(
+    clients: Any,
+    context: Sequence[str],
+    adopt: bool,
+    cdk_args: Sequence[str] = (),
+    cdk: Runner | None = None,
+    progress: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+) -> dict[str, Any]:
+    """Synthesize, check for kept resources, adopt them when asked, deploy. What was done."""
+    cdk = cdk or run_cdk  # looked up when called, so a test can replace the module's runner
+    options = [item for pair in context for item in ("-c", pair)]
+    with tempfile.TemporaryDirectory(prefix="ops-deploy-") as out:
+        progress("synthesizing ...")
+        cdk(["synth", "--quiet", *options, "--output", out])
+        assembly = Assembly.read(Path(out))
+        status, _ = stack_state(clients, assembly.stack)
+        found = outside_the_stack(clients, assembly.stack, assembly.template)
+        if found and not adopt:
+            raise KeptResourcesError(collision_line(assembly.stack, found))
+        app = ["--app", out]
+        if found:
+            if status in EMPTY_STATES:
+                progress(f"deleting {assembly.stack} ({status}: a failed create holds nothing) ...")
+                cdk(["destroy", *app, "--force"])
+            mapping = Path(out) / "adopt.json"
+            mapping.write_text(json.dumps(resource_mapping(found), indent=2))
+            progress(f"adopting {', '.join(kept.label() for kept in found)} into {assembly.stack} ...")
+            cdk(["import", *app, "--resource-mapping", str(mapping), "--force"])
+        progress(f"deploying {assembly.stack} ...")
+        cdk(["deploy", *app, "--require-approval", "never", *cdk_args])
+    return {"stack": assembly.stack, "adopted": [kept.label() for kept in found], "deployed": True}
