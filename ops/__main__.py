@@ -15,9 +15,10 @@ import json
 import os
 import sys
 import urllib.request
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from ops import dlq_cli
+from ops import cost, dlq_cli
 from ops.aws import Clients, Endpoint
 from ops.history import History, scope_of
 from ops.snapshot import DEFAULT_SINCE_MINUTES, TargetError, format_text, resolve_target, take_snapshot
@@ -102,7 +103,7 @@ def deploy(args: argparse.Namespace, endpoint: Endpoint) -> int:
     from ops import deploy as deploying
 
     try:
-        done = deploying.deploy(Clients(endpoint), args.context, args.adopt)
+        done = deploying.deploy(Clients(endpoint), args.context, args.adopt, app=args.app)
     except deploying.DeployError as error:
         print(safe(f"error: {error}"), file=sys.stderr)
         return 2 if isinstance(error, deploying.KeptResourcesError) else 1
@@ -226,7 +227,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="CDK context, as for cdk deploy (repeatable)",
     )
+    deploy_parser.add_argument(
+        "--app",
+        type=Path,
+        metavar="DIR",
+        help="a synthesized cloud assembly to deploy instead of synthesizing",
+    )
     deploy_parser.add_argument("--json", action="store_true", help="what was done, as one JSON object")
+    cost.add_command(commands)
     args = parser.parse_args(argv)
 
     try:
@@ -243,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
             from ops import prove_alarms
 
             return prove_alarms.run(args, Clients(endpoint))
+        if args.command == "cost":
+            return cost.run(args, Clients(endpoint))
         return view(args, endpoint)
     except (UsageError, TargetError) as error:
         print(safe(f"error: {error}"), file=sys.stderr)

@@ -1,7 +1,7 @@
 """`python -m ops deploy [--adopt]`: `npx cdk deploy`, but never into resources a destroy kept.
 
-With `removal=retain` (the default) `cdk destroy` keeps both tables and the DLQ: the orders table
-is the duplicate guard. Deploying the same app again would make CloudFormation create resources
+With `removal=retain` (the default) `cdk destroy` keeps both tables, the DLQ and the DLQ's audit
+log group: the orders table is the duplicate guard. Deploying the same app again would make CloudFormation create resources
 whose names are taken: the create fails and the stack rolls back. This command synthesizes the
 app, finds the kept resources that exist outside the stack, and
 
@@ -35,7 +35,11 @@ ROOT = Path(__file__).resolve().parents[1]
 KEPT_POLICIES = ("Retain", "RetainExceptOnCreate")
 # The resource types the stack keeps, the template property that names each, and the identifier
 # `cdk import` takes for it (GetTemplateSummary's ResourceIdentifiers).
-NAMED = {"AWS::DynamoDB::Table": ("table", "TableName"), "AWS::SQS::Queue": ("queue", "QueueName")}
+NAMED = {
+    "AWS::DynamoDB::Table": ("table", "TableName"),
+    "AWS::SQS::Queue": ("queue", "QueueName"),
+    "AWS::Logs::LogGroup": ("log group", "LogGroupName"),
+}
 # A stack in this state holds nothing and can only be deleted (a failed first create).
 EMPTY_STATES = ("ROLLBACK_COMPLETE",)
 
@@ -53,7 +57,7 @@ class Kept:
     """A resource the template keeps on delete, by its static name."""
 
     logical_id: str
-    kind: str  # table or queue
+    kind: str  # table, queue or log group
     name: str
 
     def label(self) -> str:
@@ -79,8 +83,10 @@ def identifier(clients: Any, kept: Kept) -> dict[str, str] | None:
         if kept.kind == "table":
             clients.client("dynamodb").describe_table(TableName=kept.name)
             return {"TableName": kept.name}
-        url = clients.client("sqs").get_queue_url(QueueName=kept.name)["QueueUrl"]
-        return {"QueueUrl": url}
+        if kept.kind == "queue":
+            return {"QueueUrl": clients.client("sqs").get_queue_url(QueueName=kept.name)["QueueUrl"]}
+        groups = clients.client("logs").describe_log_groups(logGroupNamePrefix=kept.name)["logGroups"]
+        return {"LogGroupName": kept.name} if any(g["logGroupName"] == kept.name for g in groups) else None
     except ClientError as error:
         if is_absent(error):  # only "it does not exist" means absent; denied or throttled is raised
             return None
@@ -177,29 +183,39 @@ def deploy(
     context: Sequence[str],
     adopt: bool,
     cdk_args: Sequence[str] = (),
+    app: Path | None = None,
     cdk: Runner | None = None,
     progress: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
 ) -> dict[str, Any]:
-    """Synthesize, check for kept resources, adopt them when asked, deploy. What was done."""
+    """Synthesize (or take the cloud assembly `app`), check for kept resources, adopt them when
+    asked, deploy. What was done."""
     cdk = cdk or run_cdk  # looked up when called, so a test can replace the module's runner
     options = [item for pair in context for item in ("-c", pair)]
-    with tempfile.TemporaryDirectory(prefix="ops-deploy-") as out:
-        progress("synthesizing ...")
-        cdk(["synth", "--quiet", *options, "--output", out])
+    with tempfile.TemporaryDirectory(prefix="ops-deploy-") as scratch:
+        if app is None:
+            progress("synthesizing ...")
+            out = str(Path(scratch) / "cdk.out")
+            cdk(["synth", "--quiet", *options, "--output", out])
+        else:
+            if options:
+                raise DeployError(
+                    "-c/--context applies to a synth; an assembly (--app) is already synthesized"
+                )
+            out = str(app)
         assembly = Assembly.read(Path(out))
         status, _ = stack_state(clients, assembly.stack)
         found = outside_the_stack(clients, assembly.stack, assembly.template)
         if found and not adopt:
             raise KeptResourcesError(collision_line(assembly.stack, found))
-        app = ["--app", out]
+        source = ["--app", out]
         if found:
             if status in EMPTY_STATES:
                 progress(f"deleting {assembly.stack} ({status}: a failed create holds nothing) ...")
-                cdk(["destroy", *app, "--force"])
-            mapping = Path(out) / "adopt.json"
+                cdk(["destroy", *source, "--force"])
+            mapping = Path(scratch) / "adopt.json"
             mapping.write_text(json.dumps(resource_mapping(found), indent=2))
             progress(f"adopting {', '.join(kept.label() for kept in found)} into {assembly.stack} ...")
-            cdk(["import", *app, "--resource-mapping", str(mapping), "--force"])
+            cdk(["import", *source, "--resource-mapping", str(mapping), "--force"])
         progress(f"deploying {assembly.stack} ...")
-        cdk(["deploy", *app, "--require-approval", "never", *cdk_args])
+        cdk(["deploy", *source, "--require-approval", "never", *cdk_args])
     return {"stack": assembly.stack, "adopted": [kept.label() for kept in found], "deployed": True}

@@ -23,6 +23,7 @@ KEPT = {
     "StorageOrders79EED263": ("table", "labex-q05-orders"),
     "StorageReference7C447470": ("table", "labex-q05-reference"),
     "MessagingDeadLetters30EBD3E2": ("queue", "labex-q05-jobs-dlq"),
+    "OperatorDlqAudit36524C05": ("log group", "labex-q05-dlq-audit"),
 }
 
 
@@ -43,6 +44,7 @@ class FakeCdk:
         self.calls.append(args)
         if args[0] == "synth":
             out = Path(args[args.index("--output") + 1])
+            out.mkdir()
             (out / f"{STACK}.template.json").write_text(json.dumps(TEMPLATE))
             artifact = {
                 "type": "aws:cloudformation:stack",
@@ -57,7 +59,10 @@ class FakeCdk:
 
 
 def keep_everything(clients: Clients) -> str:
-    """What `cdk destroy` with removal=retain leaves: both tables and the DLQ. The DLQ's URL."""
+    """What `cdk destroy` with removal=retain leaves: both tables, the DLQ and its audit log
+    group. The DLQ's URL."""
+    clients.client("logs").create_log_group(logGroupName="labex-q05-dlq-audit")
+    clients.client("logs").create_log_group(logGroupName="labex-q05-dlq-audit-other")
     dynamodb = clients.client("dynamodb")
     create_table(dynamodb, "labex-q05-orders")
     create_table(dynamodb, "labex-q05-reference")
@@ -102,6 +107,7 @@ def test_adopting_imports_each_kept_resource_by_its_identifier_then_deploys(aws)
         "StorageOrders79EED263": {"TableName": "labex-q05-orders"},
         "StorageReference7C447470": {"TableName": "labex-q05-reference"},
         "MessagingDeadLetters30EBD3E2": {"QueueUrl": url},
+        "OperatorDlqAudit36524C05": {"LogGroupName": "labex-q05-dlq-audit"},
     }
     assert sorted(done["adopted"]) == sorted(f"{kind} {name}" for kind, name in KEPT.values())
 
@@ -112,7 +118,11 @@ def test_only_what_exists_is_adopted(aws):
     aws.client("dynamodb").delete_table(TableName="labex-q05-reference")
     cdk = FakeCdk()
     deploying.deploy(aws, [], adopt=True, cdk=cdk, progress=lambda _: None)
-    assert set(cdk.mapping or {}) == {"StorageOrders79EED263", "MessagingDeadLetters30EBD3E2"}
+    assert set(cdk.mapping or {}) == {
+        "StorageOrders79EED263",
+        "MessagingDeadLetters30EBD3E2",
+        "OperatorDlqAudit36524C05",
+    }
 
 
 def test_resources_the_stack_already_holds_are_no_collision(aws):
@@ -137,4 +147,4 @@ def test_the_command_line_says_what_it_adopted_as_json(aws, capsys, monkeypatch)
     monkeypatch.setattr(deploying, "run_cdk", FakeCdk())
     assert main(["deploy", "--adopt", "--json"]) == 0
     done = json.loads(capsys.readouterr().out)
-    assert done["stack"] == STACK and len(done["adopted"]) == 3 and done["deployed"] is True
+    assert done["stack"] == STACK and len(done["adopted"]) == 4 and done["deployed"] is True

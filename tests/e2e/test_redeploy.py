@@ -1,0 +1,137 @@
+"""Destroy and deploy again without losing the duplicate guard, on the local stack with
+`removal=retain`, through the real CDK CLI's default (change-set) path: an order is stored;
+`cdk destroy` keeps the tables and the DLQ; a plain `cdk deploy` collides with the kept orders
+table and rolls back (ROLLBACK_COMPLETE, the table's message in its events); `ops deploy` stops
+before CloudFormation with one line; `ops deploy --adopt` imports the kept resources and deploys
+the rest; the old order, sent again, is acknowledged as a duplicate and its item is unchanged."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from local.session import QUIET_NODE, ROOT, LocalError, LocalSession, wait_for
+from ops.observe import plain_item
+from tests.conftest import synth_assembly
+from tests.shared_aws import FAST_TIMEOUTS
+
+pytestmark = [pytest.mark.e2e, pytest.mark.long_wait(60)]
+
+CONTEXT = {"prefix": "rt", "removal": "retain", "target": "local", "max_receive_count": "2", **FAST_TIMEOUTS}
+ORDER = {"id": "kept-order", "quantity": 3}
+
+
+def ops_deploy(session: LocalSession, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ops", "deploy", *args],
+        cwd=ROOT,
+        env={**session.process_env(), **QUIET_NODE},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def stored(session: LocalSession) -> dict | None:
+    answer = session.client("dynamodb").get_item(
+        TableName="rt-orders", Key={"id": {"S": ORDER["id"]}}, ConsistentRead=True
+    )
+    return plain_item(answer["Item"]) if "Item" in answer else None
+
+
+def outcome_of(session: LocalSession, since: int) -> list[dict]:
+    """The worker's RESULT lines for ORDER written after `since` (ms)."""
+    logs = session.client("logs")
+    events = logs.filter_log_events(logGroupName="/aws/lambda/rt-worker", startTime=since).get("events", [])
+    lines = [event["message"].split("RESULT ", 1)[1] for event in events if "RESULT " in event["message"]]
+    return [result for result in map(json.loads, lines) if result.get("id") == ORDER["id"]]
+
+
+def send(session: LocalSession) -> None:
+    queue = session.client("sqs").get_queue_url(QueueName="rt-jobs")["QueueUrl"]
+    session.client("sqs").send_message(QueueUrl=queue, MessageBody=json.dumps(ORDER))
+
+
+def forget_kept(session: LocalSession) -> None:
+    """What a user deleting the guard on purpose does: the orders table has deletion protection."""
+    dynamodb = session.client("dynamodb")
+    for table in ("rt-orders", "rt-reference"):
+        try:
+            dynamodb.update_table(TableName=table, DeletionProtectionEnabled=False)
+            dynamodb.delete_table(TableName=table)
+        except dynamodb.exceptions.ResourceNotFoundException:
+            pass
+    logs = session.client("logs")
+    for group in logs.describe_log_groups(logGroupNamePrefix="rt-")["logGroups"]:
+        logs.delete_log_group(logGroupName=group["logGroupName"])
+    sqs = session.client("sqs")
+    for url in sqs.list_queues(QueueNamePrefix="rt-").get("QueueUrls", []):
+        sqs.delete_queue(QueueUrl=url)
+
+
+def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
+    shared_aws.bootstrap_once()
+    session = LocalSession(shared_aws.state_dir, context=CONTEXT)
+    assembly = synth_assembly(session.context, tmp_path / "assembly")
+    session.deploy(bootstrap=False, assembly=assembly)
+    try:
+        started = int(time.time() * 1000) - 1000
+        send(session)
+        wait_for(lambda: stored(session) is not None, timeout=30, what="the first order stored")
+        first = stored(session)
+        assert first == {**ORDER, "total_cents": 850}
+
+        session.destroy()
+        kept = {t for t in session.client("dynamodb").list_tables()["TableNames"] if t.startswith("rt-")}
+        assert kept == {"rt-orders", "rt-reference"} and stored(session) == first
+
+        # The CLI's plain deploy: CloudFormation cannot create a table whose name is taken.
+        with pytest.raises(LocalError):
+            session.deploy(bootstrap=False, assembly=assembly)
+        cloudformation = session.client("cloudformation")
+        assert cloudformation.describe_stacks(StackName=session.stack_name)["Stacks"][0]["StackStatus"] == (
+            "ROLLBACK_COMPLETE"
+        )
+        reasons = [
+            event.get("ResourceStatusReason", "")
+            for event in cloudformation.describe_stack_events(StackName=session.stack_name)["StackEvents"]
+            if event["ResourceStatus"] == "CREATE_FAILED"
+        ]
+        assert any("rt-orders" in reason and "already exists" in reason for reason in reasons), reasons
+        assert stored(session) == first
+
+        stopped = ops_deploy(session, "--app", str(assembly))
+        assert stopped.returncode == 2 and stopped.stdout == ""
+        line = stopped.stderr.strip().splitlines()[-1]
+        assert line.startswith("error: kept from an earlier deploy of rt-consumer: ") and line.endswith(
+            "python -m ops deploy --adopt"
+        )
+        for name in ("table rt-orders", "table rt-reference", "queue rt-jobs-dlq", "log group rt-dlq-audit"):
+            assert name in line
+
+        adopted = ops_deploy(session, "--adopt", "--app", str(assembly), "--json")
+        assert adopted.returncode == 0, adopted.stderr[-2000:]
+        assert sorted(json.loads(adopted.stdout)["adopted"]) == [
+            "log group rt-dlq-audit",
+            "queue rt-jobs-dlq",
+            "table rt-orders",
+            "table rt-reference",
+        ]
+        resources = cloudformation.describe_stack_resources(StackName=session.stack_name)["StackResources"]
+        physical = {r["PhysicalResourceId"] for r in resources if r["ResourceType"] == "AWS::DynamoDB::Table"}
+        assert physical == {"rt-orders", "rt-reference"}
+
+        send(session)
+        wait_for(
+            lambda: any(result.get("duplicate") for result in outcome_of(session, started)),
+            timeout=30,
+            what="the resent order acknowledged as a duplicate",
+        )
+        assert stored(session) == first
+    finally:
+        session.delete_stack()
+        forget_kept(session)
