@@ -1,0 +1,241 @@
+"""`python -m ops cost [--since MINUTES] [--json]`: what a deployed consumer cost over a period, by
+service and per order, from its CloudWatch metrics priced with ops/prices.json (ops/cost_model.py).
+
+What is read (Sum over the period): the jobs queue's NumberOfMessagesSent, -Received, -Deleted and
+NumberOfEmptyReceives (AWS/SQS, QueueName), the worker's Invocations and Duration (AWS/Lambda,
+FunctionName), the orders table's ConsumedWriteCapacityUnits and ConsumedReadCapacityUnits
+(AWS/DynamoDB, TableName), the worker's log group's IncomingBytes (AWS/Logs, LogGroupName), and the
+worker's own decision metrics (orders are its accepted writes; the hours they were sent in are
+what CloudWatch bills its custom metrics by). A metric with no data in the period counts as 0 and
+is named under `missing`: on AWS that may be a quiet period, on the embedded AWS a metric it does
+not publish (docs/cost.md).
+
+SQS bills requests, not messages, and CloudWatch counts messages: the estimate is one SendMessage
+per message sent, one ReceiveMessage per invocation (at most one per message received) plus every
+empty receive, one DeleteMessageBatch per invocation (at most one per message deleted), each under
+64 KB (an order's body is a few dozen bytes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from ops import observe
+from ops.aws import Clients, error_line
+from ops.cost_model import PRICES_FILE, PriceError, Prices, Usage, estimated_gb_seconds, price
+from ops.snapshot import DEFAULT_SINCE_MINUTES, Target, TargetError, resolve_target
+from ops.terminal import safe, safe_lines
+from stacks.config import DECISION_METRICS, DEFAULT_PREFIX, FUNCTION_MEMORY_MB, METRICS_NAMESPACE
+
+# The stack's architecture (stacks/function.py), used when the function's configuration cannot be
+# read (the operator policy does not grant lambda:GetFunctionConfiguration).
+DEFAULT_ARCHITECTURE = "arm64"
+# CloudWatch keeps 1-minute data 15 days, 5-minute data 63 days and hourly data 455 days; a
+# query's period must be a multiple of 60, 300 or 3600 seconds once its start is that old.
+MAX_SINCE_MINUTES = 455 * 24 * 60
+MAX_POINTS = 1440
+ACCEPTED = str(observe.CONTRACT.Metric.ACCEPTED)
+
+
+class CostError(RuntimeError):
+    """Bad arguments or an unreadable price file; the message says which in one line."""
+
+
+def cost_metrics(target: Target) -> dict[str, tuple[str, str, dict[str, str], str]]:
+    """`{key: (namespace, metric, dimensions, statistic)}` of every metric the cost is made from."""
+    queue = {"QueueName": target.jobs_queue}
+    worker = {"FunctionName": target.function_name}
+    table = {"TableName": target.orders_table}
+    return {
+        "sqs_sent": ("AWS/SQS", "NumberOfMessagesSent", queue, "Sum"),
+        "sqs_received": ("AWS/SQS", "NumberOfMessagesReceived", queue, "Sum"),
+        "sqs_deleted": ("AWS/SQS", "NumberOfMessagesDeleted", queue, "Sum"),
+        "sqs_empty_receives": ("AWS/SQS", "NumberOfEmptyReceives", queue, "Sum"),
+        "lambda_invocations": ("AWS/Lambda", "Invocations", worker, "Sum"),
+        "lambda_duration_ms": ("AWS/Lambda", "Duration", worker, "Sum"),
+        "dynamodb_write_units": ("AWS/DynamoDB", "ConsumedWriteCapacityUnits", table, "Sum"),
+        "dynamodb_read_units": ("AWS/DynamoDB", "ConsumedReadCapacityUnits", table, "Sum"),
+        "logs_incoming_bytes": ("AWS/Logs", "IncomingBytes", {"LogGroupName": target.log_group}, "Sum"),
+        **{f"decision_{name}": (METRICS_NAMESPACE, name, worker, "Sum") for name in DECISION_METRICS},
+    }
+
+
+def period_for(since_minutes: float) -> int:
+    """Seconds per datapoint: at most MAX_POINTS points, a multiple CloudWatch accepts for data
+    as old as the period's start."""
+    period = 60 * math.ceil(since_minutes / MAX_POINTS)
+    step = 3600 if since_minutes > 63 * 1440 else 300 if since_minutes > 15 * 1440 else 60
+    return step * math.ceil(period / step)
+
+
+def metric_hours(series: Mapping[str, list[list[float]]], period: int) -> float:
+    """Custom metric-hours: for each decision metric, the hours (UTC) it has data in; a point of
+    a period longer than an hour counts for the hours the period spans."""
+    hours = 0.0
+    for name in DECISION_METRICS:
+        points = series.get(f"decision_{name}", [])
+        if period > 3600:
+            hours += len(points) * period / 3600
+        else:
+            hours += len({int(time_ms // 3_600_000) for time_ms, _ in points})
+    return hours
+
+
+def usage_of(sums: Mapping[str, float], memory_mb: int, architecture: str, hours: float) -> Usage:
+    """The billed units behind the period's metric sums (the SQS estimate is the module's)."""
+    invocations = sums["lambda_invocations"]
+    receives = min(invocations, sums["sqs_received"]) + sums["sqs_empty_receives"]
+    deletes = min(invocations, sums["sqs_deleted"])
+    return Usage(
+        sqs_requests=sums["sqs_sent"] + receives + deletes,
+        invocations=invocations,
+        gb_seconds=estimated_gb_seconds(sums["lambda_duration_ms"], invocations, memory_mb),
+        architecture=architecture,
+        write_units=sums["dynamodb_write_units"],
+        read_units=sums["dynamodb_read_units"],
+        log_bytes=sums["logs_incoming_bytes"],
+        metric_hours=hours,
+    )
+
+
+def function_shape(clients: Clients, target: Target) -> tuple[int, str, str]:
+    """(memory MB, architecture, where they were read): the deployed function's, else the stack's."""
+    try:
+        found = clients.client("lambda").get_function_configuration(FunctionName=target.function_name)
+        return int(found["MemorySize"]), (found.get("Architectures") or ["x86_64"])[0], "the function"
+    except Exception as error:  # noqa: BLE001 - the stack's own values are the fallback, named as such
+        return FUNCTION_MEMORY_MB, DEFAULT_ARCHITECTURE, f"the stack's defaults ({error_line(error)})"
+
+
+def measure(
+    clients: Clients, target: Target, since_minutes: float, prices: Prices, now_ms: int | None = None
+) -> dict[str, Any]:
+    """The period's metrics, units and dollars, as `--json` prints them."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    start_ms = now_ms - int(since_minutes * 60_000)
+    period = period_for(since_minutes)
+    metrics = cost_metrics(target)
+    series = observe.metric_series(clients.client("cloudwatch"), metrics, start_ms, now_ms, period)
+    sums = {key: math.fsum(value for _, value in points) for key, points in series.items()}
+    missing = sorted(f"{ns} {name}" for key, (ns, name, _, _) in metrics.items() if not series[key])
+    memory_mb, architecture, shape_from = function_shape(clients, target)
+    hours = metric_hours(series, period)
+    usage = usage_of(sums, memory_mb, architecture, hours)
+    cost = price(usage, prices, orders=sums[f"decision_{ACCEPTED}"])
+    return {
+        **cost.as_json(),
+        "since_minutes": since_minutes,
+        "start": _iso(start_ms),
+        "end": _iso(now_ms),
+        "period_seconds": period,
+        "stack": target.stack,
+        "region": clients.region,
+        "prices": {"file": str(PRICES_FILE), "region": prices.region, "as_of": prices.as_of, "list": True},
+        "function": {"memory_mb": memory_mb, "architecture": architecture, "from": shape_from},
+        "metrics": sums,
+        "missing": missing,
+        "units": {
+            "sqs_requests": usage.sqs_requests,
+            "invocations": usage.invocations,
+            "gb_seconds": usage.gb_seconds,
+            "write_units": usage.write_units,
+            "read_units": usage.read_units,
+            "log_bytes": usage.log_bytes,
+            "metric_hours": usage.metric_hours,
+        },
+    }
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="seconds")
+
+
+def _usd(value: float | None, places: int) -> str:
+    return "-" if value is None else f"{value:,.{places}f}"
+
+
+def format_text(report: dict[str, Any]) -> str:
+    per_million = report["by_service_per_million_orders"]
+    units = report["units"]
+    function = report["function"]
+    heading = (
+        f"{report['stack']}: {report['start']} to {report['end']} at AWS list prices "
+        f"({report['prices']['region']}, {report['prices']['as_of']}, ops/prices.json)"
+    )
+    used = (
+        f"units: {units['sqs_requests']:,.0f} SQS requests, {units['invocations']:,.0f} invocations, "
+        f"{units['gb_seconds']:,.3f} GB-s ({function['architecture']}, {function['memory_mb']} MB from "
+        f"{function['from']}), {units['write_units']:,.0f} WRU, {units['read_units']:,.0f} RRU, "
+        f"{units['log_bytes']:,.0f} log bytes, {units['metric_hours']:,.0f} metric-hours"
+    )
+    lines = [
+        heading,
+        f"orders (accepted writes): {report['orders']:,.0f}",
+        f"{'service':<10} {'usd':>14} {'usd per million orders':>24}",
+        *(
+            f"{service:<10} {_usd(dollars, 6):>14} {_usd(per_million[service], 4):>24}"
+            for service, dollars in report["by_service"].items()
+        ),
+        f"{'total':<10} {_usd(report['usd'], 6):>14} {_usd(report['usd_per_million_orders'], 4):>24}",
+        used,
+    ]
+    if report["missing"]:
+        lines.append(f"no data in the period (counted as 0): {', '.join(report['missing'])}")
+    return safe_lines(lines)
+
+
+def add_command(commands: Any) -> None:
+    parser = commands.add_parser(
+        "cost", help="what the consumer cost over a period, by service and per order, at AWS list prices"
+    )
+    parser.add_argument(
+        "--prefix", default=DEFAULT_PREFIX, help=f"name prefix of the stack (default {DEFAULT_PREFIX})"
+    )
+    parser.add_argument("--stack", help="stack name (default <prefix>-consumer)")
+    parser.add_argument(
+        "--since",
+        type=float,
+        default=DEFAULT_SINCE_MINUTES,
+        metavar="MINUTES",
+        help=f"the period: this many minutes up to now (default {DEFAULT_SINCE_MINUTES:g})",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one object: orders, usd, usd_per_million_orders, by_service, units, metrics, missing",
+    )
+
+
+def run(args: argparse.Namespace, clients: Clients) -> int:
+    try:
+        if not 0 < args.since <= MAX_SINCE_MINUTES:
+            raise CostError(
+                f"--since must be more than 0 and at most {MAX_SINCE_MINUTES} minutes "
+                f"(CloudWatch keeps 455 days), not {args.since:g}"
+            )
+        try:
+            prices = Prices.load()
+        except PriceError as error:
+            raise CostError(str(error)) from None
+        target = resolve_target(clients, args.prefix, args.stack)
+        report = measure(clients, target, args.since, prices)
+    except (CostError, TargetError) as error:
+        print(safe(f"error: {error}"), file=sys.stderr)
+        return 1
+    except Exception as error:  # noqa: BLE001 - one line, not a traceback
+        print(safe(f"error: {error_line(error, clients.describe())}"), file=sys.stderr)
+        return 1
+    if report["region"] and report["region"] != prices.region:
+        print(
+            f"warning: the prices are {prices.region}'s, the consumer is in {report['region']}",
+            file=sys.stderr,
+        )
+    print(json.dumps(report, indent=2, sort_keys=True) if args.json else format_text(report))
+    return 0
