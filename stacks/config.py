@@ -151,16 +151,8 @@ class Names:
         return f"{self.prefix}-worker"
 
     @property
-    def worker_role(self) -> str:
-        return f"{self.prefix}-worker-role"
-
-    @property
     def seeder_function(self) -> str:
         return f"{self.prefix}-reference-seeder"
-
-    @property
-    def seeder_role(self) -> str:
-        return f"{self.prefix}-reference-seeder-role"
 
     @property
     def dlq_audit_log_group(self) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
@@ -12,9 +11,8 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from stacks.config import FUNCTION_MEMORY_MB, Names
+from stacks.lambda_code import LAMBDA_SOURCE
 from stacks.nag import acknowledge
-
-LAMBDA_SOURCE = Path(__file__).resolve().parent.parent / "lambda"
 
 
 class PythonFunction(Construct):
