@@ -363,9 +363,14 @@ class DeadLetterReader:
                 ],
             )
 
+    def visible_and_elsewhere(self) -> tuple[int, int]:
+        """(visible, in flight elsewhere): SQS's counts, less what this reader holds itself."""
+        visible, not_visible = self.counters()
+        return visible, max(0, not_visible - len(self.held))
+
     def in_flight_elsewhere(self) -> int:
         """Messages invisible to this reader that it does not hold: another reader's."""
-        return max(0, self.counters()[1] - len(self.held))
+        return self.visible_and_elsewhere()[1]
 
 
 # --- classification -------------------------------------------------------------------------
@@ -469,8 +474,7 @@ def listing(
             if len(letters) >= limit:
                 break
         classify(letters, _lookup(clients, queues))
-        visible, not_visible = source.counters()
-        elsewhere = max(0, not_visible - len(source.held))
+        visible, elsewhere = source.visible_and_elsewhere()
         complete = (source.reached_end or visible == 0) and elsewhere == 0 and not source.stopped
     now_ms = int(time.time() * 1000)
     letters.sort(key=lambda letter: (letter.sent_ms or 0, letter.message_id))
