@@ -639,6 +639,26 @@ PATCHES = [
         fixes_moto="a stack delete stops at the first resource already deleted out of band",
     ),
     Patch(
+        "cloudformation.change-sets",
+        "change sets as the CDK CLI uses them: CREATE, UPDATE and IMPORT (ResourcesToImport, "
+        "ImportExistingResources), their resource changes, outputs after execution, AWS's errors",
+        tuple(
+            T(f"moto.cloudformation.responses:CloudFormationResponse.{name}", "self")
+            for name in ("create_change_set", "describe_change_set", "delete_change_set", "execute_change_set")
+        ),
+        _call("embedded_aws.services.cloudformation.change_sets", "patch_change_sets"),
+        fixes_moto="DeleteChangeSet of a missing change set raises UnboundLocalError (a 500 page); DescribeChangeSet "
+        "of one answers 'Stack with id <name> does not exist' (AWS: ChangeSetNotFound); an executed change set "
+        "leaves the stack without outputs; Changes lack physical ids and replacement; no IMPORT change sets",
+    ),
+    Patch(
+        "cloudformation.template-summary-identifiers",
+        "GetTemplateSummary's ResourceIdentifierSummaries, which `cdk import` reads",
+        (T("moto.cloudformation.responses:get_template_summary_response_from_template", "template_body"),),
+        _call("embedded_aws.services.cloudformation.change_sets", "patch_template_summary"),
+        fixes_moto="GetTemplateSummary has no ResourceIdentifierSummaries",
+    ),
+    Patch(
         "server.keep-alive",
         "HTTP/1.1 connections stay open between requests, as AWS endpoints keep them",
         (
