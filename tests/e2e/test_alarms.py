@@ -18,8 +18,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from local.session import ROOT, LocalError, wait_for
-from ops import observe
+from ops import cost, observe
+from ops.aws import Clients, Endpoint
+from ops.cost_model import Prices
 from ops.prove_alarms import REASON
+from ops.snapshot import resolve_target
 from stacks.config import METRICS_NAMESPACE, Names
 from tests.e2e.conftest import subscribe_queue
 from tests.shared_aws import FAST_TIMEOUTS
@@ -195,6 +198,41 @@ def test_decision_metrics_count_exactly_the_lab_scenario(stack):
         lambda: seen.update(decision_sums(session, env["FUNCTION_NAME"], since)) or seen == expected,
         timeout=DEADLINE,
         what=lambda: f"decision metrics {expected}, last seen {seen}",
+    )
+
+
+def test_ops_cost_prices_the_lab_scenario_from_the_local_metrics(stack):
+    """Right after the lab scenario, `ops cost` on the local stack counts its 2 orders, its 4
+    messages sent and at least 4 invocations, reads the function's memory and architecture, and
+    names as missing the metrics the embedded AWS does not publish (docs/local-fidelity.md); the
+    services add up to the total."""
+    session, _, _ = stack
+    clients = Clients(Endpoint.from_env(session.aws_env()))
+    target = resolve_target(clients, PREFIX)
+    report: dict = {}
+
+    def counted() -> bool:
+        report.update(cost.measure(clients, target, 10, Prices.load()))
+        return report["metrics"]["sqs_sent"] >= 4 and report["metrics"]["lambda_invocations"] >= 4
+
+    wait_for(
+        counted, timeout=DEADLINE, what=lambda: f"the lab scenario in ops cost, last {report.get('metrics')}"
+    )
+    assert report["orders"] == 2
+    assert report["metrics"]["sqs_sent"] == 4
+    # moto drops Architectures from a function CloudFormation creates: locally it reads x86_64
+    # (docs/local-fidelity.md); on AWS this is the stack's arm64.
+    assert report["function"] == {"memory_mb": 256, "architecture": "x86_64", "from": "the function"}
+    assert report["by_service"]["sqs"] > 0 and report["by_service"]["lambda"] > 0
+    assert sum(report["by_service"].values()) == pytest.approx(report["usd"])
+    assert set(report["missing"]) >= {
+        "AWS/SQS NumberOfEmptyReceives",
+        "AWS/DynamoDB ConsumedWriteCapacityUnits",
+        "AWS/DynamoDB ConsumedReadCapacityUnits",
+        "AWS/Logs IncomingBytes",
+    }
+    assert not {"AWS/SQS NumberOfMessagesSent", "AWS/Lambda Invocations", "AWS/Lambda Duration"} & set(
+        report["missing"]
     )
 
 
