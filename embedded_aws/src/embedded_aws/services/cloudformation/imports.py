@@ -64,6 +64,25 @@ IMPORTABLE = {
 }
 
 
+class QueueExists(Exception):
+    """A queue of that name exists: CloudFormation creates a queue, it does not adopt one."""
+
+    code = "AlreadyExists"
+
+    def __init__(self, name: str) -> None:
+        self.message = f"Queue {name} already exists"
+        super().__init__(self.message)
+
+
+def refuse_existing_queue(name: str, account: str, region: str) -> None:
+    """Raise QueueExists when the queue a stack would create exists. SQS's CreateQueue answers a
+    queue of the same name and attributes with its URL, so moto's CloudFormation took an existing
+    queue (one a destroyed stack retained) for one it created; AWS fails the create ("Resource of
+    type 'AWS::SQS::Queue' ... already exists"), which is why automatic import matters."""
+    if name and _queue(name, account, region) is not None:
+        raise QueueExists(name)
+
+
 class ImportRefused(Exception):
     """CreateChangeSet refuses the import: the ValidationError's message."""
 

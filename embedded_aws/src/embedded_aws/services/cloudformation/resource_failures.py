@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from embedded_aws.services.cloudformation import imports
 from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason, status_reason
 from embedded_aws.services.cloudformation.lifecycle import CustomResourceFailed
 
@@ -204,6 +205,9 @@ def patch_resource_failures() -> None:
         logical_id: str, resource_json: dict[str, Any], resources_map: Any, account_id: str, region_name: str
     ) -> Any:
         try:
+            if resource_json.get("Type") == "AWS::SQS::Queue":
+                name = _identifier(logical_id, resource_json, resources_map)
+                imports.refuse_existing_queue(name, account_id, region_name)
             return create(logical_id, resource_json, resources_map, account_id, region_name)
         except (ResourceFailed, CloudFormationError):
             raise  # a resource it refers to failed first, or the template is wrong
