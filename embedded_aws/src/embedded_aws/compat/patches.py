@@ -671,6 +671,66 @@ PATCHES = [
         ),
         _call("embedded_aws.server.keep_alive", "patch_keep_alive"),
     ),
+    # STS (services/sts/).
+    Patch(
+        "sts.assume-role-trust",
+        "sts:AssumeRole allowed by the role's trust policy as IAM reads it (account principals, "
+        "role sessions, Null conditions) together with the caller's identity policies",
+        (T(f"{IAM_REQUEST}.check_action_permitted", "self", "resource"),),
+        _call("embedded_aws.services.sts.assume_role", "patch_assume_role"),
+        fixes_moto="trust policy principals are compared literally: a role trusting its account "
+        "(`arn:aws:iam::<account>:root` or the bare account id) cannot be assumed by that account's users",
+    ),
+    Patch(
+        "sts.role-session-policies",
+        "a session of a role CloudFormation made is authorized by the role's inline policies",
+        (T("moto.iam.access_control:AssumedRoleAccessKey.collect_policies", "self"),),
+        _call("embedded_aws.services.sts.assume_role", "patch_role_session_policies"),
+        fixes_moto="a role created by CloudFormation keeps inline policies as dicts; every request signed by "
+        "one of its sessions fails with KeyError 'policy_document' (a 500)",
+    ),
+    Patch(
+        "ssm.parameter-resource",
+        "SSM Parameter Store requests authorized against the parameter's ARN",
+        (T("moto.ssm.responses:SimpleSystemManagerResponse._determine_resource", adds=True),),
+        _call("embedded_aws.services.ssm.parameter_access", "patch_parameter_resource"),
+        fixes_moto="SSM requests are checked against '*': a policy scoped to one parameter's ARN allows nothing",
+    ),
+    Patch(
+        "iam.role-managed-policies",
+        "a CloudFormation role's ManagedPolicyArns attached (AWS's own policies from moto's copy), "
+        "detached before the role is deleted",
+        (
+            T(
+                "moto.iam.models:Role.create_from_cloudformation_json",
+                "cls",
+                "resource_name",
+                "cloudformation_json",
+                "account_id",
+                "region_name",
+                "kwargs",
+            ),
+            T(
+                "moto.iam.models:Role.update_from_cloudformation_json",
+                "cls",
+                "original_resource",
+                "new_resource_name",
+                "cloudformation_json",
+                "account_id",
+                "region_name",
+            ),
+            T(
+                "moto.iam.models:Role.delete_from_cloudformation_json",
+                "cls",
+                "resource_name",
+                "cloudformation_json",
+                "account_id",
+                "region_name",
+            ),
+        ),
+        _call("embedded_aws.services.iam.role_managed_policies", "patch_role_managed_policies"),
+        fixes_moto="AWS::IAM::Role ignores ManagedPolicyArns: a role CloudFormation creates lacks its managed policies",
+    ),
 ]
 
 

@@ -189,6 +189,10 @@ def patch_access_control(faults_file: Path | None = None) -> None:
         xml_check(
             self, cloudformation_stack_arn(self._get_param("StackName"), self.region, self.current_account)
         )
+        # What CloudFormation checks before it starts: the execution role, parameters and Rules.
+        from embedded_aws.services.cloudformation.preflight import check_request
+
+        check_request(self)
 
     DynamoHandler._authenticate_and_authorize_normal_action = dynamodb_check
     LogsResponse._authenticate_and_authorize_normal_action = logs_check

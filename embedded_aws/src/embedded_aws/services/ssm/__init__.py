@@ -1,0 +1,1 @@
+"""SSM Parameter Store: requests authorized against the parameter's ARN (moto checked `*`)."""

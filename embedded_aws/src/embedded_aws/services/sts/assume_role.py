@@ -1,0 +1,80 @@
+"""sts:AssumeRole authorized as AWS authorizes it: the caller's identity policies and the role's
+trust policy (trust.py), refused in IAM's words. The Lambda host's own role credentials do not
+come through here: it asks moto's STS backend directly (server/emulator.py), as the Lambda
+service is the principal a function role trusts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from embedded_aws.services.sts.trust import Caller, evaluate
+
+ASSUME_ROLE = "sts:AssumeRole"
+
+
+def caller_context(caller_arn: str, account: str, data: dict[str, Any]) -> dict[str, str]:
+    """The condition keys an AssumeRole request brings (the ones trust policies use here)."""
+    from embedded_aws.services.iam.api_callers import principal_arn
+
+    context = {
+        "aws:PrincipalArn": principal_arn(caller_arn),
+        "aws:PrincipalAccount": account,
+        "aws:SecureTransport": "true",
+    }
+    for key, name in (("ExternalId", "sts:ExternalId"), ("RoleSessionName", "sts:RoleSessionName")):
+        value = data.get(key)
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if value:
+            context[name] = str(value)
+    return context
+
+
+def patch_assume_role() -> None:
+    from moto.core.exceptions import AccessDeniedError
+    from moto.iam.access_control import IAMRequestBase
+    from moto.iam.exceptions import NotFoundException
+
+    from embedded_aws.services.iam.api_callers import identity_decision
+
+    check = IAMRequestBase.check_action_permitted
+
+    def check_action_permitted(self: Any, resource: str) -> None:
+        if self._action != ASSUME_ROLE or ":role/" not in resource:
+            return check(self, resource)
+        caller_arn = self._access_key.arn
+        try:
+            role = self.backend.get_role_by_arn(resource)
+        except NotFoundException:
+            role = None
+        trust = (
+            evaluate(
+                role.assume_role_policy_document,
+                Caller(arn=caller_arn, context=caller_context(caller_arn, self.account_id, self._data)),
+            )
+            if role is not None
+            else None
+        )
+        identity = identity_decision(self._access_key, ASSUME_ROLE, resource)
+        if trust is None or not trust.allows(identity):
+            # moto's denial names the action only; IAM's names the role too.
+            raise AccessDeniedError(user_arn=caller_arn, action=f"{ASSUME_ROLE} on resource: {resource}")
+        return None
+
+    IAMRequestBase.check_action_permitted = check_action_permitted
+
+
+def patch_role_session_policies() -> None:
+    """A role made by CloudFormation keeps its inline policies as parsed JSON, which moto's policy
+    check cannot read (KeyError 'policy_document', a 500 on every call of the role's sessions):
+    each is handed over as the JSON text a role made by the IAM API keeps."""
+    import json
+
+    from moto.iam.access_control import AssumedRoleAccessKey
+
+    collect = AssumedRoleAccessKey.collect_policies
+
+    def collect_policies(self: Any) -> list[Any]:
+        return [json.dumps(policy) if isinstance(policy, dict) else policy for policy in collect(self)]
+
+    AssumedRoleAccessKey.collect_policies = collect_policies
