@@ -339,7 +339,7 @@ def patch_change_sets() -> None:
                 tags={item["Key"]: item["Value"] for item in self._get_param("Tags", [])},
                 role_arn=self._get_param("RoleARN"),
             )
-        change_set = ChangeSet(
+        change_set: Any = ChangeSet(
             change_set_type=kind,
             change_set_id=generate_changeset_id(name, backend.region_name, backend.account_id),
             change_set_name=name,
