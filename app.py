@@ -26,9 +26,9 @@ def add_checks(app: cdk.App) -> None:
 
 
 def consumer_stack(app: cdk.App, config: StackConfig) -> ConsumerStack:
-    # The emulator cannot reuse the BootstrapVersion parameter on update deploys, so the
-    # bootstrap-version rule is dropped only for target=local; real accounts keep it.
-    synthesizer = cdk.DefaultStackSynthesizer(generate_bootstrap_version_rule=config.target != "local")
+    # Every target keeps CDK's bootstrap-version rule: the embedded AWS evaluates it against the
+    # SSM parameter as CloudFormation does (docs/local-fidelity.md).
+    synthesizer = cdk.DefaultStackSynthesizer()
     return ConsumerStack(
         app,
         config.names.stack,
