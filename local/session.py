@@ -286,12 +286,10 @@ class LocalSession:
         if bootstrap:
             self.bootstrap()
         progress("cdk deploy ...")
-        # --method=direct: moto's change-set path returns no outputs and breaks updates.
         self.cdk(
             "deploy",
             "--require-approval",
             "never",
-            "--method=direct",
             "--outputs-file",
             str(self.outputs_path),
         )
