@@ -98,7 +98,7 @@ def _check(response: Any, action: str) -> None:
     params = response.params
     account, region = response.current_account, response.region
     updating = action == "UpdateStack" or (
-        action == "CreateChangeSet" and params.get("ChangeSetType", "CREATE") == "UPDATE"
+        action == "CreateChangeSet" and params.get("ChangeSetType", "CREATE") in ("UPDATE", "IMPORT")
     )
     stack = (
         _live_stack(cloudformation_backends[account][region], params.get("StackName")) if updating else None
