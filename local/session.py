@@ -25,8 +25,8 @@ from stacks.config import DEFAULT_PREFIX, Names
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PORT = 5000
 DEFAULT_STATE_DIR = Path(os.environ.get("LOCAL_STATE_DIR") or ROOT / ".local")
-# Local stacks go entirely on destroy, and skip the bootstrap-version rule moto cannot evaluate.
-LOCAL_CONTEXT = {"removal": "destroy", "target": "local"}
+# Local stacks go entirely on destroy; otherwise the template is the one an account gets.
+LOCAL_CONTEXT = {"removal": "destroy"}
 QUIET_NODE = {
     "NODE_NO_WARNINGS": "1",
     "CDK_DISABLE_VERSION_CHECK": "1",

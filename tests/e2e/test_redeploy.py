@@ -126,6 +126,11 @@ def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
             "table rt-orders",
             "table rt-reference",
         ]
+        # Through CDK's bootstrap roles, as on an account: the CLI assumed the deploy role (it
+        # warns and proceeds with the caller's keys when it cannot) and passed the execution role.
+        assert "proceeding anyway" not in adopted.stderr.lower(), adopted.stderr[-2000:]
+        stack = cloudformation.describe_stacks(StackName=session.stack_name)["Stacks"][0]
+        assert stack["StackStatus"] == "UPDATE_COMPLETE" and "cfn-exec-role" in stack.get("RoleARN", "")
         resources = cloudformation.describe_stack_resources(StackName=session.stack_name)["StackResources"]
         physical = {r["PhysicalResourceId"] for r in resources if r["ResourceType"] == "AWS::DynamoDB::Table"}
         assert physical == {"rt-orders", "rt-reference"}
