@@ -17,6 +17,8 @@ DEFAULT_PREFIX = "labex-q05"
 _CONTRACT = contract()
 WORKER_TABLE_ENV = _CONTRACT.TABLE_NAME_ENV
 WORKER_METRICS_NAMESPACE_ENV = _CONTRACT.METRICS_NAMESPACE_ENV
+WORKER_RETENTION_ENV = _CONTRACT.ORDER_RETENTION_SECONDS_ENV
+ORDER_EXPIRY_ATTRIBUTE = _CONTRACT.EXPIRES_AT_FIELD
 METRICS_NAMESPACE = _CONTRACT.METRICS_NAMESPACE
 DECISION_METRICS = _CONTRACT.DECISIONS
 
@@ -71,9 +73,19 @@ CONTEXT_DEFAULTS: dict[str, Any] = {
     # then has at least the difference (7 days here) in the DLQ, whatever its backlog was.
     "job_retention_days": 7,
     "dead_letter_retention_days": 14,
+    # None: order items are kept for ever, the guard never lapses. N: DynamoDB may delete an order
+    # N days after its write, which must outlast every copy that can still be delivered.
+    "order_retention_days": "",
+    # How many days after its first send a producer may send the same order again (its outbox,
+    # a replay). 0: it sends once, SDK retries within seconds, covered by DynamoDB deleting
+    # expired items only some time after their expiry and by the write coming after the send.
+    "producer_resend_days": 0,
 }
 # SQS's MessageRetentionPeriod range is 60 s to 14 days; whole days here.
 MAX_RETENTION_DAYS = 14
+# Upper bounds that only keep a typo out: a century of orders, ten years of resends.
+MAX_ORDER_RETENTION_DAYS = 36_500
+MAX_PRODUCER_RESEND_DAYS = 3_650
 # The dead-letter-expiry alarm fires this long before the earliest possible expiry of a dead letter.
 DEAD_LETTER_EXPIRY_WARNING_DAYS = 2
 # It watches the DLQ's depth per hour: PutMetricAlarm (Period) allows Period x EvaluationPeriods
@@ -203,6 +215,8 @@ class StackConfig:
     alarm_email: str | None = None
     job_retention_days: int = CONTEXT_DEFAULTS["job_retention_days"]
     dead_letter_retention_days: int = CONTEXT_DEFAULTS["dead_letter_retention_days"]
+    order_retention_days: int | None = None
+    producer_resend_days: int = CONTEXT_DEFAULTS["producer_resend_days"]
 
     @property
     def destroy_on_removal(self) -> bool:
@@ -213,6 +227,17 @@ class StackConfig:
         """Days every dead letter has in the DLQ at least: expiry counts from the first enqueue,
         and a job waits in the jobs queue at most its retention."""
         return self.dead_letter_retention_days - self.job_retention_days
+
+    @property
+    def redelivery_window_days(self) -> int:
+        """Days after an order's first send that a copy of it can still reach the worker: the
+        producer's resend window, then a copy that waits out its whole DLQ retention (counted from
+        that send) and is sent back by `ops dlq` as a new message that waits the jobs retention."""
+        return self.producer_resend_days + self.dead_letter_retention_days + self.job_retention_days
+
+    @property
+    def order_retention_seconds(self) -> int | None:
+        return None if self.order_retention_days is None else self.order_retention_days * 86_400
 
     @property
     def dead_letter_expiry_alarm_days(self) -> int:
@@ -270,6 +295,20 @@ class StackConfig:
                 f"context dead_letter_retention_days={dead_days} is invalid: it must exceed "
                 f"job_retention_days={job_days} (SQS counts a dead letter's expiry from its first enqueue)"
             )
+        resend_days = _int(value("producer_resend_days"), "producer_resend_days", 0, MAX_PRODUCER_RESEND_DAYS)
+        raw_retention = value("order_retention_days")
+        order_days = (
+            None
+            if raw_retention == ""
+            else _int(raw_retention, "order_retention_days", 1, MAX_ORDER_RETENTION_DAYS)
+        )
+        window = resend_days + dead_days + job_days
+        if order_days is not None and order_days < window:
+            raise ConfigError(
+                f"context order_retention_days={order_days} is shorter than the {window} days a copy of "
+                f"an order can still be delivered (job_retention_days={job_days} + "
+                f"dead_letter_retention_days={dead_days} + producer_resend_days={resend_days})"
+            )
         alarm_email = value("alarm_email") or None
         if alarm_email is not None and (not isinstance(alarm_email, str) or not _EMAIL_RE.match(alarm_email)):
             raise ConfigError(
@@ -288,6 +327,8 @@ class StackConfig:
             alarm_email=alarm_email,
             job_retention_days=job_days,
             dead_letter_retention_days=dead_days,
+            order_retention_days=order_days,
+            producer_resend_days=resend_days,
         )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack
 from constructs import Construct
 
-from stacks.config import METRICS_NAMESPACE, REFERENCE_ITEM, StackConfig
+from stacks.config import METRICS_NAMESPACE, ORDER_EXPIRY_ATTRIBUTE, REFERENCE_ITEM, StackConfig
 from stacks.messaging import Messaging
 from stacks.monitoring import Monitoring
 from stacks.operator import OperatorAccess
@@ -45,6 +45,7 @@ class ConsumerStack(Stack):
             orders_table_name=names.orders_table,
             reference_table_name=names.reference_table,
             removal_policy=retained,
+            order_expiry_attribute=None if config.order_retention_days is None else ORDER_EXPIRY_ATTRIBUTE,
         )
         reference = SeededItem(
             self,
@@ -63,6 +64,7 @@ class ConsumerStack(Stack):
             batch_size=config.batch_size,
             max_concurrency=config.max_concurrency,
             timeout=Duration.seconds(config.function_timeout_seconds),
+            order_retention_seconds=config.order_retention_seconds,
         )
         messaging.queue.grant(worker.role, *WORKER_QUEUE_ACTIONS)
         storage.orders_table.grant(worker.role, *WORKER_TABLE_ACTIONS)

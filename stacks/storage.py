@@ -14,7 +14,12 @@ from stacks.nag import acknowledge
 
 
 def _table(
-    scope: Construct, construct_id: str, name: str, removal: RemovalPolicy, deletion_protection: bool = False
+    scope: Construct,
+    construct_id: str,
+    name: str,
+    removal: RemovalPolicy,
+    deletion_protection: bool = False,
+    time_to_live_attribute: str | None = None,
 ) -> dynamodb.Table:
     return dynamodb.Table(
         scope,
@@ -27,6 +32,7 @@ def _table(
         ),
         removal_policy=removal,
         deletion_protection=deletion_protection,
+        time_to_live_attribute=time_to_live_attribute,
     )
 
 
@@ -45,6 +51,7 @@ class Storage(Construct):
         orders_table_name: str,
         reference_table_name: str,
         removal_policy: RemovalPolicy,
+        order_expiry_attribute: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         # The orders are the duplicate guard: a retained table is also protected from a delete
@@ -55,6 +62,9 @@ class Storage(Construct):
             orders_table_name,
             removal_policy,
             deletion_protection=removal_policy == RemovalPolicy.RETAIN,
+            # With a retention, DynamoDB deletes an order at some time after the epoch second the
+            # worker writes here ("Using time to live (TTL) in DynamoDB"): the guard lapses then.
+            time_to_live_attribute=order_expiry_attribute,
         )
         self.reference_table = _table(self, "Reference", reference_table_name, removal_policy)
 

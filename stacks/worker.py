@@ -7,7 +7,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from stacks.config import WORKER_METRICS_NAMESPACE_ENV, WORKER_TABLE_ENV
+from stacks.config import WORKER_METRICS_NAMESPACE_ENV, WORKER_RETENTION_ENV, WORKER_TABLE_ENV
 from stacks.function import PythonFunction
 from stacks.nag import acknowledge
 
@@ -31,8 +31,12 @@ class Worker(Construct):
         batch_size: int,
         max_concurrency: int,
         timeout: Duration,
+        order_retention_seconds: int | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        environment = {WORKER_TABLE_ENV: table_name, WORKER_METRICS_NAMESPACE_ENV: metrics_namespace}
+        if order_retention_seconds is not None:
+            environment[WORKER_RETENTION_ENV] = str(order_retention_seconds)
         handler = PythonFunction(
             self,
             "Handler",
@@ -40,7 +44,7 @@ class Worker(Construct):
             source="worker",
             description="Idempotent order worker: one conditional PutItem per order id",
             timeout=timeout,
-            environment={WORKER_TABLE_ENV: table_name, WORKER_METRICS_NAMESPACE_ENV: metrics_namespace},
+            environment=environment,
         )
         self.role = handler.role
         self.log_group = handler.log_group

@@ -34,7 +34,9 @@ from order_contract import (
     DECISIONS,
     DUPLICATE_FIELD,
     ERROR_FIELD,
+    EXPIRES_AT_FIELD,
     METRICS_NAMESPACE_ENV,
+    ORDER_RETENTION_SECONDS_ENV,
     TABLE_NAME_ENV,
     Decision,
     Metric,
@@ -222,6 +224,16 @@ def decide(job: Job, existing: Mapping[str, Any] | None) -> Outcome:
     )
 
 
+def order_item(job: Job, retention_seconds: int | None, now: float) -> dict[str, Any]:
+    """The item written for `job`: the order, and with a retention the moment from which DynamoDB
+    may delete it (epoch seconds). Only id and quantity decide a duplicate (`same_order`), so a
+    later copy whose expiry differs is still the same order."""
+    item = job.item()
+    if retention_seconds is not None:
+        item[EXPIRES_AT_FIELD] = int(now) + retention_seconds
+    return item
+
+
 def retry_delay(attempt: int, retryable: bool, remaining: float, jitter: float) -> float | None:
     """Seconds to wait before another attempt after attempt number `attempt` failed, or None to
     give up: the error is not worth retrying, the attempts are spent, or another attempt could
@@ -255,6 +267,11 @@ def _client() -> Any:
     if _CLIENT is None:
         _CLIENT = boto3.client("dynamodb", config=CLIENT_CONFIG)
     return _CLIENT
+
+
+def _retention_seconds() -> int | None:
+    raw = os.environ.get(ORDER_RETENTION_SECONDS_ENV, "")
+    return int(raw) if raw.isdigit() else None
 
 
 _SERIALIZER, _DESERIALIZER = TypeSerializer(), TypeDeserializer()
@@ -340,7 +357,7 @@ def write_order(
             f"order {job.id!r} not written: {remaining():.2f} s left, a write may take "
             f"{ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS:.2f} s"
         )
-    requested = job.item()
+    requested = order_item(job, _retention_seconds(), time.time())
     put = put_order(
         client,
         {

@@ -16,6 +16,11 @@ from typing import Any
 # Environment variables the worker reads: its orders table, and the namespace of its metrics.
 TABLE_NAME_ENV = "TABLE_NAME"
 METRICS_NAMESPACE_ENV = "METRICS_NAMESPACE"
+# Set only when the stack keeps orders a limited time (order_retention_days): how many seconds an
+# order item is kept from its write. The item then carries its expiry in EXPIRES_AT_FIELD (epoch
+# seconds), the orders table's time-to-live attribute; the duplicate rule never compares it.
+ORDER_RETENTION_SECONDS_ENV = "ORDER_RETENTION_SECONDS"
+EXPIRES_AT_FIELD = "expires_at"
 
 # One namespace for every deployment: the worker's function name is the metrics' one dimension.
 METRICS_NAMESPACE = "IdempotentOrderConsumer"

@@ -106,6 +106,27 @@ def test_string_context_values_are_parsed():
             {"job_retention_days": 9, "dead_letter_retention_days": 9},
             "context dead_letter_retention_days=9 is invalid: it must exceed job_retention_days=9",
         ),
+        (
+            {"order_retention_days": "20"},
+            (
+                "context order_retention_days=20 is shorter than the 21 days a copy of an order can "
+                "still be delivered (job_retention_days=7 + dead_letter_retention_days=14 + "
+                "producer_resend_days=0)"
+            ),
+        ),
+        (
+            {"order_retention_days": "30", "producer_resend_days": "10"},
+            "context order_retention_days=30 is shorter than the 31 days",
+        ),
+        (
+            {"order_retention_days": "0"},
+            "context order_retention_days='0' is invalid: use a whole number from 1",
+        ),
+        ({"order_retention_days": "a month"}, "context order_retention_days='a month' is invalid"),
+        (
+            {"producer_resend_days": "-1"},
+            "context producer_resend_days='-1' is invalid: use a whole number from 0",
+        ),
     ],
 )
 def test_bad_context_is_a_one_line_error_naming_the_value(context, message):
@@ -123,6 +144,20 @@ def test_every_dead_letter_is_kept_the_difference_and_warned_two_days_before():
     assert (config.dead_letter_days_guaranteed, config.dead_letter_expiry_alarm_days) == (10, 8)
     default = StackConfig.from_context({})
     assert (default.dead_letter_days_guaranteed, default.dead_letter_expiry_alarm_days) == (7, 5)
+
+
+def test_order_retention_must_outlast_every_copy_that_can_still_be_delivered():
+    """The shortest retention accepted is jobs + DLQ retention + the producer's resend window;
+    none (the default) keeps orders for ever."""
+    assert StackConfig.from_context({}).order_retention_seconds is None
+    config = StackConfig.from_context(
+        {"order_retention_days": "25", "producer_resend_days": "2", "job_retention_days": "4"}
+    )
+    assert (config.redelivery_window_days, config.order_retention_seconds) == (20, 25 * 86_400)
+    with pytest.raises(ConfigError):
+        StackConfig.from_context(
+            {"order_retention_days": "19", "producer_resend_days": "2", "job_retention_days": "4"}
+        )
 
 
 def test_a_local_run_may_redrive_after_two_receives_an_aws_one_after_five():

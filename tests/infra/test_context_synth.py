@@ -30,6 +30,8 @@ EXAMPLES = {
     "alarm_email": "oncall@example.com",
     "job_retention_days": "4",
     "dead_letter_retention_days": "10",
+    "order_retention_days": "30",
+    "producer_resend_days": "3",
 }
 
 

@@ -300,3 +300,27 @@ def test_worker_asset_is_the_handler_source_without_caches(synthesized):
     asset_dir = Path(assembly.directory) / f"asset.{asset_hash}"
     files = sorted(p.name for p in asset_dir.rglob("*") if p.is_file())
     assert files == ["app.py", "order_contract.py"]
+
+
+def test_order_retention_is_the_orders_table_ttl_and_the_workers_env(template):
+    """`-c order_retention_days=30`: the orders table's TTL attribute is `expires_at` and the
+    worker is told the retention in seconds; by default neither exists (orders kept for ever)."""
+    _, orders = only(template, "AWS::DynamoDB::Table", {"TableName": "labex-q05-orders"})
+    _, function = only(template, "AWS::Lambda::Function", {"FunctionName": WORKER})
+    assert "TimeToLiveSpecification" not in orders["Properties"]
+    assert "ORDER_RETENTION_SECONDS" not in function["Properties"]["Environment"]["Variables"]
+    retained = Template.from_stack(synth_stack({"order_retention_days": "30"})[1])
+    retained.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "TableName": "labex-q05-orders",
+            "TimeToLiveSpecification": {"AttributeName": "expires_at", "Enabled": True},
+        },
+    )
+    retained.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "FunctionName": WORKER,
+            "Environment": {"Variables": Match.object_like({"ORDER_RETENTION_SECONDS": "2592000"})},
+        },
+    )
