@@ -80,6 +80,8 @@ CONTEXT_DEFAULTS: dict[str, Any] = {
     # a replay). 0: it sends once, SDK retries within seconds, covered by DynamoDB deleting
     # expired items only some time after their expiry and by the write coming after the send.
     "producer_resend_days": 0,
+    # `key=value,key2=value2`: tags on every resource of the stack that takes tags.
+    "tags": "",
 }
 # SQS's MessageRetentionPeriod range is 60 s to 14 days; whole days here.
 MAX_RETENTION_DAYS = 14
@@ -126,6 +128,12 @@ ALARMS: tuple[str, ...] = (
     "orders-throttled",
 )
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+# "Tag naming limits and requirements" (Tagging AWS Resources): letters, digits, spaces and
+# _ . : / = + - @; keys 1-128 characters, values up to 256; `aws:` is reserved; at most 50 per
+# resource. A key cannot hold `=` or `,` here, a value no `,`: they separate the pairs.
+_TAG_KEY_RE = re.compile(r"^[\w .:/+\-@]{1,128}$")
+_TAG_VALUE_RE = re.compile(r"^[\w .:/=+\-@]{0,256}$")
+MAX_TAGS = 50
 
 
 class ConfigError(ValueError):
@@ -217,6 +225,7 @@ class StackConfig:
     dead_letter_retention_days: int = CONTEXT_DEFAULTS["dead_letter_retention_days"]
     order_retention_days: int | None = None
     producer_resend_days: int = CONTEXT_DEFAULTS["producer_resend_days"]
+    tags: tuple[tuple[str, str], ...] = ()
 
     @property
     def destroy_on_removal(self) -> bool:
@@ -329,6 +338,7 @@ class StackConfig:
             dead_letter_retention_days=dead_days,
             order_retention_days=order_days,
             producer_resend_days=resend_days,
+            tags=_tags(value("tags")),
         )
 
 
@@ -345,6 +355,33 @@ def _int(raw: Any, key: str, low: int, high: int) -> int:
     if parsed is None or not low <= parsed <= high:
         raise ConfigError(f"context {key}={raw!r} is invalid: use a whole number from {low} to {high}")
     return parsed
+
+
+def _tags(raw: Any) -> tuple[tuple[str, str], ...]:
+    """`key=value,key2=value2` as pairs in the given order; "" is none."""
+    if not isinstance(raw, str):
+        raise ConfigError(f"context tags={raw!r} is invalid: use key=value,key2=value2")
+    pairs: list[tuple[str, str]] = []
+    for entry in raw.split(",") if raw.strip() else []:
+        key, sep, tag_value = entry.partition("=")
+        key, tag_value = key.strip(), tag_value.strip()
+        if not sep or not key:
+            problem = f"{entry!r} is not key=value"
+        elif not _TAG_KEY_RE.match(key):
+            problem = f"key {key!r} must be 1-128 letters, digits, spaces or _.:/+-@"
+        elif key.lower().startswith("aws:"):
+            problem = f"key {key!r} uses the prefix aws:, which AWS reserves"
+        elif not _TAG_VALUE_RE.match(tag_value):
+            problem = f"value {tag_value!r} of {key} must be up to 256 letters, digits, spaces or _.:/=+-@"
+        elif key in dict(pairs):
+            problem = f"key {key!r} is given twice"
+        else:
+            pairs.append((key, tag_value))
+            continue
+        raise ConfigError(f"context tags={raw!r} is invalid: {problem}")
+    if len(pairs) > MAX_TAGS:
+        raise ConfigError(f"context tags has {len(pairs)} tags: AWS allows at most {MAX_TAGS} per resource")
+    return tuple(pairs)
 
 
 def _choice(raw: Any, key: str, choices: tuple[str, ...]) -> str:

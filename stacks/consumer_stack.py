@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack
+from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack, Tags
 from constructs import Construct
 
 from stacks.config import METRICS_NAMESPACE, ORDER_EXPIRY_ATTRIBUTE, REFERENCE_ITEM, StackConfig
@@ -114,3 +114,7 @@ class ConsumerStack(Stack):
         }
         for key, value in outputs.items():
             CfnOutput(self, key, value=value)
+        # Every taggable resource below the stack (the stack's own tags stay explicit:
+        # @aws-cdk/core:explicitStackTags).
+        for key, value in config.tags:
+            Tags.of(self).add(key, value)

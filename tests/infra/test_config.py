@@ -123,6 +123,13 @@ def test_string_context_values_are_parsed():
             "context order_retention_days='0' is invalid: use a whole number from 1",
         ),
         ({"order_retention_days": "a month"}, "context order_retention_days='a month' is invalid"),
+        ({"tags": "team"}, "context tags='team' is invalid: 'team' is not key=value"),
+        ({"tags": "=orders"}, "context tags='=orders' is invalid: '=orders' is not key=value"),
+        ({"tags": "aws:team=orders"}, "key 'aws:team' uses the prefix aws:, which AWS reserves"),
+        ({"tags": "team=a,team=b"}, "context tags='team=a,team=b' is invalid: key 'team' is given twice"),
+        ({"tags": "team#1=a"}, "key 'team#1' must be 1-128 letters, digits, spaces or _.:/+-@"),
+        ({"tags": "team=a;b"}, "value 'a;b' of team must be up to 256"),
+        ({"tags": ",".join(f"k{i}=v" for i in range(51))}, "context tags has 51 tags: AWS allows at most 50"),
         (
             {"producer_resend_days": "-1"},
             "context producer_resend_days='-1' is invalid: use a whole number from 0",
@@ -158,6 +165,16 @@ def test_order_retention_must_outlast_every_copy_that_can_still_be_delivered():
         StackConfig.from_context(
             {"order_retention_days": "19", "producer_resend_days": "2", "job_retention_days": "4"}
         )
+
+
+def test_tags_are_key_value_pairs_in_order():
+    """`-c tags=...`: pairs split on commas and the first `=`, spaces around them dropped; none by default."""
+    assert StackConfig.from_context({}).tags == ()
+    assert StackConfig.from_context({"tags": "team=orders, cost center=cc 42,note=a=b"}).tags == (
+        ("team", "orders"),
+        ("cost center", "cc 42"),
+        ("note", "a=b"),
+    )
 
 
 def test_a_local_run_may_redrive_after_two_receives_an_aws_one_after_five():

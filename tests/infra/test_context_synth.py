@@ -32,6 +32,7 @@ EXAMPLES = {
     "dead_letter_retention_days": "10",
     "order_retention_days": "30",
     "producer_resend_days": "3",
+    "tags": "team=orders,cost-center=cc-42",
 }
 
 

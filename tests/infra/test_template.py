@@ -324,3 +324,28 @@ def test_order_retention_is_the_orders_table_ttl_and_the_workers_env(template):
             "Environment": {"Variables": Match.object_like({"ORDER_RETENTION_SECONDS": "2592000"})},
         },
     )
+
+
+# Types of the stack that CloudFormation cannot tag (no Tags property).
+UNTAGGABLE = {
+    "AWS::IAM::ManagedPolicy",
+    "AWS::IAM::Policy",
+    "AWS::Logs::QueryDefinition",
+    "AWS::SNS::TopicPolicy",
+    "AWS::SQS::QueuePolicy",
+    "Custom::SeededItem",
+}
+
+
+def test_tags_reach_every_taggable_resource(template):
+    """`-c tags=team=orders,note=a=b`: every resource that takes tags carries both (a value may
+    hold `=`); the default template has no tags at all."""
+    assert all("Tags" not in r.get("Properties", {}) for r in template.to_json()["Resources"].values())
+    tagged = Template.from_stack(synth_stack({"tags": "team=orders,note=a=b"})[1]).to_json()["Resources"]
+    untagged = {r["Type"] for r in tagged.values() if "Tags" not in r.get("Properties", {})}
+    assert untagged == UNTAGGABLE
+    for resource in tagged.values():
+        if resource["Type"] not in UNTAGGABLE:
+            tags = resource["Properties"]["Tags"]
+            pairs = tags.items() if isinstance(tags, dict) else ((t["Key"], t["Value"]) for t in tags)
+            assert {("team", "orders"), ("note", "a=b")} <= set(pairs), resource["Type"]
