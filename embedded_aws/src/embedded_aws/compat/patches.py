@@ -491,6 +491,19 @@ PATCHES = [
         (T(f"{DDB_TABLE}.__len__", "self"),),
         _call("embedded_aws.services.dynamodb.writes", "patch_dynamodb_item_count"),
     ),
+    Patch(
+        "dynamodb.answers",
+        "answers in AWS's shape: ConsumedCapacity and ItemCollectionMetrics only when asked, CreateTable "
+        "CREATING and DeleteTable DELETING, descriptions with TableId and without empty index lists, a "
+        "missing required member a 400 ValidationException, DeleteTable of a missing table naming it",
+        (T(f"{DDB}.call_action", "self"),),
+        _call("embedded_aws.services.dynamodb.answers", "patch_dynamodb_answers"),
+        fixes_moto="a request without a required member (PutItem without Item) fails with KeyError, a 500 HTML "
+        "page, not a 400 ValidationException; BatchGetItem, BatchWriteItem, UpdateItem and TransactWriteItems "
+        "return ConsumedCapacity (and ItemCollectionMetrics) nobody asked for; CreateTable and DeleteTable "
+        "answer ACTIVE; descriptions lack TableId and carry empty index lists and a PROVISIONED "
+        "BillingModeSummary; DeleteTable of a missing table does not name it",
+    ),
     # Lambda (services/awslambda/).
     Patch(
         "lambda.invoke",
