@@ -1,13 +1,15 @@
 """The conformance cases of DynamoDB: AWS's answers as LocalStack recorded them in
 `tests/aws/services/dynamodb/test_dynamodb.snapshot.json` and, for two refusals of PutItem, in the
 Step Functions error-handling recordings (a state machine calling PutItem on AWS; the cause
-carries DynamoDB's code, status and message). Each case names its file, snapshot key and
-validation date; recordings.py counts them with its own.
+carries DynamoDB's code, status and message), and for PutItem, UpdateItem and GetItem in its
+DynamoDB task recordings (each task's output is the API's answer). Each case names its file,
+snapshot key and validation date; recordings.py counts them with its own.
 
 Chosen by who calls: the worker's conditional PutItem (ReturnValuesOnConditionCheckFailure=ALL_OLD),
 `ops dlq` (BatchGetItem), `ops deploy` (DescribeTable of a kept table), the benchmarks (CreateTable,
 PutItem, Scan with Select=COUNT, DescribeTable's ItemCount, DeleteTable) and anything that counts
-capacity from responses (BatchWriteItem, TransactWriteItems answer without capacity members).
+capacity from responses (UpdateItem, BatchWriteItem, TransactWriteItems answer without capacity
+members).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from test_conformance.recorded import ANY, Case, Exactly, Like, Recording
 
 DYNAMODB = "tests/aws/services/dynamodb/test_dynamodb.snapshot.json"
 SFN_SDK = "tests/aws/services/stepfunctions/v2/error_handling/test_task_service_dynamodb.snapshot.json"
+SFN_TASKS = "tests/aws/services/stepfunctions/v2/services/test_dynamodb_task_service.snapshot.json"
 TEST = "TestDynamoDB::"
 TABLE_ARN = Like(r"arn:aws:dynamodb:[a-z0-9-]+:\d{12}:table/[\w.-]+")
 TABLE_ID = Like(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -137,6 +140,31 @@ DYNAMODB_CASES = [
             OK,
             OK,
         ],
+    ),
+    Case(
+        "dynamodb.update-item",
+        Recording(
+            SFN_TASKS,
+            "TestTaskServiceDynamoDB::test_base_integrations[DYNAMODB_PUT_UPDATE_GET_ITEM]",
+            "get_execution_history (the putItem, updateItem and getItem tasks' outputs)",
+            "2025-11-06",
+        ),
+        [
+            OK,
+            Exactly({"Attributes": {"S": {"S": "HelloWorldUpdated"}}, "HTTPStatusCode": 200}),
+            Exactly(
+                {
+                    "Item": {
+                        "S": {"S": "HelloWorldUpdated"},
+                        "data": {"S": "HelloWorld"},
+                        "id": {"S": "id1"},
+                    },
+                    "HTTPStatusCode": 200,
+                }
+            ),
+        ],
+        notes="a state machine's DynamoDB tasks: each output is the API's answer with the SDK's HTTP metadata "
+        "(UpdateItem's body 46 bytes, PutItem's 2: no ConsumedCapacity)",
     ),
     Case(
         "dynamodb.get-item",

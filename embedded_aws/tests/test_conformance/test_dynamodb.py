@@ -99,6 +99,30 @@ def test_the_workers_conditional_write(emulator):
     )
 
 
+def test_put_update_get(emulator):
+    """PutItem, UpdateItem with ReturnValues=UPDATED_NEW and GetItem, as a state machine's tasks
+    called them: UpdateItem answers only the updated attributes, no ConsumedCapacity."""
+    dynamodb = emulator.client("dynamodb")
+    name = new_table(dynamodb, "rec-ddb-update")
+    key = {"id": {"S": "id1"}}
+    check(
+        "dynamodb.update-item",
+        [
+            answer(dynamodb.put_item(TableName=name, Item={"data": {"S": "HelloWorld"}, **key})),
+            answer(
+                dynamodb.update_item(
+                    TableName=name,
+                    Key=key,
+                    UpdateExpression="set S=:r",
+                    ExpressionAttributeValues={":r": {"S": "HelloWorldUpdated"}},
+                    ReturnValues="UPDATED_NEW",
+                )
+            ),
+            answer(dynamodb.get_item(TableName=name, Key=key)),
+        ],
+    )
+
+
 def test_reads_batches_and_transactions(emulator):
     """GetItem, Scan, BatchGetItem, BatchWriteItem and TransactWriteItems (by name and by ARN)
     answer without ConsumedCapacity or ItemCollectionMetrics when not asked; a failed condition
