@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from test_conformance.recorded import ABSENT, ANY, Case, Exactly, Like, Recording, differences
 from test_conformance.recordings_dynamodb import DYNAMODB_CASES
+from test_conformance.recordings_sqs import SQS_CASES
 
 ESM = "tests/aws/services/lambda_/event_source_mapping/test_lambda_integration_sqs.snapshot.json"
 LAMBDA_API = "tests/aws/services/lambda_/test_lambda_api.snapshot.json"
@@ -856,6 +857,7 @@ _CASES = [
     ),
 ]
 
+_CASES += SQS_CASES
 _CASES += DYNAMODB_CASES
 CASES = {case.id: case for case in _CASES}
 assert len(CASES) == len(_CASES), "case ids are unique"

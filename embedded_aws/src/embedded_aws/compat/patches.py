@@ -416,7 +416,16 @@ PATCHES = [
         _sqs_message_calls,
         fixes_moto="ReceiveMessage is not thread-safe: concurrent receivers get the "
         "same message or 500s; no in-flight cap; a batch's size is its bodies' characters, not the bytes of "
-        "bodies and attributes",
+        "bodies and attributes; MaximumMessageSize counts the body's characters, not body and attributes in "
+        "bytes; SendMessageBatch refuses the whole batch for one entry over MaximumMessageSize (AWS fails that "
+        "entry alone) and answers MissingParameter for a FIFO entry without MessageGroupId (AWS: "
+        "InvalidParameterValue); ChangeMessageVisibilityBatch accepts more than ten entries and invalid or "
+        "repeated entry ids, DeleteMessageBatch invalid or repeated ids; FIFO deduplication compares only with "
+        "messages still queued (a duplicate sent after the first copy was deleted is delivered) and ignores "
+        "DeduplicationScope messageGroup; DeleteMessage with a FIFO message's expired receipt handle deletes it "
+        "(AWS: InvalidParameterValue, the receipt handle has expired); a FIFO group with any message in flight "
+        "holds back every message of the group, also those ahead of it (a message whose visibility was "
+        "extended)",
     ),
     Patch(
         "sqs.retention-check",
@@ -743,6 +752,14 @@ PATCHES = [
         ),
         _call("embedded_aws.services.iam.role_managed_policies", "patch_role_managed_policies"),
         fixes_moto="AWS::IAM::Role ignores ManagedPolicyArns: a role CloudFormation creates lacks its managed policies",
+    ),
+    # SQS answers (services/sqs/batches.py); the batch and FIFO rules are in sqs.message-calls.
+    Patch(
+        "sqs.batch-answers",
+        "SendMessageBatch with every entry sent has no Failed member, as LocalStack recorded AWS",
+        (T(f"{SQS_RESPONSES}:SQSResponse.send_message_batch", "self"),),
+        _call("embedded_aws.services.sqs.batches", "patch_batch_answers"),
+        fixes_moto="SendMessageBatch answers an empty Failed list in the JSON protocol where AWS leaves it out",
     ),
 ]
 

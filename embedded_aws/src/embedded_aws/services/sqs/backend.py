@@ -95,10 +95,16 @@ def patch_message_calls(metrics: Any) -> None:
        (`patch_send_attributes`).
     5. a FIFO receive first releases the message groups whose in-flight messages are visible
        again (`release_expired_groups`).
-    6. limited: the in-flight cap and SendMessageBatch's size in bytes (limits.py)."""
+    6. limited: the in-flight cap and SendMessageBatch's size in bytes (limits.py).
+    7. AWS's rules moto lacks, outermost: a message's size in bytes against MaximumMessageSize, an
+       oversized batch entry failing alone (inside 6, so a batch over 1 MiB is refused whole
+       first), batch ids and counts (batches.py); FIFO
+       deduplication for five minutes by scope, expired receipt handles, a group held back from
+       its first message in flight on (fifo.py; that one inside the lock, with step 5)."""
     from moto.core.utils import unix_time, unix_time_millis
     from moto.sqs.models import SQSBackend
 
+    from embedded_aws.services.sqs import batches, fifo
     from embedded_aws.services.sqs.limits import limited
 
     lock = threading.RLock()
@@ -149,16 +155,22 @@ def patch_message_calls(metrics: Any) -> None:
         deadline = unix_time() + (wait_seconds_timeout or 0)
         while True:
             with lock:
-                release_expired_groups(self.get_queue(queue_name), unix_time_millis())
-                result = receive(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
+                queue, now = self.get_queue(queue_name), unix_time_millis()
+                release_expired_groups(queue, now)
+                with fifo.groups_in_order(queue, now):
+                    result = receive(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
             remaining = deadline - unix_time()
             if result or remaining <= 0:
                 return result
             self.get_queue(queue_name).wait_for_messages(min(remaining, 1))
 
     calls["receive_message"], calls["send_message_batch"] = limited(
-        receive_message, calls["send_message_batch"]
+        receive_message, batches.per_entry(calls["send_message_batch"])
     )
+    calls["send_message"] = batches.sized(fifo.deduplicated(calls["send_message"]))
+    calls["delete_message"] = fifo.expiring(calls["delete_message"])
+    for name in ("delete_message_batch", "change_message_visibility_batch"):
+        calls[name] = batches.checked_ids(calls[name])
     for name, method in calls.items():
         setattr(SQSBackend, name, method)
 

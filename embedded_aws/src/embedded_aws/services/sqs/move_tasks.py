@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from embedded_aws.services.sqs import dead_letters
+from embedded_aws.services.sqs import dead_letters, fifo
 
 log = logging.getLogger("embedded_aws.sqs")
 
@@ -495,6 +495,9 @@ def _patch_task_view() -> None:
 
     def messages(self: Any) -> list[Any]:
         found = visible(self)
+        held = fifo.hidden()
+        if held:  # a FIFO receive: a group's messages from its first one in flight on (fifo.py)
+            found = [message for message in found if message not in held]
         if _view.queue is not self:
             return found
         return oldest_first(message for message in found if message.id in _view.members)
