@@ -35,7 +35,7 @@ class ConsumerStack(Stack):
             dead_letter_queue_name=names.dead_letter_queue,
             visibility_timeout=Duration.seconds(config.visibility_timeout_seconds),
             max_receive_count=config.max_receive_count,
-            dead_letter_removal=retained,
+            removal=retained,
             job_retention=Duration.days(config.job_retention_days),
             dead_letter_retention=Duration.days(config.dead_letter_retention_days),
         )

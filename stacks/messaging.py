@@ -22,14 +22,15 @@ class Messaging(Construct):
         dead_letter_queue_name: str,
         visibility_timeout: Duration,
         max_receive_count: int,
-        dead_letter_removal: RemovalPolicy,
+        removal: RemovalPolicy,
         job_retention: Duration,
         dead_letter_retention: Duration,
     ) -> None:
         super().__init__(scope, construct_id)
 
-        # The DLQ holds orders a human still has to look at, so it follows the table's
-        # removal policy rather than CDK's queue default (destroy).
+        # Both queues hold orders not yet stored (the DLQ those a human still has to look at), so
+        # they follow the table's removal policy rather than CDK's queue default (destroy): a
+        # `cdk destroy` keeps them with their messages, and `ops deploy --adopt` takes them back.
         self.dead_letter_queue = sqs.Queue(
             self,
             "DeadLetters",
@@ -37,7 +38,7 @@ class Messaging(Construct):
             retention_period=dead_letter_retention,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
-            removal_policy=dead_letter_removal,
+            removal_policy=removal,
         )
         acknowledge(
             self.dead_letter_queue,
@@ -56,4 +57,5 @@ class Messaging(Construct):
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=self.dead_letter_queue, max_receive_count=max_receive_count
             ),
+            removal_policy=removal,
         )

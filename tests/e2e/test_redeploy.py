@@ -1,6 +1,6 @@
 """Destroy and deploy again without losing the duplicate guard, on the local stack with
 `removal=retain`, through the real CDK CLI's default (change-set) path: an order is stored;
-`cdk destroy` keeps the tables and the DLQ; a plain `cdk deploy` collides with the kept orders
+`cdk destroy` keeps the tables and both queues; a plain `cdk deploy` collides with the kept orders
 table and rolls back (ROLLBACK_COMPLETE, the table's message in its events); `ops deploy` stops
 before CloudFormation with one line; `ops deploy --adopt` imports the kept resources and deploys
 the rest; the old order, sent again, is acknowledged as a duplicate and its item is unchanged."""
@@ -105,7 +105,8 @@ def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
         # (AWS creates independent resources side by side: each kept one fails there).
         assert len(reasons) == 1 and "already exists" in reasons[0], reasons
         assert any(
-            f"'{name}'" in reasons[0] for name in ("rt-orders", "rt-reference", "rt-jobs-dlq", "rt-dlq-audit")
+            f"'{name}'" in reasons[0]
+            for name in ("rt-orders", "rt-reference", "rt-jobs", "rt-jobs-dlq", "rt-dlq-audit")
         )
         assert stored(session) == first
 
@@ -115,13 +116,20 @@ def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
         assert line.startswith("error: kept from an earlier deploy of rt-consumer: ") and line.endswith(
             "python -m ops deploy --adopt"
         )
-        for name in ("table rt-orders", "table rt-reference", "queue rt-jobs-dlq", "log group rt-dlq-audit"):
+        for name in (
+            "table rt-orders",
+            "table rt-reference",
+            "queue rt-jobs",
+            "queue rt-jobs-dlq",
+            "log group rt-dlq-audit",
+        ):
             assert name in line
 
         adopted = ops_deploy(session, "--adopt", "--app", str(assembly), "--json")
         assert adopted.returncode == 0, adopted.stderr[-2000:]
         assert sorted(json.loads(adopted.stdout)["adopted"]) == [
             "log group rt-dlq-audit",
+            "queue rt-jobs",
             "queue rt-jobs-dlq",
             "table rt-orders",
             "table rt-reference",

@@ -38,16 +38,20 @@ def logical_id(template: Template, resource_type: str, properties: dict) -> str:
 
 def test_jobs_queue_redrives_to_dlq_with_sse_and_visibility(template):
     """Jobs queue: 30 s visibility, 7-day retention (shorter than the DLQ's), SQS-managed SSE, redrive to the DLQ
-    after 5 receives."""
+    after 5 receives, and kept on destroy by default like the DLQ (it holds orders not yet stored)."""
     dlq = logical_id(template, "AWS::SQS::Queue", {"QueueName": f"{QUEUE}-dlq"})
-    template.has_resource_properties(
+    template.has_resource(
         "AWS::SQS::Queue",
         {
-            "QueueName": QUEUE,
-            "VisibilityTimeout": 30,
-            "MessageRetentionPeriod": 7 * 86400,
-            "SqsManagedSseEnabled": True,
-            "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq, "Arn"]}, "maxReceiveCount": 5},
+            "Properties": {
+                "QueueName": QUEUE,
+                "VisibilityTimeout": 30,
+                "MessageRetentionPeriod": 7 * 86400,
+                "SqsManagedSseEnabled": True,
+                "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq, "Arn"]}, "maxReceiveCount": 5},
+            },
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
         },
     )
 

@@ -23,6 +23,7 @@ KEPT = {
     "StorageOrders79EED263": ("table", "labex-q05-orders"),
     "StorageReference7C447470": ("table", "labex-q05-reference"),
     "MessagingDeadLetters30EBD3E2": ("queue", "labex-q05-jobs-dlq"),
+    "MessagingJobsBB264806": ("queue", "labex-q05-jobs"),
     "OperatorDlqAudit36524C05": ("log group", "labex-q05-dlq-audit"),
 }
 
@@ -58,20 +59,24 @@ class FakeCdk:
         return [call[0] for call in self.calls]
 
 
-def keep_everything(clients: Clients) -> str:
-    """What `cdk destroy` with removal=retain leaves: both tables, the DLQ and its audit log
-    group. The DLQ's URL."""
+def keep_everything(clients: Clients) -> dict[str, str]:
+    """What `cdk destroy` with removal=retain leaves: both tables, both queues and the DLQ's audit
+    log group. The queues' URLs by name."""
     clients.client("logs").create_log_group(logGroupName="labex-q05-dlq-audit")
     clients.client("logs").create_log_group(logGroupName="labex-q05-dlq-audit-other")
     dynamodb = clients.client("dynamodb")
     create_table(dynamodb, "labex-q05-orders")
     create_table(dynamodb, "labex-q05-reference")
-    return clients.client("sqs").create_queue(QueueName="labex-q05-jobs-dlq")["QueueUrl"]
+    sqs = clients.client("sqs")
+    return {
+        name: sqs.create_queue(QueueName=name)["QueueUrl"]
+        for name in ("labex-q05-jobs", "labex-q05-jobs-dlq")
+    }
 
 
-def test_the_kept_resources_are_the_retained_tables_and_the_dlq_by_name():
-    """Only resources with a Retain deletion policy and a static name count: the jobs queue,
-    deleted with the stack, is not among them."""
+def test_the_kept_resources_are_the_retained_tables_and_queues_by_name():
+    """Only resources with a Retain deletion policy and a static name count: both tables, both
+    queues and the audit log group, not the worker's log group, deleted with the stack."""
     found = {kept.logical_id: (kept.kind, kept.name) for kept in deploying.kept_resources(TEMPLATE)}
     assert found == KEPT
 
@@ -99,14 +104,15 @@ def test_a_deploy_after_destroy_stops_before_cloudformation_naming_what_was_kept
 
 
 def test_adopting_imports_each_kept_resource_by_its_identifier_then_deploys(aws):
-    url = keep_everything(aws)
+    urls = keep_everything(aws)
     cdk = FakeCdk()
     done = deploying.deploy(aws, [], adopt=True, cdk=cdk, progress=lambda _: None)
     assert cdk.verbs() == ["synth", "import", "deploy"]
     assert cdk.mapping == {
         "StorageOrders79EED263": {"TableName": "labex-q05-orders"},
         "StorageReference7C447470": {"TableName": "labex-q05-reference"},
-        "MessagingDeadLetters30EBD3E2": {"QueueUrl": url},
+        "MessagingDeadLetters30EBD3E2": {"QueueUrl": urls["labex-q05-jobs-dlq"]},
+        "MessagingJobsBB264806": {"QueueUrl": urls["labex-q05-jobs"]},
         "OperatorDlqAudit36524C05": {"LogGroupName": "labex-q05-dlq-audit"},
     }
     assert sorted(done["adopted"]) == sorted(f"{kind} {name}" for kind, name in KEPT.values())
@@ -121,6 +127,7 @@ def test_only_what_exists_is_adopted(aws):
     assert set(cdk.mapping or {}) == {
         "StorageOrders79EED263",
         "MessagingDeadLetters30EBD3E2",
+        "MessagingJobsBB264806",
         "OperatorDlqAudit36524C05",
     }
 
@@ -147,4 +154,4 @@ def test_the_command_line_says_what_it_adopted_as_json(aws, capsys, monkeypatch)
     monkeypatch.setattr(deploying, "run_cdk", FakeCdk())
     assert main(["deploy", "--adopt", "--json"]) == 0
     done = json.loads(capsys.readouterr().out)
-    assert done["stack"] == STACK and len(done["adopted"]) == 4 and done["deployed"] is True
+    assert done["stack"] == STACK and len(done["adopted"]) == 5 and done["deployed"] is True
