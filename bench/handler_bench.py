@@ -113,7 +113,6 @@ class EmbeddedDynamoDB:
                     "before": before,
                     "after": after,
                     "consistent": bool(params.get("ConsistentRead")),
-                    "reported_units": _reported_units(body) if status < 400 else None,
                 }
             )
             return status, headers, body
@@ -151,14 +150,6 @@ def _error_code(body: Any) -> str | None:
         return json.loads(body).get("__type", "").split("#")[-1] or None
     except (TypeError, ValueError, AttributeError):
         return None
-
-
-def _reported_units(body: Any) -> float | None:
-    try:
-        consumed = json.loads(body).get("ConsumedCapacity")
-    except (TypeError, ValueError, AttributeError):
-        return None
-    return consumed.get("CapacityUnits") if isinstance(consumed, dict) else None
 
 
 def tally(requests: list[dict[str, Any]], orders: int) -> dict[str, Any]:
