@@ -49,6 +49,7 @@ DLQ_AUDIT_STREAM = "discards"
 
 REMOVAL_CHOICES = ("retain", "destroy")
 TARGET_CHOICES = ("aws", "local")
+BOOLEAN_CHOICES = ("false", "true")
 
 # Lowercase letters, digits and inner hyphens; short enough that the longest derived name
 # (`<prefix>-reference-seeder`, a Lambda name, max 64) and queue names (max 80) stay valid.
@@ -82,6 +83,8 @@ CONTEXT_DEFAULTS: dict[str, Any] = {
     "producer_resend_days": 0,
     # `key=value,key2=value2`: tags on every resource of the stack that takes tags.
     "tags": "",
+    # X-Ray active tracing of the worker; adds the two X-Ray actions to its role.
+    "tracing": "false",
 }
 # SQS's MessageRetentionPeriod range is 60 s to 14 days; whole days here.
 MAX_RETENTION_DAYS = 14
@@ -226,6 +229,7 @@ class StackConfig:
     order_retention_days: int | None = None
     producer_resend_days: int = CONTEXT_DEFAULTS["producer_resend_days"]
     tags: tuple[tuple[str, str], ...] = ()
+    tracing: bool = False
 
     @property
     def destroy_on_removal(self) -> bool:
@@ -339,6 +343,8 @@ class StackConfig:
             order_retention_days=order_days,
             producer_resend_days=resend_days,
             tags=_tags(value("tags")),
+            # cdk.json may hold a JSON boolean, `-c tracing=true` gives a string.
+            tracing=_choice(str(value("tracing")).lower(), "tracing", BOOLEAN_CHOICES) == "true",
         )
 
 

@@ -65,6 +65,7 @@ class ConsumerStack(Stack):
             max_concurrency=config.max_concurrency,
             timeout=Duration.seconds(config.function_timeout_seconds),
             order_retention_seconds=config.order_retention_seconds,
+            tracing=config.tracing,
         )
         messaging.queue.grant(worker.role, *WORKER_QUEUE_ACTIONS)
         storage.orders_table.grant(worker.role, *WORKER_TABLE_ACTIONS)

@@ -32,6 +32,7 @@ class Worker(Construct):
         max_concurrency: int,
         timeout: Duration,
         order_retention_seconds: int | None = None,
+        tracing: bool = False,
     ) -> None:
         super().__init__(scope, construct_id)
         environment = {WORKER_TABLE_ENV: table_name, WORKER_METRICS_NAMESPACE_ENV: metrics_namespace}
@@ -45,6 +46,7 @@ class Worker(Construct):
             description="Idempotent order worker: one conditional PutItem per order id",
             timeout=timeout,
             environment=environment,
+            tracing=tracing,
         )
         self.role = handler.role
         self.log_group = handler.log_group

@@ -130,6 +130,7 @@ def test_string_context_values_are_parsed():
         ({"tags": "team#1=a"}, "key 'team#1' must be 1-128 letters, digits, spaces or _.:/+-@"),
         ({"tags": "team=a;b"}, "value 'a;b' of team must be up to 256"),
         ({"tags": ",".join(f"k{i}=v" for i in range(51))}, "context tags has 51 tags: AWS allows at most 50"),
+        ({"tracing": "yes"}, "context tracing='yes' is invalid: use one of false, true"),
         (
             {"producer_resend_days": "-1"},
             "context producer_resend_days='-1' is invalid: use a whole number from 0",
@@ -175,6 +176,13 @@ def test_tags_are_key_value_pairs_in_order():
         ("cost center", "cc 42"),
         ("note", "a=b"),
     )
+
+
+def test_tracing_is_off_unless_asked_for():
+    """`-c tracing=true` (or cdk.json's JSON true) turns it on; the default is off."""
+    assert StackConfig.from_context({}).tracing is False
+    assert StackConfig.from_context({"tracing": "true"}).tracing is True
+    assert StackConfig.from_context({"tracing": True}).tracing is True
 
 
 def test_a_local_run_may_redrive_after_two_receives_an_aws_one_after_five():

@@ -33,6 +33,7 @@ EXAMPLES = {
     "order_retention_days": "30",
     "producer_resend_days": "3",
     "tags": "team=orders,cost-center=cc-42",
+    "tracing": "true",
 }
 
 

@@ -3,6 +3,7 @@ function and mapping, and above all the worker role's exact permissions."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -353,3 +354,19 @@ def test_tags_reach_every_taggable_resource(template):
             tags = resource["Properties"]["Tags"]
             pairs = tags.items() if isinstance(tags, dict) else ((t["Key"], t["Value"]) for t in tags)
             assert {("team", "orders"), ("note", "a=b")} <= set(pairs), resource["Type"]
+
+
+def test_tracing_adds_exactly_the_two_xray_actions_to_the_worker():
+    """`-c tracing=true`: the worker traces actively and its role gains one statement, PutTraceSegments
+    and PutTelemetryRecords on '*' (X-Ray has no resource types), in its one policy; the seeder
+    is unchanged. Off by default (the exact grants above)."""
+    tracing = Template.from_stack(synth_stack({"tracing": "true"})[1])
+    tracing.has_resource_properties(
+        "AWS::Lambda::Function", {"FunctionName": WORKER, "TracingConfig": {"Mode": "Active"}}
+    )
+    added = [s for s in role_statements(tracing, WORKER) if "*" in (s["Resource"], [s["Resource"]])]
+    assert added == [
+        {"Action": ["xray:PutTelemetryRecords", "xray:PutTraceSegments"], "Effect": "Allow", "Resource": "*"}
+    ]
+    assert len(role_statements(tracing, WORKER)) == 4
+    assert all("xray" not in json.dumps(s) for s in role_statements(tracing, "labex-q05-reference-seeder"))
