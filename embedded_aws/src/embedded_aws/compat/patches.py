@@ -666,7 +666,12 @@ PATCHES = [
         "ImportExistingResources), their resource changes, outputs after execution, AWS's errors",
         tuple(
             T(f"moto.cloudformation.responses:CloudFormationResponse.{name}", "self")
-            for name in ("create_change_set", "describe_change_set", "delete_change_set", "execute_change_set")
+            for name in (
+                "create_change_set",
+                "describe_change_set",
+                "delete_change_set",
+                "execute_change_set",
+            )
         ),
         _call("embedded_aws.services.cloudformation.change_sets", "patch_change_sets"),
         fixes_moto="DeleteChangeSet of a missing change set raises UnboundLocalError (a 500 page); DescribeChangeSet "

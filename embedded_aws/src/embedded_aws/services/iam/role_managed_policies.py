@@ -66,7 +66,12 @@ def patch_role_managed_policies() -> None:
         return iam_backends[account_id][get_partition(region_name)]
 
     def create_from_cloudformation_json(
-        cls: Any, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+        cls: Any,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
     ) -> Any:
         role = create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
         arns = cloudformation_json.get("Properties", {}).get("ManagedPolicyArns")
