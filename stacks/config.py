@@ -85,6 +85,11 @@ CONTEXT_DEFAULTS: dict[str, Any] = {
     "tags": "",
     # X-Ray active tracing of the worker; adds the two X-Ray actions to its role.
     "tracing": "false",
+    # FIFO jobs queue and DLQ (`<prefix>-jobs.fifo`, `<prefix>-jobs-dlq.fifo`): orders of one
+    # message group reach the worker in order, and it stops a batch at its first failure.
+    "fifo": "false",
+    # With fifo: SQS takes a SHA-256 of the body as the deduplication id when a send gives none.
+    "content_based_deduplication": "false",
 }
 # SQS's MessageRetentionPeriod range is 60 s to 14 days; whole days here.
 MAX_RETENTION_DAYS = 14
@@ -148,18 +153,25 @@ class Names:
     """Physical names, all derived from one prefix."""
 
     prefix: str
+    # SQS: "The name of a FIFO queue must end with the .fifo suffix" (CreateQueue).
+    fifo: bool = False
 
     @property
     def stack(self) -> str:
         return f"{self.prefix}-consumer"
 
     @property
+    def _queue_suffix(self) -> str:
+        return ".fifo" if self.fifo else ""
+
+    @property
     def jobs_queue(self) -> str:
-        return f"{self.prefix}-jobs"
+        return f"{self.prefix}-jobs{self._queue_suffix}"
 
     @property
     def dead_letter_queue(self) -> str:
-        return f"{self.prefix}-jobs-dlq"
+        # "The dead-letter queue of a FIFO queue must also be a FIFO queue" (SQS dead-letter queues).
+        return f"{self.prefix}-jobs-dlq{self._queue_suffix}"
 
     @property
     def orders_table(self) -> str:
@@ -230,6 +242,11 @@ class StackConfig:
     producer_resend_days: int = CONTEXT_DEFAULTS["producer_resend_days"]
     tags: tuple[tuple[str, str], ...] = ()
     tracing: bool = False
+    content_based_deduplication: bool = False
+
+    @property
+    def fifo(self) -> bool:
+        return self.names.fifo
 
     @property
     def destroy_on_removal(self) -> bool:
@@ -322,13 +339,19 @@ class StackConfig:
                 f"an order can still be delivered (job_retention_days={job_days} + "
                 f"dead_letter_retention_days={dead_days} + producer_resend_days={resend_days})"
             )
+        fifo = _flag(value("fifo"), "fifo")
+        content_dedup = _flag(value("content_based_deduplication"), "content_based_deduplication")
+        if content_dedup and not fifo:
+            raise ConfigError(
+                "context content_based_deduplication=true needs fifo=true: only a FIFO queue deduplicates"
+            )
         alarm_email = value("alarm_email") or None
         if alarm_email is not None and (not isinstance(alarm_email, str) or not _EMAIL_RE.match(alarm_email)):
             raise ConfigError(
                 f"context alarm_email={alarm_email!r} is invalid: use an email address, or leave it out"
             )
         return cls(
-            names=Names(prefix),
+            names=Names(prefix, fifo=fifo),
             batch_size=batch_size,
             removal=removal,
             visibility_timeout_seconds=visibility,
@@ -343,8 +366,8 @@ class StackConfig:
             order_retention_days=order_days,
             producer_resend_days=resend_days,
             tags=_tags(value("tags")),
-            # cdk.json may hold a JSON boolean, `-c tracing=true` gives a string.
-            tracing=_choice(str(value("tracing")).lower(), "tracing", BOOLEAN_CHOICES) == "true",
+            tracing=_flag(value("tracing"), "tracing"),
+            content_based_deduplication=content_dedup,
         )
 
 
@@ -388,6 +411,11 @@ def _tags(raw: Any) -> tuple[tuple[str, str], ...]:
     if len(pairs) > MAX_TAGS:
         raise ConfigError(f"context tags has {len(pairs)} tags: AWS allows at most {MAX_TAGS} per resource")
     return tuple(pairs)
+
+
+def _flag(raw: Any, key: str) -> bool:
+    # cdk.json may hold a JSON boolean, `-c tracing=true` gives a string.
+    return _choice(str(raw).lower(), key, BOOLEAN_CHOICES) == "true"
 
 
 def _choice(raw: Any, key: str, choices: tuple[str, ...]) -> str:

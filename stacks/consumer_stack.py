@@ -38,6 +38,8 @@ class ConsumerStack(Stack):
             removal=retained,
             job_retention=Duration.days(config.job_retention_days),
             dead_letter_retention=Duration.days(config.dead_letter_retention_days),
+            fifo=config.fifo,
+            content_based_deduplication=config.content_based_deduplication,
         )
         storage = Storage(
             self,

@@ -25,6 +25,8 @@ class Messaging(Construct):
         removal: RemovalPolicy,
         job_retention: Duration,
         dead_letter_retention: Duration,
+        fifo: bool = False,
+        content_based_deduplication: bool = False,
     ) -> None:
         super().__init__(scope, construct_id)
 
@@ -36,6 +38,8 @@ class Messaging(Construct):
             "DeadLetters",
             queue_name=dead_letter_queue_name,
             retention_period=dead_letter_retention,
+            # A FIFO queue's dead-letter queue must be FIFO too (SQS dead-letter queues).
+            fifo=fifo or None,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
             removal_policy=removal,
@@ -52,6 +56,8 @@ class Messaging(Construct):
             visibility_timeout=visibility_timeout,
             # Shorter than the DLQ's: whatever a job waited here is taken from its time there.
             retention_period=job_retention,
+            fifo=fifo or None,
+            content_based_deduplication=content_based_deduplication or None,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
             dead_letter_queue=sqs.DeadLetterQueue(

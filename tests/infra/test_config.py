@@ -131,6 +131,15 @@ def test_string_context_values_are_parsed():
         ({"tags": "team=a;b"}, "value 'a;b' of team must be up to 256"),
         ({"tags": ",".join(f"k{i}=v" for i in range(51))}, "context tags has 51 tags: AWS allows at most 50"),
         ({"tracing": "yes"}, "context tracing='yes' is invalid: use one of false, true"),
+        ({"fifo": "yes"}, "context fifo='yes' is invalid: use one of false, true"),
+        (
+            {"content_based_deduplication": "true"},
+            "context content_based_deduplication=true needs fifo=true: only a FIFO queue deduplicates",
+        ),
+        (
+            {"content_based_deduplication": "on", "fifo": "true"},
+            "context content_based_deduplication='on' is invalid: use one of false, true",
+        ),
         (
             {"producer_resend_days": "-1"},
             "context producer_resend_days='-1' is invalid: use a whole number from 0",
@@ -183,6 +192,24 @@ def test_tracing_is_off_unless_asked_for():
     assert StackConfig.from_context({}).tracing is False
     assert StackConfig.from_context({"tracing": "true"}).tracing is True
     assert StackConfig.from_context({"tracing": True}).tracing is True
+
+
+def test_fifo_names_both_queues_with_the_fifo_suffix():
+    """`-c fifo=true` makes `<prefix>-jobs.fifo` and its DLQ `<prefix>-jobs-dlq.fifo` (a FIFO queue's
+    DLQ must be FIFO); every other name stays; content-based deduplication is off unless asked for."""
+    config = StackConfig.from_context({"fifo": "true", "prefix": "team-a"})
+    names = config.names
+    assert (config.fifo, config.content_based_deduplication) == (True, False)
+    assert (names.jobs_queue, names.dead_letter_queue, names.orders_table, names.worker_function) == (
+        "team-a-jobs.fifo",
+        "team-a-jobs-dlq.fifo",
+        "team-a-orders",
+        "team-a-worker",
+    )
+    assert StackConfig.from_context(
+        {"fifo": True, "content_based_deduplication": "true"}
+    ).content_based_deduplication
+    assert StackConfig.from_context({}).fifo is False
 
 
 def test_a_local_run_may_redrive_after_two_receives_an_aws_one_after_five():

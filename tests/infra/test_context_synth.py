@@ -7,6 +7,7 @@ with the rule packs app.py adds, synthesized once: a synth per value costs secon
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,11 @@ EXAMPLES = {
     "producer_resend_days": "3",
     "tags": "team=orders,cost-center=cc-42",
     "tracing": "true",
+    "fifo": "true",
+    "content_based_deduplication": "true",
 }
+# Keys whose example needs another value with it.
+TOGETHER = {"content_based_deduplication": {"fifo": "true"}}
 
 
 def documented_keys() -> list[str]:
@@ -47,8 +52,8 @@ def test_every_documented_key_has_an_example_and_a_default():
 
 
 @pytest.fixture(scope="module")
-def annotations(tmp_path_factory) -> dict[str, list[tuple[str, str, str]]]:
-    """Each key's stack's annotations, as (level, path, text)."""
+def synthesized(tmp_path_factory) -> tuple[Any, dict[str, Any]]:
+    """The cloud assembly and each key's stack."""
     import aws_cdk as cdk
 
     from app import add_checks, consumer_stack
@@ -59,9 +64,18 @@ def annotations(tmp_path_factory) -> dict[str, list[tuple[str, str, str]]]:
     for key, value in EXAMPLES.items():
         prefix = value if key == "prefix" else f"ctx-{key.replace('_', '-')}"
         stacks[key] = consumer_stack(
-            app, StackConfig.from_context({**CDK_JSON_CONTEXT, "prefix": prefix, key: value})
+            app,
+            StackConfig.from_context(
+                {**CDK_JSON_CONTEXT, "prefix": prefix, key: value, **TOGETHER.get(key, {})}
+            ),
         )
-    assembly = app.synth()
+    return app.synth(), stacks
+
+
+@pytest.fixture(scope="module")
+def annotations(synthesized) -> dict[str, list[tuple[str, str, str]]]:
+    """Each key's stack's annotations, as (level, path, text)."""
+    assembly, stacks = synthesized
     return {
         key: [
             (str(m.level.value).lower(), m.id, m.entry.data)
@@ -75,3 +89,44 @@ def annotations(tmp_path_factory) -> dict[str, list[tuple[str, str, str]]]:
 def test_documented_context_value_synthesizes_cleanly(key, annotations):
     """`-c key=value`: the synth succeeds and leaves no error or warning annotation."""
     assert [m for m in annotations[key] if m[0] in ("error", "warning")] == []
+
+
+def test_fifo_makes_both_queues_fifo_and_everything_points_at_them(synthesized):
+    """`-c fifo=true`: the jobs queue and its DLQ are FIFO queues named `.fifo`, the jobs queue
+    redrives to that DLQ, content-based deduplication only when asked for, and the mapping, the
+    outputs and the queue alarms all name these two queues."""
+    assembly, stacks = synthesized
+    for key, content_dedup in (("fifo", None), ("content_based_deduplication", True)):
+        template = assembly.get_stack_artifact(stacks[key].artifact_id).template
+        resources = template["Resources"]
+        queues = {
+            props["QueueName"]: (logical, props)
+            for logical, resource in resources.items()
+            if resource["Type"] == "AWS::SQS::Queue"
+            for props in [resource["Properties"]]
+        }
+        prefix = f"ctx-{key.replace('_', '-')}"
+        jobs_id, jobs = queues[f"{prefix}-jobs.fifo"]
+        dlq_id, dlq = queues[f"{prefix}-jobs-dlq.fifo"]
+        assert len(queues) == 2
+        assert (jobs["FifoQueue"], dlq["FifoQueue"]) == (True, True)
+        assert jobs.get("ContentBasedDeduplication") is content_dedup
+        assert "ContentBasedDeduplication" not in dlq
+        assert jobs["RedrivePolicy"]["deadLetterTargetArn"] == {"Fn::GetAtt": [dlq_id, "Arn"]}
+        (mapping,) = [r for r in resources.values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+        assert mapping["Properties"]["EventSourceArn"] == {"Fn::GetAtt": [jobs_id, "Arn"]}
+        outputs = template["Outputs"]
+        assert outputs["QueueUrl"]["Value"] == {"Ref": jobs_id}
+        assert outputs["DeadLetterQueueUrl"]["Value"] == {"Ref": dlq_id}
+        queue_alarms = [
+            r["Properties"]
+            for r in resources.values()
+            if r["Type"] == "AWS::CloudWatch::Alarm" and r["Properties"].get("Namespace") == "AWS/SQS"
+        ]
+        assert queue_alarms
+        for alarm in queue_alarms:
+            (dimension,) = alarm["Dimensions"]
+            assert dimension["Value"] in (
+                {"Fn::GetAtt": [jobs_id, "QueueName"]},
+                {"Fn::GetAtt": [dlq_id, "QueueName"]},
+            )
