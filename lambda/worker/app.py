@@ -553,6 +553,27 @@ def _attempt_all(
     return outcomes
 
 
+def from_fifo_queue(record: Mapping[str, Any]) -> bool:
+    """The record came from a FIFO queue: its ARN ends in `.fifo`, or it carries a message group."""
+    return str(record.get("eventSourceARN", "")).endswith(".fifo") or "MessageGroupId" in (
+        record.get("attributes") or {}
+    )
+
+
+def unfinished_fifo_records(
+    records: list[Mapping[str, Any]], attempt: Callable[[Mapping[str, Any]], tuple[Any, Exception | None]]
+) -> list[Mapping[str, Any]]:
+    """AWS's rule for a FIFO queue with partial batch responses ("Handling errors for an SQS event
+    source in Lambda"): process the records one after another and stop at the first failure; that
+    record and every later one are reported, so no later order of its message group is written
+    before it. A duplicate (acknowledged) is not a failure."""
+    for index, record in enumerate(records):
+        result, error = attempt(record)
+        if error is not None or result is None:
+            return records[index:]
+    return []
+
+
 def handle_event(
     event: Mapping[str, Any],
     client: Any,
@@ -564,8 +585,14 @@ def handle_event(
     response). A failed record is logged and left on the queue, never acknowledged. `remaining`
     gives the seconds left before the function's deadline. With `in_flight` over one, that many
     of a batch's writes run at once, and each record's lines are printed together when it is
-    done, with its metrics line."""
+    done, with its metrics line. From a FIFO queue, records go one after another and the batch
+    stops at its first failure (unfinished_fifo_records)."""
     records = list(event.get("Records", []))
+    if any(from_fifo_queue(record) for record in records):
+        unfinished = unfinished_fifo_records(
+            records, lambda record: _attempt(record, client, table_name, remaining)
+        )
+        return {"batchItemFailures": [{"itemIdentifier": r.get("messageId", "")} for r in unfinished]}
     outcomes = _attempt_all(records, client, table_name, remaining, in_flight)
     failures = [
         {"itemIdentifier": record.get("messageId", "")}
