@@ -26,6 +26,13 @@ def progress(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
+def _previous(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
@@ -46,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--test-runs", type=int, default=2)
     parser.add_argument(
-        "--skip", action="append", default=[], choices=["handlers", "batches", "pipeline", "dlq", "dev-loop"]
+        "--skip", action="append", default=[], choices=["handlers", "batches", "cost", "pipeline", "dlq", "dev-loop"]
     )
     parser.add_argument(
         "--no-docs", action="store_true", help="do not rewrite the tables in docs/benchmarks.md"
@@ -73,6 +80,15 @@ def main(argv: list[str] | None = None) -> int:
             from bench import batch_bench
 
             results["batches"] = batch_bench.run_in_a_fresh_process()
+        if "cost" not in args.skip:
+            from bench import cost_bench
+
+            # Function time comes from the batch figures: this run's, else the last run's.
+            batches = results.get("batches") or _previous(args.out).get("batches")
+            if batches:
+                results["cost"] = cost_bench.run_in_a_fresh_process(batches)
+            else:
+                progress("cost: skipped, no batch figures in this run or in the last results")
         if "pipeline" not in args.skip:
             from bench import pipeline
 

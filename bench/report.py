@@ -141,6 +141,10 @@ def render(results: dict[str, Any]) -> str:
             "client creation, one message), timed by the parent; not Lambda's own init.\n\n"
             + markdown_table(["handler", "ms"], rows)
         )
+    if results.get("cost"):
+        from bench import cost_bench
+
+        parts.append(cost_bench.render(results["cost"]).rstrip("\n"))
     pipeline = results.get("pipeline")
     if pipeline:
         rows = []
