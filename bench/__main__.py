@@ -53,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--test-runs", type=int, default=2)
     parser.add_argument(
-        "--skip", action="append", default=[], choices=["handlers", "batches", "cost", "pipeline", "dlq", "dev-loop"]
+        "--skip",
+        action="append",
+        default=[],
+        choices=["handlers", "batches", "cost", "pipeline", "dlq", "dev-loop"],
     )
     parser.add_argument(
         "--no-docs", action="store_true", help="do not rewrite the tables in docs/benchmarks.md"

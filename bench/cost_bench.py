@@ -388,9 +388,12 @@ def log_lines(measured: Mapping[str, Any], size: int = 1, prices: Any = None) ->
 def run(
     batches: Mapping[str, Any], orders: int = 20, progress: Callable[[str], None] = lambda _: None
 ) -> dict[str, Any]:
+    import logging
+
     from bench import report
     from stacks.config import FUNCTION_MEMORY_MB
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
     with contextlib.redirect_stdout(io.StringIO()):
         measured = measure(orders, progress)
     cost = price_all(measured, batches, FUNCTION_MEMORY_MB)
