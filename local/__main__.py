@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from local.session import DEFAULT_PORT, DEFAULT_STATE_DIR, LocalError, LocalSession
+from local.session import DEFAULT_PORT, DEFAULT_STATE_DIR, LocalError, LocalSession, parse_context
 from ops.terminal import safe
 
 
@@ -43,6 +43,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"emulator port (default {DEFAULT_PORT}); for view: the view's port (default: the running one)",
     )
     parser.add_argument("--open", action="store_true", help="view: open the page if there is a display")
+    parser.add_argument(
+        "--context",
+        default="",
+        help="up/demo: the stack's context values, `key=value key2=value2` (README's table), e.g. "
+        "`fifo=true batch_size=10`",
+    )
     parser.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
     parser.add_argument(
         "--leases", type=Path, help=argparse.SUPPRESS
@@ -56,7 +62,11 @@ def main(argv: list[str] | None = None) -> int:
         serve(port, args.state_dir, leases=args.leases)
         return 0
 
-    session = LocalSession(args.state_dir)
+    try:
+        session = LocalSession(args.state_dir, parse_context(args.context))
+    except LocalError as error:
+        print(safe(f"error: {error}"), file=sys.stderr)
+        return 2
     try:
         if args.command == "up":
             session.up(args.port)

@@ -20,7 +20,7 @@ from embedded_aws import ACCOUNT_ID
 from local.processes import alive
 from local.server import HISTORY_FILE, STATE_FILE, private_dir
 from ops.terminal import safe
-from stacks.config import DEFAULT_PREFIX, Names
+from stacks.config import CONTEXT_DEFAULTS, DEFAULT_PREFIX, ConfigError, Names, StackConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PORT = 5000
@@ -40,6 +40,28 @@ _CLIENTS_LOCK = threading.Lock()
 
 class LocalError(RuntimeError):
     """A local run cannot go on; the message says why in one line."""
+
+
+def parse_context(text: str) -> dict[str, str]:
+    """`key=value key2=value2` (make's CONTEXT) as the `-c` values of the local deploy, checked as
+    synth checks them, so a bad key or value stops before the emulator starts."""
+    context: dict[str, str] = {}
+    try:
+        words = shlex.split(text)
+    except ValueError as error:
+        raise LocalError(f"context {text!r} cannot be read: {error}") from None
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not key:
+            raise LocalError(f"context {word!r} is not key=value")
+        if key not in CONTEXT_DEFAULTS:
+            raise LocalError(f"context key {key!r} is unknown: use one of {', '.join(CONTEXT_DEFAULTS)}")
+        context[key] = value
+    try:
+        StackConfig.from_context({**LOCAL_CONTEXT, **context})
+    except ConfigError as error:
+        raise LocalError(str(error)) from None
+    return context
 
 
 def wait_for(

@@ -133,7 +133,7 @@ def test_lab_scenario_figures(shell):
     checks = shell["lab"]
     failed = [(c.name, c.expected, c.actual) for c in checks if not c.ok]
     assert failed == []
-    assert len(checks) == 11
+    assert len(checks) == 12
 
 
 def test_up_sets_the_environment_the_docs_use(shell):

@@ -1,0 +1,47 @@
+"""`make up/demo CONTEXT="..."`: the context words a local deploy takes, checked as synth checks
+them; and what the lab scenario adds to a send when the jobs queue is FIFO."""
+
+from __future__ import annotations
+
+import pytest
+
+from local.scenario import fifo_send_args
+from local.session import LocalError, parse_context
+
+
+def test_context_words_become_the_deploys_values():
+    """`fifo=true batch_size=10` gives both as `-c` values; quoting keeps a value with spaces whole."""
+    assert parse_context("fifo=true batch_size=10") == {"fifo": "true", "batch_size": "10"}
+    assert parse_context("tags='team=orders,cost center=cc 42'") == {"tags": "team=orders,cost center=cc 42"}
+    assert parse_context("") == {}
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("fifo", "context 'fifo' is not key=value"),
+        ("=true", "context '=true' is not key=value"),
+        ("bogus=1", "context key 'bogus' is unknown: use one of prefix, batch_size"),
+        ("batch_size=42", "context batch_size='42' is invalid: use a whole number from 1 to 10"),
+        ("content_based_deduplication=true", "content_based_deduplication=true needs fifo=true"),
+        ("tags='unclosed", "cannot be read"),
+    ],
+)
+def test_a_bad_context_word_is_one_line_naming_it(text, message):
+    """A bad key or value stops `make up` before anything starts, with synth's own line."""
+    with pytest.raises(LocalError) as raised:
+        parse_context(text)
+    assert message in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_fifo_send_carries_the_order_id_as_group_and_a_deduplication_id_unless_by_content():
+    """Standard queue: nothing added. FIFO: group = order id, a fresh deduplication id per send,
+    none when the queue deduplicates by content."""
+    assert fifo_send_args("http://x/123/p-jobs", "o-1", False) == {}
+    first = fifo_send_args("http://x/123/p-jobs.fifo", "o-1", False)
+    second = fifo_send_args("http://x/123/p-jobs.fifo", "o-1", False)
+    assert (
+        first["MessageGroupId"] == "o-1"
+        and first["MessageDeduplicationId"] != second["MessageDeduplicationId"]
+    )
+    assert fifo_send_args("http://x/123/p-jobs.fifo", "o-1", True) == {"MessageGroupId": "o-1"}
