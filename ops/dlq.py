@@ -114,6 +114,7 @@ class DeadLetter:
     order_id: str | None = None
     requested: dict[str, Any] | None = None
     stored: dict[str, Any] | None = None
+    group_id: str | None = None  # its MessageGroupId, from a FIFO queue
 
     def as_json(self, now_ms: int) -> dict[str, Any]:
         """What `list --json` and the live view show; never the receipt handle."""
@@ -159,6 +160,7 @@ def _letter(message: dict[str, Any]) -> DeadLetter:
         sent_ms=int(attributes["SentTimestamp"]) if "SentTimestamp" in attributes else None,
         message_attributes=message.get("MessageAttributes", {}),
         receipt_handle=message["ReceiptHandle"],
+        group_id=attributes.get("MessageGroupId"),
     )
 
 
@@ -588,6 +590,13 @@ def _move(
             entry: dict[str, Any] = {"Id": str(i), "MessageBody": letter.body}
             if letter.message_attributes:
                 entry["MessageAttributes"] = _send_attributes(letter.message_attributes)
+            if queues.jobs_url.endswith(".fifo"):
+                # Its own group again, in the batch's order (SQS keeps a FIFO batch's order).
+                # The dead letter's id as deduplication id: a redrive run again after a send
+                # whose delete failed sends no second copy within SQS's five minutes, and it is
+                # never the producer's id, which SQS would still drop within its window.
+                entry["MessageGroupId"] = letter.group_id or letter.message_id
+                entry["MessageDeduplicationId"] = letter.message_id
             entries.append(entry)
         sent = sqs.send_message_batch(QueueUrl=queues.jobs_url, Entries=entries)
         unsent = [batch[int(failure["Id"])] for failure in sent.get("Failed", [])]
@@ -623,6 +632,23 @@ def _move(
             )
 
 
+def in_group_order(page: list[DeadLetter], classes: tuple[str, ...]) -> list[DeadLetter]:
+    """The letters of `classes` to send back, in the page's order; from a FIFO queue, none after
+    a letter of its group that stays (a later order must not overtake an earlier one). A FIFO
+    queue holds back the rest of such a group while the letter is held, so later pages keep it too."""
+    stays: set[str] = set()
+    chosen = []
+    for letter in page:
+        group = letter.group_id
+        if group is not None and group in stays:
+            continue
+        if letter.kind in classes:
+            chosen.append(letter)
+        elif group is not None:
+            stays.add(group)
+    return chosen
+
+
 def redrive(
     clients: Any,
     queues: Queues,
@@ -647,7 +673,7 @@ def redrive(
             classify(page, _lookup(clients, queues))
             for letter in page:
                 report.counts[letter.kind]["found"] += 1
-            chosen = [letter for letter in page if letter.kind in report.classes]
+            chosen = in_group_order(page, report.classes)
             if chosen and not dry_run:
                 _move(sqs, queues, source, chosen, report)
             del page, chosen  # bodies go with their page: only ids and handles stay held

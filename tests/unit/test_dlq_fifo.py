@@ -1,0 +1,99 @@
+"""`ops dlq redrive` between FIFO queues (moto in-process): dead letters go back with their
+message group, in their group's order, never past a letter of their group that stays."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+
+from ops import dlq
+from tests.unit.conftest import create_table, mocked_aws
+
+ORDERS = "orders"
+
+
+class Clients:
+    def client(self, service):
+        return boto3.client(service)
+
+
+@pytest.fixture
+def aws(monkeypatch):
+    monkeypatch.setattr(dlq, "END_OF_QUEUE_WAIT_SECONDS", 0)
+    with mocked_aws():
+        clients = Clients()
+        sqs = clients.client("sqs")
+        fifo = {"FifoQueue": "true"}
+        queues = dlq.Queues(
+            dlq_url=sqs.create_queue(QueueName="jobs-dlq.fifo", Attributes=fifo)["QueueUrl"],
+            jobs_url=sqs.create_queue(QueueName="jobs.fifo", Attributes=fifo)["QueueUrl"],
+            orders_table=ORDERS,
+            audit_log_group="dlq-audit",
+        )
+        create_table(clients.client("dynamodb"), ORDERS)
+        yield clients, queues
+
+
+def letter(kind: str, group: str | None, order_id: str = "o") -> dlq.DeadLetter:
+    return dlq.DeadLetter(order_id, "{}", 1, None, {}, "handle", kind=kind, group_id=group)
+
+
+def test_in_group_order_keeps_every_letter_after_one_of_its_group_that_stays():
+    """A conflict in group a keeps a's later letters; group b and standard letters are unaffected."""
+    page = [
+        letter("pending", "a", "a-1"),
+        letter("conflict", "a", "a-2"),
+        letter("pending", "b", "b-1"),
+        letter("pending", "a", "a-3"),
+        letter("stored", "b", "b-2"),
+        letter("malformed", None, "s-1"),
+        letter("pending", None, "s-2"),
+    ]
+    chosen = dlq.in_group_order(page, dlq.SAFE_CLASSES)
+    assert [c.message_id for c in chosen] == ["a-1", "b-1", "b-2", "s-2"]
+    assert [c.message_id for c in dlq.in_group_order(page, ("pending",))] == ["a-1", "b-1", "s-2"]
+
+
+def test_redrive_sends_fifo_letters_back_with_their_group_in_order(aws):
+    """Group a: a-1 pending, a-2 conflicting, a-3 pending; group b: b-1, b-2 pending. The redrive
+    moves a-1, b-1, b-2, each with its group and its dead letter's id as deduplication id, in order;
+    a-2 and a-3 stay in the DLQ."""
+    clients, queues = aws
+    sqs = clients.client("sqs")
+    clients.client("dynamodb").put_item(
+        TableName=ORDERS, Item={"id": {"S": "a-2"}, "quantity": {"N": "9"}, "total_cents": {"N": "2350"}}
+    )
+    sent = {}
+    for group, order_id, quantity in (
+        ("a", "a-1", 1),
+        ("a", "a-2", 2),
+        ("b", "b-1", 1),
+        ("a", "a-3", 3),
+        ("b", "b-2", 2),
+    ):
+        sent[order_id] = sqs.send_message(
+            QueueUrl=queues.dlq_url,
+            MessageBody=json.dumps({"id": order_id, "quantity": quantity}),
+            MessageGroupId=group,
+            MessageDeduplicationId=f"producer-{order_id}",
+        )["MessageId"]
+    report = dlq.redrive(clients, queues)
+    assert (report["counts"]["pending"]["moved"], report["counts"]["conflict"]["found"]) == (3, 1)
+    received = sqs.receive_message(
+        QueueUrl=queues.jobs_url, MaxNumberOfMessages=10, MessageSystemAttributeNames=["All"]
+    )["Messages"]
+    moved = [
+        (
+            json.loads(m["Body"])["id"],
+            m["Attributes"]["MessageGroupId"],
+            m["Attributes"]["MessageDeduplicationId"],
+        )
+        for m in received
+    ]
+    assert moved == [("a-1", "a", sent["a-1"]), ("b-1", "b", sent["b-1"]), ("b-2", "b", sent["b-2"])]
+    left = sqs.receive_message(QueueUrl=queues.dlq_url, MaxNumberOfMessages=10, VisibilityTimeout=60)[
+        "Messages"
+    ]
+    assert [json.loads(m["Body"])["id"] for m in left] == ["a-2", "a-3"]
