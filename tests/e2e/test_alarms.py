@@ -203,9 +203,10 @@ def test_decision_metrics_count_exactly_the_lab_scenario(stack):
 
 def test_ops_cost_prices_the_lab_scenario_from_the_local_metrics(stack):
     """Right after the lab scenario, `ops cost` on the local stack counts its 2 orders, its 4
-    messages sent and at least 4 invocations, reads the function's memory and architecture, and
-    names as missing the metrics the embedded AWS does not publish (docs/local-fidelity.md); the
-    services add up to the total."""
+    messages sent, at least 4 invocations and the write units of its 4 conditional PutItems (the
+    rejected duplicates too), reads the function's memory and architecture, and names as missing
+    the metrics the embedded AWS does not publish (docs/local-fidelity.md); the services add up
+    to the total."""
     session, _, _ = stack
     clients = Clients(Endpoint.from_env(session.aws_env()))
     target = resolve_target(clients, PREFIX)
@@ -213,7 +214,11 @@ def test_ops_cost_prices_the_lab_scenario_from_the_local_metrics(stack):
 
     def counted() -> bool:
         report.update(cost.measure(clients, target, 10, Prices.load()))
-        return report["metrics"]["sqs_sent"] >= 4 and report["metrics"]["lambda_invocations"] >= 4
+        return (
+            report["metrics"]["sqs_sent"] >= 4
+            and report["metrics"]["lambda_invocations"] >= 4
+            and report["metrics"]["dynamodb_write_units"] >= 4
+        )
 
     wait_for(
         counted, timeout=DEADLINE, what=lambda: f"the lab scenario in ops cost, last {report.get('metrics')}"
@@ -223,17 +228,22 @@ def test_ops_cost_prices_the_lab_scenario_from_the_local_metrics(stack):
     # moto drops Architectures from a function CloudFormation creates: locally it reads x86_64
     # (docs/local-fidelity.md); on AWS this is the stack's arm64.
     assert report["function"] == {"memory_mb": 256, "architecture": "x86_64", "from": "the function"}
+    assert report["metrics"]["dynamodb_write_units"] >= 4  # more if a write was retried
     assert report["by_service"]["sqs"] > 0 and report["by_service"]["lambda"] > 0
+    assert report["by_service"]["dynamodb"] > 0
     assert sum(report["by_service"].values()) == pytest.approx(report["usd"])
+    # Nothing in the scenario reads the orders table with GetItem: no read units.
     assert set(report["missing"]) >= {
         "AWS/SQS NumberOfEmptyReceives",
-        "AWS/DynamoDB ConsumedWriteCapacityUnits",
         "AWS/DynamoDB ConsumedReadCapacityUnits",
         "AWS/Logs IncomingBytes",
     }
-    assert not {"AWS/SQS NumberOfMessagesSent", "AWS/Lambda Invocations", "AWS/Lambda Duration"} & set(
-        report["missing"]
-    )
+    assert not {
+        "AWS/SQS NumberOfMessagesSent",
+        "AWS/Lambda Invocations",
+        "AWS/Lambda Duration",
+        "AWS/DynamoDB ConsumedWriteCapacityUnits",
+    } & set(report["missing"])
 
 
 def test_a_conflicting_copy_raises_the_conflict_alarm_and_notifies_the_topic(stack, inbox):

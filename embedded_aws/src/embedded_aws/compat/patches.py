@@ -766,6 +766,53 @@ PATCHES = [
         _call("embedded_aws.services.sqs.batches", "patch_batch_answers"),
         fixes_moto="SendMessageBatch answers an empty Failed list in the JSON protocol where AWS leaves it out",
     ),
+    # DynamoDB's consumed capacity (services/dynamodb/capacity.py).
+    Patch(
+        "dynamodb.consumed-capacity",
+        "AWS/DynamoDB ConsumedWriteCapacityUnits and ConsumedReadCapacityUnits per table, for item "
+        "writes (a failed conditional write too) and GetItem, from the items' sizes",
+        (
+            T(
+                "moto.dynamodb.models:DynamoDBBackend.put_item",
+                "self",
+                "table_name",
+                "item_attrs",
+                "expected",
+                "condition_expression",
+                "expression_attribute_names",
+                "expression_attribute_values",
+                "overwrite",
+                "return_values_on_condition_check_failure",
+            ),
+            T(
+                "moto.dynamodb.models:DynamoDBBackend.update_item",
+                "self",
+                "table_name",
+                "key",
+                "update_expression",
+                "expression_attribute_names",
+                "expression_attribute_values",
+                "attribute_updates",
+                "expected",
+                "condition_expression",
+                "return_values_on_condition_check_failure",
+            ),
+            T(
+                "moto.dynamodb.models:DynamoDBBackend.delete_item",
+                "self",
+                "table_name",
+                "key",
+                "expression_attribute_names",
+                "expression_attribute_values",
+                "condition_expression",
+                "return_values_on_condition_check_failure",
+            ),
+            T(f"{DDB}.get_item", "self"),
+        ),
+        _call("embedded_aws.services.dynamodb.capacity", "patch_dynamodb_consumed_capacity"),
+        fixes_moto="no AWS/DynamoDB metrics are published: ConsumedWriteCapacityUnits and "
+        "ConsumedReadCapacityUnits, which DynamoDB publishes for every table, are missing",
+    ),
 ]
 
 
