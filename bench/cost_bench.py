@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bench.stats import markdown_table
+from bench.cost_report import FLOOR_GOAL, POWERTOOLS_GOAL, ROUND_TRIP_MS, SERVICES, Tag, render
 from bench.variants import LABELS, ROOT, VARIANTS, BenchContext, handler_of
 
 BATCH_SIZES = (1, 10)
@@ -36,13 +36,9 @@ BATCH_SIZES = (1, 10)
 # a pessimistic round share, so what a duplicate costs shows; the per-delivery units are kept in
 # results.json for any other share.
 DUPLICATE_SHARE = 0.1
-ROUND_TRIP_MS = 5
-FLOOR_GOAL = 1.10  # this worker at most 10% over the floor
-POWERTOOLS_GOAL = 1.5  # and at least 1.5x cheaper than Powertools
 # The batch benchmark's variant name for each handler at the deployed memory (256 MB: the worker
 # writes one record after another below a whole vCPU).
 BATCH_VARIANT = {"ours": "ours-1", "lab": "lab", "powertools": "powertools"}
-SERVICES = ("sqs", "lambda", "dynamodb", "logs")
 # Lambda's own lines, one of each per invocation in the text log format the stack uses; the
 # sizes are those of the lines as the embedded AWS writes them (lambda_host/host.py).
 PLATFORM_LINES = {
@@ -53,16 +49,6 @@ PLATFORM_LINES = {
         "\tMemory Size: 256 MB\tMax Memory Used: 78 MB"
         "\tRuntime Version: python:3.14.v20 arn:aws:lambda:us-east-1::runtime:0123456789abcdef"
     ),
-}
-# Which lines someone reads: the lab's RESULT pipeline, the operators' tools, the alarms.
-LINE_USERS = {
-    "JOB": "ops tools: `ops status`, `ops view`, `ops history` pair a record's JOB, WRITE and RESULT lines (ops/snapshot.py)",
-    "WRITE": "ops tools: the conditional write's outcome and decision of each record (ops/snapshot.py)",
-    "RESULT": "the lab's check (filters RESULT lines, verbatim); ops tools",
-    "EMF": "the alarms and dashboard (stacks/monitoring.py) and `ops cost`'s order count: CloudWatch makes the decision metrics from it",
-    "START": "ops tools count invocations by it (ops/observe.py)",
-    "END": "nobody here",
-    "REPORT": "ops tools read a failed invocation's Status on it (ops/observe.py)",
 }
 
 
@@ -196,7 +182,7 @@ def price_all(
     for size in BATCH_SIZES:
         key = str(size)
         result_bytes = math.fsum(
-            measured["handlers"]["ours"][key][d]["log_bytes_by_kind"].get("RESULT", 0) * share
+            measured["handlers"]["ours"][key][d]["log_bytes_by_kind"].get(Tag.RESULT, 0) * share
             for d, share in deliveries.items()
         )
         per_batch = 1 + duplicate_share  # deliveries per order, in batches of `size`
@@ -268,104 +254,6 @@ def price_all(
         "prices": {"file": "ops/prices.json", "region": prices.region, "as_of": prices.as_of},
         "batches": rows,
     }
-
-
-def verdict(met: bool) -> str:
-    return "met" if met else "NOT met"
-
-
-def render(cost: Mapping[str, Any]) -> str:
-    """The cost table and the log-line table, markdown."""
-    share = cost["duplicate_share"]
-    rows = []
-    for size, row in cost["batches"].items():
-        goals = row["goals"]
-        for name in ("floor", *VARIANTS):
-            figures = row[name]
-            units = figures["units_per_order"]
-            note = ""
-            if name == "ours":
-                note = (
-                    f"{goals['over_floor']:.2f}x the floor (goal <= {FLOOR_GOAL:.2f}x: "
-                    f"{verdict(goals['over_floor_met'])})"
-                )
-            elif name == "powertools":
-                note = (
-                    f"{goals['powertools_over_ours']:.2f}x this worker (goal >= {POWERTOOLS_GOAL}x: "
-                    f"{verdict(goals['powertools_met'])}); its idempotency table: "
-                    f"{figures['idempotency_table_write_units']:.2f} WRU"
-                )
-            rows.append(
-                [
-                    size,
-                    "floor" if name == "floor" else LABELS[name],
-                    (
-                        f"{units['sqs_requests']:.2f} req, {units['invocations']:.2f} inv, "
-                        f"{units['gb_seconds'] * 1e6:.0f} uGB-s, {units['write_units']:.2f} WRU, "
-                        f"{units['read_units']:.2f} RRU, {units['log_bytes']:.0f} log B"
-                    ),
-                    *(f"{figures['usd_per_million_orders'][s]:.3f}" for s in SERVICES),
-                    f"**{figures['total_usd_per_million_orders']:.3f}**",
-                    note,
-                ]
-            )
-    table = markdown_table(
-        ["batch", "handler", "units per order", "SQS", "Lambda", "DynamoDB", "Logs", "total", "goal"], rows
-    )
-    sources = sorted(
-        {
-            row[v]["time_source"]
-            for row in cost["batches"].values()
-            for v in VARIANTS
-            if "time_source" in row[v]
-        }
-    )
-    prices = cost["prices"]
-    when = cost.get("measured_on")
-    text = (
-        "**Cost per million orders**"
-        + (
-            f" (measured {when['date']} at commit {when['commit']}, {when['orders_per_handler_and_batch_size']} "
-            "orders per handler and batch size, each delivered twice)"
-            if when
-            else ""
-        )
-        + f" in US dollars: AWS list prices for {prices['region']} as of "
-        f"{prices['as_of']} ([`{prices['file']}`](../{prices['file']}), each figure with its pricing page; "
-        "on demand, first tier, no free tier). Per distinct order, with "
-        f"{share:.0%} of orders delivered a second time (a pessimistic round share of SQS's at-least-once "
-        "redeliveries and producers' resends). SQS: a ReceiveMessage and a DeleteMessageBatch per batch, "
-        "each 64 KB of a batch's bodies one request (the producer's SendMessage, the same for every "
-        f"consumer, is left out). Lambda: an invocation per batch and GB-seconds at {cost['memory_mb']} MB "
-        f"from the batch benchmark's function time with a {ROUND_TRIP_MS} ms round trip "
-        f"({', '.join(sources)}), a duplicate's scaled by the duplicate/first time ratio measured here. "
-        "DynamoDB: units counted from item sizes in the embedded DynamoDB, both tables. Logs: the bytes "
-        "of every line each handler printed, plus Lambda's START, END and REPORT per invocation; "
-        "metrics (per metric-hour, not per order) and storage are left out. Floor: one WRU per delivery, "
-        "a receive and a delete per batch, an invocation per batch billed 1 ms, and the RESULT lines the "
-        "lab's check reads.\n\n" + table
-    )
-    logs = cost.get("log_lines")
-    if logs:
-        rows = [
-            [
-                kind,
-                f"{figures['bytes']:.0f}",
-                f"{figures['usd_per_million_orders']:.4f}",
-                LINE_USERS.get(kind, ""),
-            ]
-            for kind, figures in logs["lines"].items()
-        ]
-        text += (
-            "\n\n**What each line costs** (this worker, first deliveries in batches of "
-            f"{logs['batch_size']}, per order, at the Logs ingestion price; START/END/REPORT are per "
-            "invocation, shared by the batch, and Lambda's own: the text log format the stack uses always "
-            "writes them; log-level filtering, which needs the JSON format, can drop them, AWS Lambda "
-            'Developer Guide, "Log-level filtering"). Who reads each line is said beside it; none is '
-            "removed here.\n\n"
-            + markdown_table(["line", "bytes per order", "$ per million orders", "read by"], rows)
-        )
-    return text + "\n"
 
 
 def log_lines(measured: Mapping[str, Any], size: int = 1, prices: Any = None) -> dict[str, Any]:

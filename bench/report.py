@@ -185,9 +185,9 @@ def render(results: dict[str, Any]) -> str:
             + markdown_table(["handler", "ms"], rows)
         )
     if results.get("cost"):
-        from bench import cost_bench
+        from bench import cost_report
 
-        parts.append(cost_bench.render(results["cost"]).rstrip("\n"))
+        parts.append(cost_report.render(results["cost"]).rstrip("\n"))
     pipeline = results.get("pipeline")
     if pipeline:
         rows = []
