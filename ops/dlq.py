@@ -688,6 +688,13 @@ def redrive(
         elsewhere = source.in_flight_elsewhere()
         stopped = stopped or source.stopped
         complete = source.reached_end and not stopped and elsewhere == 0
+        if not stopped and not source.reached_end and queues.dlq_url.endswith(".fifo") and source.held:
+            # SQS holds back a FIFO group behind its message in flight: here, one left in the DLQ.
+            stopped = (
+                f"{source.unread_visible} message(s) wait in their FIFO group behind a message this "
+                "redrive leaves in the DLQ (a group's later messages never pass it): decide on that "
+                "one (`ops dlq discard`), then run again"
+            )
         if not stopped and not source.reached_end:
             stopped = (
                 f"SQS returned no messages although it counts {source.unread_visible} visible (its "

@@ -97,3 +97,24 @@ def test_redrive_sends_fifo_letters_back_with_their_group_in_order(aws):
         "Messages"
     ]
     assert [json.loads(m["Body"])["id"] for m in left] == ["a-2", "a-3"]
+
+
+def test_a_group_held_back_behind_a_letter_left_in_the_dlq_is_named_not_called_lagging(aws):
+    """Twelve letters of one group, the second a conflict: the first is moved, nothing after the
+    conflict is, and the report says the rest wait behind a letter the redrive leaves (SQS holds
+    a FIFO group back behind its message in flight), not that SQS's counters lag."""
+    clients, queues = aws
+    sqs = clients.client("sqs")
+    clients.client("dynamodb").put_item(
+        TableName=ORDERS, Item={"id": {"S": "a-1"}, "quantity": {"N": "9"}, "total_cents": {"N": "2350"}}
+    )
+    for n in range(12):
+        sqs.send_message(
+            QueueUrl=queues.dlq_url,
+            MessageBody=json.dumps({"id": f"a-{n}", "quantity": 1}),
+            MessageGroupId="a",
+            MessageDeduplicationId=f"a-{n}",
+        )
+    report = dlq.redrive(clients, queues)
+    assert report["counts"]["pending"]["moved"] == 1 and not report["complete"]
+    assert "wait in their FIFO group behind a message this redrive leaves in the DLQ" in report["stopped"]
