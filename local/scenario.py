@@ -129,7 +129,9 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
         Check("executions", executions, log.executions)
         if config.batch_size == 1
         else Check(
-            f"executions (batches of up to {config.batch_size})", True, 1 <= log.executions <= executions
+            f"executions (batches of up to {config.batch_size})",
+            log.executions if 1 <= log.executions <= executions else f"1 to {executions}",
+            log.executions,
         ),
         Check("deliveries handled (RESULT lines)", executions, len(logged(Tag.RESULT))),
         Check("accepted writes", 2, sum(1 for w in writes if w["outcome"] == WriteOutcome.ACCEPTED)),
