@@ -1,7 +1,7 @@
 """`python -m ops deploy [--adopt]`: `npx cdk deploy`, but never into resources a destroy kept.
 
-With `removal=retain` (the default) `cdk destroy` keeps both tables, the DLQ and the DLQ's audit
-log group: the orders table is the duplicate guard. Deploying the same app again would make CloudFormation create resources
+With `removal=retain` (the default) `cdk destroy` keeps both tables, both queues and the DLQ's
+audit log group: the orders table is the duplicate guard. Deploying the same app again would make CloudFormation create resources
 whose names are taken: the create fails and the stack rolls back. This command synthesizes the
 app, finds the kept resources that exist outside the stack, and
 
