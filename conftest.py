@@ -10,8 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent
+# Property tests check what holds, never how fast: on two cores shared with the end-to-end tests
+# one example can take longer than hypothesis's 200 ms default deadline (a test failed on that).
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 sys.path.insert(0, str(ROOT))
 # The CDK toolchain's Node, package.json's Node 24 (jsii no longer supports Node 20): jsii in this
 # process takes it as JSII_NODE, and the CLI and every subprocess find it first on PATH, as under make.

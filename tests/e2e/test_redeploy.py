@@ -138,7 +138,16 @@ def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
         # warns and proceeds with the caller's keys when it cannot) and passed the execution role.
         assert "proceeding anyway" not in adopted.stderr.lower(), adopted.stderr[-2000:]
         stack = cloudformation.describe_stacks(StackName=session.stack_name)["Stacks"][0]
-        assert stack["StackStatus"] == "UPDATE_COMPLETE" and "cfn-exec-role" in stack.get("RoleARN", "")
+        named = [
+            (s["StackId"][-12:], s["StackStatus"])
+            for s in cloudformation.list_stacks()["StackSummaries"]
+            if s["StackName"] == session.stack_name
+        ]
+        assert stack["StackStatus"] == "UPDATE_COMPLETE" and "cfn-exec-role" in stack.get("RoleARN", ""), (
+            stack["StackStatus"],
+            named,
+            adopted.stderr[-3000:],
+        )
         resources = cloudformation.describe_stack_resources(StackName=session.stack_name)["StackResources"]
         physical = {r["PhysicalResourceId"] for r in resources if r["ResourceType"] == "AWS::DynamoDB::Table"}
         assert physical == {"rt-orders", "rt-reference"}

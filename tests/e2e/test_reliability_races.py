@@ -67,8 +67,21 @@ def test_concurrent_identical_deliveries_write_once(stack, figure):
     stack.wait_settled()
     writes = [r for r in stack.records(since, "WRITE") if r.data["id"] == "race-queue"]
     results = [r.data for r in stack.records(since, "RESULT") if r.data["id"] == "race-queue"]
-    assert Counter(r.data["outcome"] for r in writes) == {"Accepted": 1, "ConditionalCheckFailed": n - 1}
-    assert Counter(r["duplicate"] for r in results) == {False: 1, True: n - 1}
+    outcomes = Counter(r.data["outcome"] for r in writes)
+    # On a busy emulator the one write that goes in may be one whose reply timed out: its retry
+    # (or the record's redelivery) is then rejected with the identical item, and no write reads
+    # Accepted. Either way exactly one write went in, and only a timed-out attempt explains none.
+    job_ids = {r.data["message_id"]: r.data["id"] for r in stack.records(since, "JOB")}
+    timed_out = [w for w in writes if w.data["decision"] == "duplicate" and w.data.get("retried_after")] + [
+        r
+        for r in stack.records(since, "ERROR")
+        if r.data.get("error") == "ReadTimeoutError" and job_ids.get(r.data.get("message_id")) == "race-queue"
+    ]
+    assert outcomes["Accepted"] == 1 or (outcomes["Accepted"] == 0 and timed_out), outcomes
+    assert set(outcomes) <= {"Accepted", "ConditionalCheckFailed"}
+    assert len(results) == n
+    first = outcomes["Accepted"]
+    assert Counter(r["duplicate"] for r in results) == +Counter({False: first, True: n - first})
     assert stack.take_dead_letters() == []
     assert stack.items("race-queue") == {
         "race-queue": {"id": "race-queue", "quantity": 5, "total_cents": 1350}

@@ -96,10 +96,10 @@ def test_delete_with_removal_retain_keeps_the_data_and_removes_the_rest(deployme
     updated.delete_stack()
     remaining = updated.leftovers()
     kept = {kind: sorted(names) for kind, names in remaining.items() if names}
-    dlq_url = updated.local_queue_url(after["DeadLetterQueueUrl"])
+    queues = [updated.local_queue_url(after[output]) for output in ("QueueUrl", "DeadLetterQueueUrl")]
     assert kept == {
         "tables": sorted([after["OrdersTableName"], after["ReferenceTableName"]]),
-        "queues": [dlq_url],
+        "queues": sorted(queues),  # the jobs queue's waiting orders are kept too (removal=retain)
         "log groups": [f"{PREFIX}-dlq-audit"],
     }
     dynamodb = updated.client("dynamodb")
