@@ -36,3 +36,17 @@ def create_table(client: Any, name: str) -> None:
         AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
+
+
+ORDERS_TABLE = "orders"
+
+
+@pytest.fixture
+def client() -> Iterator[Any]:
+    """A DynamoDB client on moto holding an empty orders table (ORDERS_TABLE): the worker's tests."""
+    import boto3
+
+    with mocked_aws():
+        ddb = boto3.client("dynamodb")
+        create_table(ddb, ORDERS_TABLE)
+        yield ddb

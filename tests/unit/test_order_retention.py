@@ -6,21 +6,10 @@ from __future__ import annotations
 import json
 import time
 
-import boto3
-import pytest
+from tests.unit.conftest import ORDERS_TABLE
 
-from tests.unit.conftest import create_table, mocked_aws
-
-TABLE = "orders"
+TABLE = ORDERS_TABLE
 DAY = 86_400
-
-
-@pytest.fixture
-def client():
-    with mocked_aws():
-        ddb = boto3.client("dynamodb")
-        create_table(ddb, TABLE)
-        yield ddb
 
 
 def record(order_id: str, quantity: int) -> dict:

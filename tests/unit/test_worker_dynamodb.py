@@ -11,18 +11,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from tests.unit.conftest import create_table, mocked_aws
+from tests.unit.conftest import ORDERS_TABLE, create_table, mocked_aws
 
-TABLE = "orders"
+TABLE = ORDERS_TABLE
 RECEIPT = "AQEB-receipt-handle-must-never-be-logged"
-
-
-@pytest.fixture
-def client():
-    with mocked_aws():
-        ddb = boto3.client("dynamodb")
-        create_table(ddb, TABLE)
-        yield ddb
 
 
 def record(body: str) -> dict:

@@ -6,22 +6,13 @@ from __future__ import annotations
 import json
 import uuid
 
-import boto3
 import pytest
 
-from tests.unit.conftest import create_table, mocked_aws
+from tests.unit.conftest import ORDERS_TABLE
 
-TABLE = "orders"
+TABLE = ORDERS_TABLE
 FIFO_ARN = "arn:aws:sqs:us-east-1:123456789012:labex-q05-jobs.fifo"
 STANDARD_ARN = "arn:aws:sqs:us-east-1:123456789012:labex-q05-jobs"
-
-
-@pytest.fixture
-def client():
-    with mocked_aws():
-        ddb = boto3.client("dynamodb")
-        create_table(ddb, TABLE)
-        yield ddb
 
 
 def fifo_record(body: str, group: str = "g") -> dict:
