@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def common(sub: argparse.ArgumentParser) -> None:
+    def common(sub: argparse.ArgumentParser, since: str = "read worker log lines this far back") -> None:
         sub.add_argument(
             "--prefix", default=DEFAULT_PREFIX, help=f"name prefix of the stack (default {DEFAULT_PREFIX})"
         )
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             type=float,
             default=DEFAULT_SINCE_MINUTES,
             metavar="MINUTES",
-            help=f"read worker log lines this far back (default {DEFAULT_SINCE_MINUTES:g})",
+            help=f"{since} (default {DEFAULT_SINCE_MINUTES:g})",
         )
 
     status_parser = commands.add_parser(
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         help="a synthesized cloud assembly to deploy instead of synthesizing",
     )
     deploy_parser.add_argument("--json", action="store_true", help="what was done, as one JSON object")
-    cost.add_command(commands)
+    cost.add_command(commands, common)
     args = parser.parse_args(argv)
 
     try:

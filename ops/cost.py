@@ -23,16 +23,16 @@ import json
 import math
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from ops import observe
 from ops.aws import Clients, error_line
 from ops.cost_model import PRICES_FILE, PriceError, Prices, Usage, estimated_gb_seconds, price
-from ops.snapshot import DEFAULT_SINCE_MINUTES, Target, TargetError, resolve_target
+from ops.snapshot import Target, TargetError, resolve_target
 from ops.terminal import safe, safe_lines
-from stacks.config import DECISION_METRICS, DEFAULT_PREFIX, FUNCTION_MEMORY_MB, METRICS_NAMESPACE
+from stacks.config import DECISION_METRICS, FUNCTION_MEMORY_MB, METRICS_NAMESPACE
 
 # The stack's architecture (stacks/function.py), used when the function's configuration cannot be
 # read (the operator policy does not grant lambda:GetFunctionConfiguration).
@@ -191,21 +191,11 @@ def format_text(report: dict[str, Any]) -> str:
     return safe_lines(lines)
 
 
-def add_command(commands: Any) -> None:
+def add_command(commands: Any, common: Callable[..., None]) -> None:
     parser = commands.add_parser(
         "cost", help="what the consumer cost over a period, by service and per order, at AWS list prices"
     )
-    parser.add_argument(
-        "--prefix", default=DEFAULT_PREFIX, help=f"name prefix of the stack (default {DEFAULT_PREFIX})"
-    )
-    parser.add_argument("--stack", help="stack name (default <prefix>-consumer)")
-    parser.add_argument(
-        "--since",
-        type=float,
-        default=DEFAULT_SINCE_MINUTES,
-        metavar="MINUTES",
-        help=f"the period: this many minutes up to now (default {DEFAULT_SINCE_MINUTES:g})",
-    )
+    common(parser, since="the period: this many minutes up to now")
     parser.add_argument(
         "--json",
         action="store_true",
