@@ -72,6 +72,8 @@ class Target:
     log_group: str
     names_from: str
     audit_log_group: str = ""
+    # The stack's `Options` output (compact JSON of the context it was synthesized with), if any.
+    options_output: str = ""
 
     def queues(self) -> Queues:
         """What the DLQ tools work on (ops/dlq.py)."""
@@ -149,7 +151,40 @@ def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | 
         outputs["LogGroupName"],
         names_from=f"stack {stack} outputs",
         audit_log_group=outputs.get("DlqAuditLogGroupName", names.dlq_audit_log_group),
+        options_output=outputs.get("Options", ""),
     )
+
+
+OPTIONS_OUTPUT = "Options"
+
+
+def deployment_options(target: Target, mappings: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """The options the deployment runs with: the stack's Options output; for a stack deployed
+    before it had one, what the resources say (fifo from the jobs queue's name, which SQS requires
+    to end in `.fifo` for a FIFO queue; batch_size from the event source mapping)."""
+    try:
+        values = json.loads(target.options_output) if target.options_output else None
+    except ValueError:
+        values = None
+    if isinstance(values, dict):
+        return {"from": f"stack output {OPTIONS_OUTPUT}", "values": values}
+    found: dict[str, Any] = {"fifo": target.jobs_queue.endswith(".fifo")}
+    if mappings:
+        found["batch_size"] = mappings[0]["batch_size"]
+    return {"from": f"the resources (no usable stack output {OPTIONS_OUTPUT})", "values": found}
+
+
+def _option_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        value = ",".join(str(item) for item in value)
+    return "none" if value is None or value == "" else str(value)
+
+
+def options_line(options: dict[str, Any]) -> str:
+    """`batch_size=1 fifo=false removal=retain ...`: one key=value per option, in their order."""
+    return " ".join(f"{key}={_option_value(value)}" for key, value in options["values"].items())
 
 
 def _iso(ms: int) -> str:
@@ -332,6 +367,7 @@ def take_snapshot(
         "error": None,
         "errors": {},
         "target": None,
+        "options": None,
         "queues": {"jobs": None, "dlq": None},
         "resources": {},
         "mappings": None,
@@ -388,6 +424,7 @@ def take_snapshot(
     snapshot["mappings"] = section(
         "mappings", lambda: observe.mappings(clients.client("lambda"), target.function_name)
     )
+    snapshot["options"] = deployment_options(target, snapshot["mappings"])
     snapshot["function"] = section(
         "function", lambda: observe.function_state(clients.client("lambda"), target.function_name)
     )
@@ -517,6 +554,8 @@ def format_text(snapshot: dict[str, Any]) -> str:
         return safe_lines([*lines, f"error     {snapshot['error']}"])
     target, errors = snapshot["target"], snapshot["errors"]
     lines.append(f"names     from {target['names_from']}")
+    if snapshot["options"] is not None:
+        lines.append(f"options   {options_line(snapshot['options'])}  (from {snapshot['options']['from']})")
 
     def unread(key: str) -> str:
         """Why a section has no data: deleted (AWS said so) or an error."""

@@ -275,6 +275,30 @@ class StackConfig:
         expiry: dead-letter-expiry must have fired by then (dead_letter_expiry_periods)."""
         return max(0, self.dead_letter_days_guaranteed - DEAD_LETTER_EXPIRY_WARNING_DAYS)
 
+    def options(self) -> dict[str, Any]:
+        """The context values that shaped this stack, by CONTEXT_DEFAULTS' keys (tags by key only),
+        as the stack's `Options` output carries them for `ops status` and the live view."""
+        return {
+            "prefix": self.names.prefix,
+            "batch_size": self.batch_size,
+            "removal": self.removal,
+            "visibility_timeout_seconds": self.visibility_timeout_seconds,
+            "function_timeout_seconds": self.function_timeout_seconds,
+            "max_receive_count": self.max_receive_count,
+            "target": self.target,
+            "max_concurrency": self.max_concurrency,
+            "oldest_job_age_alarm_seconds": self.oldest_job_age_alarm_seconds,
+            "alarm_email": self.alarm_email or "",
+            "job_retention_days": self.job_retention_days,
+            "dead_letter_retention_days": self.dead_letter_retention_days,
+            "order_retention_days": self.order_retention_days,
+            "producer_resend_days": self.producer_resend_days,
+            "tags": [key for key, _ in self.tags],
+            "tracing": self.tracing,
+            "fifo": self.fifo,
+            "content_based_deduplication": self.content_based_deduplication,
+        }
+
     @classmethod
     def from_context(cls, get: Mapping[str, Any] | Any) -> StackConfig:
         """Build from a mapping or from a callable like `node.try_get_context`."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack, Tags
@@ -114,6 +115,8 @@ class ConsumerStack(Stack):
             "DashboardName": monitoring.dashboard.dashboard_name,
             "DlqAuditLogGroupName": operator.audit_log_group.log_group_name,
             "OperatorPolicyArn": operator.policy.managed_policy_arn,
+            # What `ops status` and the live view show as the deployment's options.
+            "Options": json.dumps(config.options(), separators=(",", ":")),
         }
         for key, value in outputs.items():
             CfnOutput(self, key, value=value)

@@ -16,10 +16,12 @@ from local.session import ROOT, free_port
 from ops.aws import Clients, Endpoint
 from ops.observe import LogRecord
 from ops.snapshot import deliveries, format_text, messages, take_snapshot
+from stacks.config import StackConfig
 from tests.view.fake_consumer import (
     ITEM,
     PREFIX,
     REGION,
+    TEMPLATE,
     create_busy_day,
     create_resources,
     deploy_stack,
@@ -518,4 +520,46 @@ def test_status_counts_invocation_errors_apart_from_failed_records(aws):
     assert "1 invocation error(s); 22 record(s) of 7 message(s)" in format_text(snapshot)
     assert ", 1 invocation error(s) (last 60 min); " in format_text(
         take_snapshot(aws, PREFIX, since_minutes=120)
+    )
+
+
+def test_status_shows_the_options_from_the_stacks_options_output(aws):
+    """The stack's Options output (the context it was synthesized with, stacks/config.py) is the
+    snapshot's `options` (what --json and the live view read) and one `options` line of the text."""
+    config = StackConfig.from_context(
+        {"prefix": PREFIX, "batch_size": "10", "fifo": "true", "tags": "team=orders", "tracing": "true"}
+    )
+    template = {
+        **TEMPLATE,
+        "Outputs": {
+            **TEMPLATE["Outputs"],
+            "Options": {"Value": json.dumps(config.options(), separators=(",", ":"))},
+        },
+    }
+    aws.client("cloudformation").create_stack(
+        StackName=f"{PREFIX}-consumer", TemplateBody=json.dumps(template)
+    )
+    create_resources(aws)
+    snapshot = take_snapshot(aws, PREFIX)
+    assert snapshot["options"] == {"from": "stack output Options", "values": config.options()}
+    assert json.loads(json.dumps(snapshot))["options"]["values"]["batch_size"] == 10
+    (line,) = [line for line in format_text(snapshot).splitlines() if line.startswith("options")]
+    assert line.startswith(f"options   prefix={PREFIX} batch_size=10 removal=retain ")
+    assert " alarm_email=none " in line and " order_retention_days=none " in line
+    assert line.endswith(
+        "tags=team tracing=true fifo=true content_based_deduplication=false  (from stack output Options)"
+    )
+
+
+def test_a_stack_without_the_options_output_shows_what_its_resources_say(aws):
+    """A stack deployed before the Options output existed: batch size from the mapping, fifo from
+    the jobs queue's name, and the line says they come from the resources."""
+    deploy_stack(aws)
+    create_resources(aws)
+    snapshot = take_snapshot(aws, PREFIX)
+    assert snapshot["options"]["values"] == {"fifo": False, "batch_size": 1}
+    assert snapshot["options"]["from"].startswith("the resources")
+    assert (
+        "options   fifo=false batch_size=1  (from the resources (no usable stack output Options))"
+        in format_text(snapshot).splitlines()
     )

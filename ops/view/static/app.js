@@ -387,6 +387,16 @@ function renderAlarms(alarms) {
       text: `${alarm.updated_ms ? `since ${clockTime(alarm.updated_ms)}: ` : ""}${alarm.reason}` }))));
 }
 
+// The deployment's options as `ops status` prints them (ops/snapshot.py options_line).
+function optionsText(options) {
+  const word = (value) => {
+    if (typeof value === "boolean") return value ? "true" : "false";
+    if (Array.isArray(value)) value = value.join(",");
+    return value === null || value === undefined || value === "" ? "none" : String(value);
+  };
+  return Object.entries(options.values).map(([key, value]) => `${key}=${word(value)}`).join(" ");
+}
+
 function render(snapshot) {
   setText("#endpoint", snapshot.endpoint || "–");
   setText("#region", snapshot.region || "–");
@@ -402,6 +412,8 @@ function render(snapshot) {
   const partial = Object.keys(snapshot.errors).length > 0;
   setStatus(partial ? "error" : "live", partial ? "live · some reads failed" : "live");
   setText("#names-from", target.names_from);
+  setText("#options", snapshot.options ? optionsText(snapshot.options) : "–");
+  $("#options").title = snapshot.options ? `from ${snapshot.options.from}` : "";
   setText("#updated", clockTime(snapshot.taken_at_ms));
   setText("#jobs-name", target.jobs_queue);
   setText("#dlq-name", target.dead_letter_queue);
