@@ -813,6 +813,22 @@ PATCHES = [
         fixes_moto="no AWS/DynamoDB metrics are published: ConsumedWriteCapacityUnits and "
         "ConsumedReadCapacityUnits, which DynamoDB publishes for every table, are missing",
     ),
+    # CloudFormation's termination protection (services/cloudformation/termination_protection.py).
+    Patch(
+        "cloudformation.termination-protection",
+        "UpdateTerminationProtection; DeleteStack of a protected stack refused in AWS's words",
+        (
+            T(
+                "moto.cloudformation.responses:CloudFormationResponse.update_termination_protection",
+                adds=True,
+            ),
+            T("moto.cloudformation.responses:CloudFormationResponse.delete_stack", "self"),
+        ),
+        _call("embedded_aws.services.cloudformation.termination_protection", "patch_termination_protection"),
+        fixes_moto="UpdateTerminationProtection is not implemented, and DeleteStack deletes a stack created "
+        "with EnableTerminationProtection (AWS: ValidationError, 'Stack [<name>] cannot be deleted while "
+        "TerminationProtection is enabled')",
+    ),
 ]
 
 
