@@ -7,6 +7,9 @@ import pytest
 
 from local.scenario import fifo_send_args
 from local.session import LocalError, parse_context
+from stacks.config import CONTEXT_DEFAULTS
+from tests.full_context import FULL_CONTEXT, make_up_words
+from tests.infra.test_context_synth import documented_keys
 
 
 def test_context_words_become_the_deploys_values():
@@ -45,3 +48,11 @@ def test_a_fifo_send_carries_the_order_id_as_group_and_a_deduplication_id_unless
         and first["MessageDeduplicationId"] != second["MessageDeduplicationId"]
     )
     assert fifo_send_args("http://x/123/p-jobs.fifo", "o-1", True) == {"MessageGroupId": "o-1"}
+
+
+def test_make_up_takes_every_documented_key_at_once():
+    """The context tests/e2e/test_every_context_key.py deploys, as `make up CONTEXT="..."` words:
+    every key of the README's table, each off its default, is accepted whole."""
+    assert sorted(FULL_CONTEXT) == sorted(documented_keys())
+    assert [key for key, value in FULL_CONTEXT.items() if value == str(CONTEXT_DEFAULTS[key]).lower()] == []
+    assert parse_context(make_up_words()) == FULL_CONTEXT
