@@ -34,6 +34,9 @@ def consumer_stack(app: cdk.App, config: StackConfig) -> ConsumerStack:
         config.names.stack,
         config=config,
         synthesizer=synthesizer,
+        # What removal=retain keeps is the duplicate guard: a destroy must be a decision (README's
+        # deploy block: turn protection off first). The CLI sets it after deploy; not in the template.
+        termination_protection=not config.destroy_on_removal,
         description="Idempotent order consumer: SQS -> Lambda -> DynamoDB (conditional write on the order id)",
     )
 

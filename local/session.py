@@ -328,10 +328,18 @@ class LocalSession:
 
     def delete_stack(self, timeout: float = 60) -> None:
         """What `cdk destroy` does, through CloudFormation directly (no CLI or synth start-up):
-        `make down` and the tests that do not test the CLI's destroy itself."""
+        `make down` and the tests that do not test the CLI's destroy itself. Termination
+        protection (removal=retain) is turned off first."""
         from botocore.exceptions import ClientError
 
         cloudformation = self.client("cloudformation")
+        try:  # a removal=retain stack is protected (the operator's step before `cdk destroy`)
+            cloudformation.update_termination_protection(
+                StackName=self.stack_name, EnableTerminationProtection=False
+            )
+        except ClientError as error:
+            if "does not exist" not in str(error):  # no stack: the delete below is a no-op too
+                raise
         cloudformation.delete_stack(StackName=self.stack_name)
 
         def gone() -> bool:

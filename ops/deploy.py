@@ -211,6 +211,11 @@ def deploy(
         if found:
             if status in EMPTY_STATES:
                 progress(f"deleting {assembly.stack} ({status}: a failed create holds nothing) ...")
+                # Its termination protection (removal=retain) guards nothing here, and would
+                # refuse the destroy (the CLI's own retry of a failed create stops there too).
+                clients.client("cloudformation").update_termination_protection(
+                    StackName=assembly.stack, EnableTerminationProtection=False
+                )
                 cdk(["destroy", *source, "--force"])
             mapping = Path(scratch) / "adopt.json"
             mapping.write_text(json.dumps(resource_mapping(found), indent=2))

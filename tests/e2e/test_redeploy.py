@@ -3,7 +3,8 @@
 `cdk destroy` keeps the tables and both queues; a plain `cdk deploy` collides with the kept orders
 table and rolls back (ROLLBACK_COMPLETE, the table's message in its events); `ops deploy` stops
 before CloudFormation with one line; `ops deploy --adopt` imports the kept resources and deploys
-the rest; the old order, sent again, is acknowledged as a duplicate and its item is unchanged."""
+the rest; the old order, sent again, is acknowledged as a duplicate and its item is unchanged.
+The stack is deployed with termination protection: `cdk destroy` is refused until it is turned off."""
 
 from __future__ import annotations
 
@@ -85,6 +86,20 @@ def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
         first = stored(session)
         assert first == {**ORDER, "total_cents": 850}
 
+        # removal=retain deploys with termination protection: `cdk destroy` is refused, the stack
+        # stays, until the operator turns it off (README's deploy block).
+        cloudformation = session.client("cloudformation")
+        assert cloudformation.describe_stacks(StackName=session.stack_name)["Stacks"][0][
+            "EnableTerminationProtection"
+        ]
+        with pytest.raises(LocalError, match="cannot be deleted while TerminationProtection is enabled"):
+            session.destroy()
+        assert cloudformation.describe_stacks(StackName=session.stack_name)["Stacks"][0]["StackStatus"] == (
+            "CREATE_COMPLETE"
+        )
+        cloudformation.update_termination_protection(
+            StackName=session.stack_name, EnableTerminationProtection=False
+        )
         session.destroy()
         kept = {t for t in session.client("dynamodb").list_tables()["TableNames"] if t.startswith("rt-")}
         assert kept == {"rt-orders", "rt-reference"} and stored(session) == first
@@ -92,7 +107,6 @@ def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
         # The CLI's plain deploy: CloudFormation cannot create a table whose name is taken.
         with pytest.raises(LocalError):
             session.deploy(bootstrap=False, assembly=assembly)
-        cloudformation = session.client("cloudformation")
         assert cloudformation.describe_stacks(StackName=session.stack_name)["Stacks"][0]["StackStatus"] == (
             "ROLLBACK_COMPLETE"
         )
@@ -143,6 +157,7 @@ def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
             for s in cloudformation.list_stacks()["StackSummaries"]
             if s["StackName"] == session.stack_name
         ]
+        assert stack["EnableTerminationProtection"] is True  # the CLI turned it on again
         assert stack["StackStatus"] == "UPDATE_COMPLETE" and "cfn-exec-role" in stack.get("RoleARN", ""), (
             stack["StackStatus"],
             named,

@@ -127,6 +127,16 @@ def test_removal_destroy_removes_tables_and_dlq():
             assert resource.get("DeletionPolicy", "Delete") == "Delete", resource_type
 
 
+@pytest.mark.parametrize("removal, protected", [("retain", True), ("destroy", False)])
+def test_termination_protection_follows_removal(removal, protected):
+    """removal=retain (the default) deploys the stack with termination protection, so `cdk destroy`
+    is refused until it is turned off; removal=destroy (labs, local runs) deploys it unprotected.
+    It is in the cloud assembly's manifest, which the CDK CLI reads, not in the template."""
+    app, stack = synth_stack({"removal": removal})
+    assert stack.termination_protection is protected
+    assert app.synth().get_stack_by_name(stack.stack_name).termination_protection is protected
+
+
 def test_reference_item_is_seeded_by_custom_resource(template):
     """The stack puts {"id": "reference", "note": "keep unchanged"} into the reference table."""
     reference = logical_id(template, "AWS::DynamoDB::Table", {"TableName": "labex-q05-reference"})
