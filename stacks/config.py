@@ -276,8 +276,9 @@ class StackConfig:
         return max(0, self.dead_letter_days_guaranteed - DEAD_LETTER_EXPIRY_WARNING_DAYS)
 
     def options(self) -> dict[str, Any]:
-        """The context values that shaped this stack, by CONTEXT_DEFAULTS' keys (tags by key only),
-        as the stack's `Options` output carries them for `ops status` and the live view."""
+        """The context values that shaped this stack, by CONTEXT_DEFAULTS' keys, as the stack's
+        `Options` output carries them for `ops status` and the live view. Tags by key only and the
+        alarm email as whether there is one: anyone who may describe the stack reads its outputs."""
         return {
             "prefix": self.names.prefix,
             "batch_size": self.batch_size,
@@ -288,7 +289,7 @@ class StackConfig:
             "target": self.target,
             "max_concurrency": self.max_concurrency,
             "oldest_job_age_alarm_seconds": self.oldest_job_age_alarm_seconds,
-            "alarm_email": self.alarm_email or "",
+            "alarm_email": bool(self.alarm_email),  # whether one is subscribed, not the address
             "job_retention_days": self.job_retention_days,
             "dead_letter_retention_days": self.dead_letter_retention_days,
             "order_retention_days": self.order_retention_days,

@@ -39,7 +39,7 @@ FULL_OPTIONS = {
     "target": "local",
     "max_concurrency": 3,
     "oldest_job_age_alarm_seconds": 120,
-    "alarm_email": "oncall@example.com",
+    "alarm_email": True,
     "job_retention_days": 3,
     "dead_letter_retention_days": 5,
     "order_retention_days": 9,

@@ -545,7 +545,7 @@ def test_status_shows_the_options_from_the_stacks_options_output(aws):
     assert json.loads(json.dumps(snapshot))["options"]["values"]["batch_size"] == 10
     (line,) = [line for line in format_text(snapshot).splitlines() if line.startswith("options")]
     assert line.startswith(f"options   prefix={PREFIX} batch_size=10 removal=retain ")
-    assert " alarm_email=none " in line and " order_retention_days=none " in line
+    assert " alarm_email=false " in line and " order_retention_days=none " in line
     assert line.endswith(
         "tags=team tracing=true fifo=true content_based_deduplication=false  (from stack output Options)"
     )
