@@ -224,14 +224,7 @@ def price_all(
         for name, (usage, notes) in cells.items():
             cost = price(usage, prices, orders=1)
             row[name] = {
-                "units_per_order": {
-                    "sqs_requests": usage.sqs_requests,
-                    "invocations": usage.invocations,
-                    "gb_seconds": usage.gb_seconds,
-                    "write_units": usage.write_units,
-                    "read_units": usage.read_units,
-                    "log_bytes": usage.log_bytes,
-                },
+                "units_per_order": usage.units(),
                 "usd_per_million_orders": {s: cost.by_service[s] * 1e6 for s in SERVICES},
                 "total_usd_per_million_orders": cost.total * 1e6,
                 **(notes or {}),

@@ -141,15 +141,7 @@ def measure(
         "function": {"memory_mb": memory_mb, "architecture": architecture, "from": shape_from},
         "metrics": sums,
         "missing": missing,
-        "units": {
-            "sqs_requests": usage.sqs_requests,
-            "invocations": usage.invocations,
-            "gb_seconds": usage.gb_seconds,
-            "write_units": usage.write_units,
-            "read_units": usage.read_units,
-            "log_bytes": usage.log_bytes,
-            "metric_hours": usage.metric_hours,
-        },
+        "units": usage.units(),
     }
 
 

@@ -136,6 +136,21 @@ class Usage:
         if self.log_bytes < 0 or self.metric_hours < 0:
             raise ValueError("log_bytes and metric_hours must be >= 0")
 
+    def units(self) -> dict[str, float]:
+        """The billed units by name (the architecture aside), as reports show them."""
+        return {
+            name: getattr(self, name)
+            for name in (
+                "sqs_requests",
+                "invocations",
+                "gb_seconds",
+                "write_units",
+                "read_units",
+                "log_bytes",
+                "metric_hours",
+            )
+        }
+
 
 @dataclass(frozen=True)
 class Cost:
