@@ -6,6 +6,7 @@ with the rule packs app.py adds, synthesized once: a synth per value costs secon
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -42,6 +43,11 @@ EXAMPLES = {
 TOGETHER = {"content_based_deduplication": {"fifo": "true"}}
 
 
+# The stack every example is compared with: cdk.json's context under a prefix of its own.
+BASE, BASE_PREFIX = "(defaults)", "ctx-base"
+_ASSET_HASH = re.compile(r"\b[0-9a-f]{64}\b")
+
+
 def documented_keys() -> list[str]:
     readme = (ROOT / "README.md").read_text()
     return re.findall(r"^\| `(\w+)` \| ", readme, re.MULTILINE)
@@ -60,7 +66,9 @@ def synthesized(tmp_path_factory) -> tuple[Any, dict[str, Any]]:
 
     app = cdk.App(context=CDK_JSON_CONTEXT, outdir=str(tmp_path_factory.mktemp("context")))
     add_checks(app)
-    stacks = {}
+    stacks = {
+        BASE: consumer_stack(app, StackConfig.from_context({**CDK_JSON_CONTEXT, "prefix": BASE_PREFIX}))
+    }
     for key, value in EXAMPLES.items():
         prefix = value if key == "prefix" else f"ctx-{key.replace('_', '-')}"
         stacks[key] = consumer_stack(
@@ -82,6 +90,7 @@ def annotations(synthesized) -> dict[str, list[tuple[str, str, str]]]:
             for m in assembly.get_stack_artifact(stack.artifact_id).messages
         ]
         for key, stack in stacks.items()
+        if key != BASE
     }
 
 
@@ -130,3 +139,63 @@ def test_fifo_makes_both_queues_fifo_and_everything_points_at_them(synthesized):
                 {"Fn::GetAtt": [jobs_id, "QueueName"]},
                 {"Fn::GetAtt": [dlq_id, "QueueName"]},
             )
+
+
+def prefix_of(key: str) -> str:
+    return EXAMPLES[key] if key == "prefix" else f"ctx-{key.replace('_', '-')}"
+
+
+def normalized(template: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """The template with its prefix and asset hashes masked, so two stacks compare by what differs."""
+    text = json.dumps(template).replace(prefix, "<prefix>")
+    return json.loads(_ASSET_HASH.sub("<asset-hash>", text))
+
+
+def difference(base: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """What `other` adds, removes or changes against `base`, section by section: a whole
+    resource or output when added, its name when removed, each changed top-level entry (a
+    resource's Properties by property) with the new value."""
+    found: dict[str, Any] = {}
+    for section in ("Parameters", "Rules", "Resources", "Outputs"):
+        old, new = base.get(section, {}), other.get(section, {})
+        changes: dict[str, Any] = {}
+        for name in sorted(set(old) | set(new)):
+            if name not in new:
+                changes[name] = "removed"
+            elif name not in old:
+                changes[name] = new[name]
+            elif old[name] != new[name]:
+                before, after = old[name], new[name]
+                entry = {
+                    k: after.get(k) for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)
+                }
+                if isinstance(entry.get("Properties"), dict) and isinstance(before.get("Properties"), dict):
+                    props_before = before["Properties"]
+                    entry["Properties"] = {
+                        k: after["Properties"].get(k, "removed")
+                        for k in sorted(set(props_before) | set(after["Properties"]))
+                        if props_before.get(k) != after["Properties"].get(k)
+                    }
+                changes[name] = entry
+        if changes:
+            found[section] = changes
+    return found
+
+
+def test_each_documented_value_changes_the_template_as_reviewed(synthesized, snapshot):
+    """Each context value's stack against the defaults' stack: only the difference, reviewed in
+    a snapshot (refresh on purpose with `pytest --snapshot-update`), so what an option does to
+    the template is visible and any change to it shows up as a diff."""
+    from syrupy.extensions.json import JSONSnapshotExtension
+
+    assembly, stacks = synthesized
+    base = normalized(assembly.get_stack_artifact(stacks[BASE].artifact_id).template, BASE_PREFIX)
+    differences = {
+        key: difference(
+            base, normalized(assembly.get_stack_artifact(stacks[key].artifact_id).template, prefix_of(key))
+        )
+        for key in sorted(EXAMPLES)
+    }
+    # A prefix changes names only, which are masked; every other value changes something.
+    assert [key for key, found in differences.items() if not found] == ["prefix"]
+    assert differences == snapshot.use_extension(JSONSnapshotExtension)
