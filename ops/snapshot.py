@@ -107,7 +107,14 @@ def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | 
         why = "not found" if stack_missing(error) else error_line(error)
         sqs = clients.client("sqs")
         try:
-            queue_url = observe.find_queue_url(sqs, names.jobs_queue)
+            try:
+                queue_url = observe.find_queue_url(sqs, names.jobs_queue)
+            except ClientError as standard:
+                if not is_absent(standard):
+                    raise
+                # A FIFO deployment (-c fifo=true) names its queues with SQS's `.fifo` suffix.
+                names = Names(prefix, fifo=True)
+                queue_url = observe.find_queue_url(sqs, names.jobs_queue)
             dlq_url = observe.find_queue_url(sqs, names.dead_letter_queue)
         except ClientError as queue_error:
             raise TargetError(

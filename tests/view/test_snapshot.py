@@ -15,7 +15,7 @@ from moto import mock_aws
 from local.session import ROOT, free_port
 from ops.aws import Clients, Endpoint
 from ops.observe import LogRecord
-from ops.snapshot import deliveries, format_text, messages, take_snapshot
+from ops.snapshot import deliveries, format_text, messages, resolve_target, take_snapshot
 from stacks.config import StackConfig
 from tests.view.fake_consumer import (
     ITEM,
@@ -96,6 +96,18 @@ def test_snapshot_reads_every_section_with_names_from_the_stack_outputs(aws):
         "invocation_errors": 0,
     }
     json.dumps(snapshot)  # what the page receives
+
+
+def test_without_a_stack_a_fifo_deployments_queues_are_found_by_their_suffix(aws):
+    """No stack, and the prefix's queues are FIFO (`-c fifo=true` names them `.fifo`): the
+    fallback finds them instead of saying the jobs queue does not exist."""
+    sqs = aws.client("sqs")
+    fifo = {"FifoQueue": "true"}
+    jobs = sqs.create_queue(QueueName=f"{PREFIX}-jobs.fifo", Attributes=fifo)["QueueUrl"]
+    dlq = sqs.create_queue(QueueName=f"{PREFIX}-jobs-dlq.fifo", Attributes=fifo)["QueueUrl"]
+    target = resolve_target(aws, PREFIX)
+    assert (target.queue_url, target.dlq_url) == (jobs, dlq)
+    assert target.names_from == f"prefix {PREFIX} (stack not found)"
 
 
 def test_without_a_stack_the_names_come_from_the_prefix(aws):
