@@ -63,7 +63,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     try:
-        session = LocalSession(args.state_dir, parse_context(args.context))
+        context = parse_context(args.context)
+        if args.command == "demo" and context.get("removal") == "retain":
+            raise LocalError(
+                "make demo ends by destroying what it deployed and checking nothing is left, which "
+                "removal=retain prevents by design (it keeps the tables and queues, and protects the "
+                'stack): try it with make up CONTEXT="removal=retain"'
+            )
+        session = LocalSession(args.state_dir, context)
     except LocalError as error:
         print(safe(f"error: {error}"), file=sys.stderr)
         return 2

@@ -56,3 +56,15 @@ def test_make_up_takes_every_documented_key_at_once():
     assert sorted(FULL_CONTEXT) == sorted(documented_keys())
     assert [key for key, value in FULL_CONTEXT.items() if value == str(CONTEXT_DEFAULTS[key]).lower()] == []
     assert parse_context(make_up_words()) == FULL_CONTEXT
+
+
+def test_demo_with_removal_retain_is_refused_before_anything_starts(tmp_path, capsys):
+    """`make demo CONTEXT="removal=retain"`: the demo's last check (nothing left) cannot hold by
+    design, so it stops at once with one line pointing at `make up`; no emulator is started."""
+    from local.__main__ import main
+
+    assert main(["demo", "--state-dir", str(tmp_path), "--context", "removal=retain"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: make demo ends by destroying")
+    assert 'make up CONTEXT="removal=retain"' in err[0]
+    assert not any(tmp_path.iterdir())
