@@ -152,12 +152,13 @@ def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
         # Through CDK's bootstrap roles, as on an account: the CLI assumed the deploy role (it
         # warns and proceeds with the caller's keys when it cannot) and passed the execution role.
         assert "proceeding anyway" not in adopted.stderr.lower(), adopted.stderr[-2000:]
-        # The import created the stack from the kept resources, and the deploy then updated it with
-        # the rest, as the CLI reported. (Read from the CLI, not DescribeStacks by name: on a
-        # loaded machine the embedded CloudFormation has kept a destroyed stack of the same name
-        # beside its successor, the gap docs/local-fidelity.md names.)
+        # The import created the stack from the kept resources, and the deploy then updated it
+        # with the rest: the CLI saw both, and the stack says so (also once the reference seeder,
+        # which the update added, has answered its Create).
         for status in ("IMPORT_COMPLETE", "UPDATE_COMPLETE"):
             assert f"| {status}" in adopted.stderr and "rt-consumer" in adopted.stderr, adopted.stderr[-3000:]
+        stack = cloudformation.describe_stacks(StackName=session.stack_name)["Stacks"][0]
+        assert stack["StackStatus"] == "UPDATE_COMPLETE" and stack["EnableTerminationProtection"] is True
         resources = cloudformation.describe_stack_resources(StackName=session.stack_name)["StackResources"]
         physical = {r["PhysicalResourceId"] for r in resources if r["ResourceType"] == "AWS::DynamoDB::Table"}
         assert physical == {"rt-orders", "rt-reference"}

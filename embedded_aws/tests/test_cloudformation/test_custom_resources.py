@@ -161,3 +161,43 @@ def test_a_failed_create_rolls_the_stack_back(emulator):
     )
     assert [r["RequestType"] for r in requests(emulator, name)] == ["Create", "Delete"]
     assert name not in [f["FunctionName"] for f in emulator.client("lambda").list_functions()["Functions"]]
+
+
+# Answers its Create only after a while, as a slow provider does.
+SLOW_PROBE = PROBE.replace(
+    "def handler(event, context):", "def handler(event, context):\n    import time\n    time.sleep(2)"
+).replace(
+    "urllib.request.urlopen(request, timeout=10).read()",
+    'urllib.request.urlopen(request, timeout=10).read()\n    print("ANSWERED " + event["RequestType"])',
+)
+
+
+def test_an_answer_to_a_create_an_update_added_leaves_the_updated_stack_updated(emulator):
+    """A custom resource added by an update whose Create is answered after the update finished:
+    the stack stays UPDATE_COMPLETE (moto marked any stack CREATE_COMPLETE on a Create answer,
+    which a redeploy test met on a loaded machine)."""
+    name = unique("cr-late")
+    role = make_role(emulator, f"{name}-role", [logs_statement(name)])
+    emulator.client("logs").create_log_group(logGroupName=f"/aws/lambda/{name}")
+    cloudformation = emulator.client("cloudformation")
+    full = json.loads(template(name, role, "v1"))
+    full["Resources"]["Fn"]["Properties"]["Code"]["ZipFile"] = SLOW_PROBE
+    without = {"Resources": {k: v for k, v in full["Resources"].items() if k != "Probe"}}
+
+    def status() -> str:
+        return cloudformation.describe_stacks(StackName=name)["Stacks"][0]["StackStatus"]
+
+    cloudformation.create_stack(StackName=name, TemplateBody=json.dumps(without))
+    wait_for(lambda: status() == "CREATE_COMPLETE", timeout=30, what="the stack to be created")
+    cloudformation.update_stack(StackName=name, TemplateBody=json.dumps({"Resources": full["Resources"]}))
+    wait_for(lambda: status() == "UPDATE_COMPLETE", timeout=30, what="the stack to be updated")
+    wait_for(
+        lambda: any(
+            e["message"].startswith("ANSWERED Create")
+            for e in observe.log_events(emulator.client("logs"), f"/aws/lambda/{name}")
+        ),
+        timeout=30,
+        what="the late answer to the Create",
+    )
+    assert status() == "UPDATE_COMPLETE"
+    cloudformation.delete_stack(StackName=name)

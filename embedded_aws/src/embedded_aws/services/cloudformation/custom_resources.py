@@ -140,6 +140,15 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
             stack = None
         if stack is not None and stack.status in ROLLING_BACK:
             return 200, {"status": 200}, json.dumps("{}")
+        if whose is AnswerTo.CREATE and stack is not None and stack.status != "CREATE_IN_PROGRESS":
+            # A custom resource an update added, or one answering after its stack was deleted:
+            # keep its data, leave the stack's status alone (moto's handler marks any stack
+            # CREATE_COMPLETE, so an answer after the update finished turned UPDATE_COMPLETE
+            # into CREATE_COMPLETE, and a deleted stack into a live-looking one).
+            resource = stack.custom_resources.get(answered[1])
+            if answer.status == "SUCCESS" and resource is not None:
+                resource.set_data(answer.data)
+            return 200, {"status": 200}, json.dumps("{}")
         if whose is AnswerTo.CREATE_THEN_ROLL_BACK and stack is not None:
             start_rollback(stack)
         return process(self)
