@@ -225,9 +225,8 @@ def test_ops_cost_prices_the_lab_scenario_from_the_local_metrics(stack):
     )
     assert report["orders"] == 2
     assert report["metrics"]["sqs_sent"] == 4
-    # moto drops Architectures from a function CloudFormation creates: locally it reads x86_64
-    # (docs/local-fidelity.md); on AWS this is the stack's arm64.
-    assert report["function"] == {"memory_mb": 256, "architecture": "x86_64", "from": "the function"}
+    # The deployed function's own settings: the stack's arm64 at 256 MB.
+    assert report["function"] == {"memory_mb": 256, "architecture": "arm64", "from": "the function"}
     assert report["metrics"]["dynamodb_write_units"] >= 4  # more if a write was retried
     assert report["by_service"]["sqs"] > 0 and report["by_service"]["lambda"] > 0
     assert report["by_service"]["dynamodb"] > 0

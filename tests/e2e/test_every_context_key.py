@@ -59,7 +59,7 @@ def test_the_resources_follow_the_context(deployed):
     (mapping,) = lambda_api.list_event_source_mappings(FunctionName=f"{prefix}-worker")["EventSourceMappings"]
     assert (mapping["BatchSize"], mapping["ScalingConfig"]["MaximumConcurrency"]) == (10, 3)
     function = lambda_api.get_function_configuration(FunctionName=f"{prefix}-worker")
-    # tracing and the table's TTL: the Options output above only; the embedded AWS keeps
-    # PassThrough and ignores TimeToLiveSpecification (docs/local-fidelity.md).
-    assert function["Timeout"] == 2
+    # The table's TTL: the Options output above only; the embedded AWS ignores
+    # TimeToLiveSpecification (docs/local-fidelity.md).
+    assert function["Timeout"] == 2 and function["TracingConfig"] == {"Mode": "Active"}
     assert function["Environment"]["Variables"][WORKER_RETENTION_ENV] == str(9 * 86_400)

@@ -570,7 +570,27 @@ PATCHES = [
             ),
         ),
         _call("embedded_aws.services.awslambda.cloudformation", "patch_inline_code_update"),
-        fixes_moto="an update of a function with Code.ZipFile reads the source text as a base64 zip",
+        fixes_moto="an update of a function with Code.ZipFile reads the source text as a base64 zip; "
+        "an update drops Architectures and TracingConfig",
+    ),
+    Patch(
+        "awslambda.cloudformation-settings",
+        "a function's Architectures and TracingConfig from its template at create (at update: the "
+        "inline-code patch above)",
+        (
+            T(
+                f"{LAMBDA}:LambdaFunction.create_from_cloudformation_json",
+                "cls",
+                "resource_name",
+                "cloudformation_json",
+                "account_id",
+                "region_name",
+                "kwargs",
+            ),
+        ),
+        _call("embedded_aws.services.awslambda.cloudformation", "patch_function_settings"),
+        fixes_moto="AWS::Lambda::Function drops Architectures and TracingConfig: an arm64 function reads "
+        "x86_64 and an Active-traced one PassThrough",
     ),
     # CloudFormation (services/cloudformation/).
     Patch(

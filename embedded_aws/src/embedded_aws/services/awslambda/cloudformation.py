@@ -8,7 +8,8 @@ from typing import Any
 def patch_inline_code_update() -> None:
     """A CloudFormation update of a function with inline code (`Code.ZipFile`: the source text,
     per the CloudFormation docs): moto zipped the text at create but read it as a base64 zip at
-    update, so any update of such a function failed."""
+    update, so any update of such a function failed. The update also applies the template's
+    architecture and tracing (SETTINGS), which moto dropped."""
     import base64
 
     from moto.awslambda.models import LambdaFunction
@@ -28,6 +29,43 @@ def patch_inline_code_update() -> None:
             zipped = base64.b64encode(cls._create_zipfile_from_plaintext_code(code["ZipFile"]))
             properties = {**cloudformation_json["Properties"], "Code": {**code, "ZipFile": zipped}}
             cloudformation_json = {**cloudformation_json, "Properties": properties}
-        return update(cls, original_resource, new_resource_name, cloudformation_json, account_id, region_name)
+        function = update(
+            cls, original_resource, new_resource_name, cloudformation_json, account_id, region_name
+        )
+        return _apply_settings(function, cloudformation_json.get("Properties", {}))
 
     LambdaFunction.update_from_cloudformation_json = classmethod(update_from_cloudformation_json)
+
+
+# The function settings a template may give that moto's CloudFormation handler did not copy
+# onto the function (CreateFunction takes them): the architecture and X-Ray tracing.
+SETTINGS = {"Architectures": "architectures", "TracingConfig": "tracing_config"}
+
+
+def _apply_settings(function: Any, properties: dict[str, Any]) -> Any:
+    for prop, attribute in SETTINGS.items():
+        if prop in properties:
+            setattr(function, attribute, properties[prop])
+    return function
+
+
+def patch_function_settings() -> None:
+    """AWS::Lambda::Function's Architectures and TracingConfig reach the function at create, as
+    they do on AWS (moto left an arm64 function x86_64 and tracing PassThrough); an update applies
+    them in patch_inline_code_update, which owns that method."""
+    from moto.awslambda.models import LambdaFunction
+
+    create = LambdaFunction.create_from_cloudformation_json.__func__
+
+    def create_from_cloudformation_json(
+        cls: Any,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> Any:
+        function = create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
+        return _apply_settings(function, cloudformation_json.get("Properties", {}))
+
+    LambdaFunction.create_from_cloudformation_json = classmethod(create_from_cloudformation_json)
