@@ -23,7 +23,7 @@ from ops.aws import Clients, Endpoint
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(40)]
 
-HOLD = 2  # seconds: far shorter than the big redrive
+HOLD = 3  # seconds: far shorter than the big redrive, long enough for a loaded machine to extend
 
 
 @pytest.fixture
