@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.reliability import BATCH_TIMEOUTS, TWO_RECEIVES, check_conservation, deployed
+from tests.e2e.reliability import BATCH_TIMEOUTS, THREE_RECEIVES, check_conservation, deployed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(70)]
 
@@ -20,7 +20,7 @@ def stack(shared_aws, tmp_path_factory):
         "relmix1",
         BATCH_SIZE,
         tmp_path_factory.mktemp("relmix1"),
-        {**BATCH_TIMEOUTS, **TWO_RECEIVES},
+        {**BATCH_TIMEOUTS, **THREE_RECEIVES},
     ) as deployed_stack:
         yield deployed_stack
 
