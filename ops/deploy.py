@@ -114,9 +114,9 @@ def stack_state(clients: Any, stack: str) -> tuple[str | None, set[str]]:
     return status, held
 
 
-def outside_the_stack(clients: Any, stack: str, template: dict[str, Any]) -> dict[Kept, dict[str, str]]:
-    """Kept resources that exist but are not in `stack`: what a plain deploy would collide with."""
-    _, held = stack_state(clients, stack)
+def outside_the_stack(clients: Any, held: set[str], template: dict[str, Any]) -> dict[Kept, dict[str, str]]:
+    """Kept resources that exist but are not among the stack's `held` logical ids (stack_state):
+    what a plain deploy would collide with."""
     found = {}
     for kept in kept_resources(template):
         if kept.logical_id in held:
@@ -203,8 +203,8 @@ def deploy(
                 )
             out = str(app)
         assembly = Assembly.read(Path(out))
-        status, _ = stack_state(clients, assembly.stack)
-        found = outside_the_stack(clients, assembly.stack, assembly.template)
+        status, held = stack_state(clients, assembly.stack)
+        found = outside_the_stack(clients, held, assembly.template)
         if found and not adopt:
             raise KeptResourcesError(collision_line(assembly.stack, found))
         source = ["--app", out]
