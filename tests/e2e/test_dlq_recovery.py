@@ -115,10 +115,21 @@ def test_redrive_writes_the_pending_acknowledges_the_stored_and_leaves_the_rest(
         "malformed": 0,
     }
     assert redriven["failures"] == []
-    wait_for(lambda: len(results(session, env, since)) >= 13, timeout=SETTLE, what="13 RESULT lines")
+    pending = {f"rec-pending-{n}" for n in range(12)}
+
+    def settled() -> bool:
+        done = results(session, env, since)
+        return {r["id"] for r in done if r["processed"]} >= pending and any(
+            r["id"] == "rec-stored" for r in done if r["duplicate"]
+        )
+
+    # On what was settled, not on a count of lines: on a loaded machine SQS may deliver a redriven
+    # message again (at least once), and its second RESULT is a duplicate, never a second write.
+    wait_for(settled, timeout=SETTLE, what="the 12 pending written and rec-stored acknowledged")
     done = results(session, env, since)
-    assert sorted(r["id"] for r in done if r["processed"]) == sorted(f"rec-pending-{n}" for n in range(12))
-    assert [r["id"] for r in done if r["duplicate"]] == ["rec-stored"]
+    written = [r["id"] for r in done if r["processed"]]
+    assert sorted(written) == sorted(pending)
+    assert {r["id"] for r in done if r["duplicate"]} <= pending | {"rec-stored"}
     remaining = operator.json("dlq", "list")
     assert remaining["counts"] == {"pending": 0, "stored": 0, "conflict": 1, "malformed": 1}
     again = operator.run("dlq", "redrive")
