@@ -34,7 +34,8 @@ def view_is_up(url: str) -> bool:
     """The view at `url` (a page URL with its token) is up."""
     try:
         with urllib.request.urlopen(urlsplit(url)._replace(path="/healthz").geturl(), timeout=2) as response:
-            return response.status == 200
+            status: int = response.status
+            return status == 200
     except OSError:
         return False
 

@@ -55,7 +55,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from ops.observe import log_events
 from stacks.config import DLQ_AUDIT_STREAM
@@ -143,7 +143,10 @@ def _attribute_json(value: dict[str, Any]) -> dict[str, str]:
     return {"type": value["DataType"], "value": value.get("StringValue", "")}
 
 
-def _batches(items: list, size: int = 10) -> Iterator[list]:
+_Item = TypeVar("_Item")
+
+
+def _batches(items: list[_Item], size: int = 10) -> Iterator[list[_Item]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
 

@@ -157,8 +157,8 @@ def format_redrive(result: dict[str, Any]) -> str:
 
     def left_of(kind: str) -> int:
         if dry:
-            return 0 if kind in result["classes"] else counts[kind]["found"]
-        return counts[kind]["found"] - counts[kind]["moved"]
+            return 0 if kind in result["classes"] else int(counts[kind]["found"])
+        return int(counts[kind]["found"] - counts[kind]["moved"])
 
     left = ", ".join(f"{n} {kind}" for kind in dlq.CLASSES if (n := left_of(kind)))
     failed = sum(counts[kind]["failed"] for kind in dlq.CLASSES)

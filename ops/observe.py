@@ -155,7 +155,8 @@ def stack_outputs(cloudformation: Any, stack_name: str) -> dict[str, str]:
 
 
 def find_queue_url(sqs: Any, queue_name: str) -> str:
-    return sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
+    url: str = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
+    return url
 
 
 def alarms(cloudwatch: Any, names: list[str]) -> list[dict[str, Any]]:

@@ -446,4 +446,4 @@ def _flag(raw: Any, key: str) -> bool:
 def _choice(raw: Any, key: str, choices: tuple[str, ...]) -> str:
     if raw not in choices:
         raise ConfigError(f"context {key}={raw!r} is invalid: use one of {', '.join(choices)}")
-    return raw
+    return choices[choices.index(raw)]
