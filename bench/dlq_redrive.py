@@ -33,7 +33,7 @@ class DeadLetterQueues:
 
     @classmethod
     def create(cls, clients: Any, in_flight_limit: int) -> DeadLetterQueues:
-        from embedded_aws.services.sqs.limits import IN_FLIGHT_TAG
+        from embedded_aws import IN_FLIGHT_TAG
 
         name = f"scale-{uuid.uuid4().hex[:8]}"
         sqs, dynamodb = clients.client("sqs"), clients.client("dynamodb")

@@ -23,7 +23,7 @@ import tempfile
 import venv
 from pathlib import Path
 
-from embedded_aws.lambda_host.runtimes import download_debs
+from embedded_aws import download_debs
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS_DIR = ROOT / ".tools"

@@ -5,8 +5,11 @@ and the code cannot drift apart; nothing imports `bench` or `tests`."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import Path
+
+import embedded_aws
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
@@ -19,6 +22,21 @@ SOURCES = {
     "embedded_aws": ROOT / "embedded_aws" / "src",
 }
 OURS = (*SOURCES, "app", "tests")
+# Everything outside the embedded AWS, which may use only what `embedded_aws/__init__.py` names.
+OUTSIDE_EMBEDDED_AWS = ("app.py", "conftest.py", "stacks", "ops", "local", "bench", "lambda", "tests")
+# Rewritten while the suite runs (the nag test replaces tests/artifacts): never walked.
+NOT_SOURCES = {"artifacts", "__pycache__", "__snapshots__", "node_modules"}
+# {module: (embedded_aws modules it may import past the public surface, why)}.
+PAST_THE_SURFACE = {
+    "ops.guard": (
+        ("embedded_aws.server.guard",),
+        "the loopback rules the live view shares with the emulator's front door (docs/architecture.md, ops row)",
+    ),
+    "tests.infra.test_dead_letter_expiry_warning": (
+        ("embedded_aws.services.cloudwatch", "embedded_aws.services.sqs"),
+        "days of DLQ samples cannot be waited for: the emulator's pure SQS and CloudWatch rules run on them",
+    ),
+}
 
 
 def allowed_imports() -> dict[str, tuple[str, ...]]:
@@ -113,3 +131,74 @@ def test_there_are_no_import_circles():
     for start in sorted(edges):
         visit(start, [start])
     assert circles == []
+
+
+def past_the_surface(source: str) -> set[str]:
+    """The embedded_aws modules and names `source` imports that its public surface does not name."""
+    public = {"embedded_aws", *(f"embedded_aws.{name}" for name in embedded_aws.__all__)}
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = (
+                [node.module]
+                if node.module != "embedded_aws"
+                else [f"embedded_aws.{a.name}" for a in node.names]
+            )
+        else:
+            continue
+        found.update(name for name in names if name.split(".")[0] == "embedded_aws" and name not in public)
+    return found
+
+
+def outside_sources() -> dict[str, Path]:
+    """{module name: path} of every Python file outside embedded_aws/."""
+    found = {}
+    for top in OUTSIDE_EMBEDDED_AWS:
+        if top.endswith(".py"):
+            found[top.removesuffix(".py")] = ROOT / top
+            continue
+        for folder, dirs, files in os.walk(ROOT / top):
+            dirs[:] = [d for d in dirs if d not in NOT_SOURCES]
+            for name in files:
+                if name.endswith(".py"):
+                    path = Path(folder) / name
+                    found[module_name(path)] = path
+    return found
+
+
+def test_nothing_outside_the_embedded_aws_imports_past_its_public_surface():
+    """Product, ops, local driver, benchmarks and the product's tests import the embedded AWS only
+    through what `embedded_aws/__init__.py` names, except the allow-listed modules (each with its
+    reason); an allow-list entry no longer needed fails too, so the list cannot rot."""
+    wrong, used = [], set()
+    for name, path in sorted(outside_sources().items()):
+        allowed = PAST_THE_SURFACE.get(name, ((), ""))[0]
+        for target in sorted(past_the_surface(path.read_text())):
+            if any(target == prefix or target.startswith(prefix + ".") for prefix in allowed):
+                used.add(name)
+            else:
+                wrong.append((name, target))
+    assert wrong == []
+    assert used == set(PAST_THE_SURFACE)
+
+
+def test_the_public_surface_check_reads_every_import_form():
+    """The scanner itself, so a form it misses cannot make the test above pass vacuously."""
+    source = (
+        "from embedded_aws import ACCOUNT_ID, EmbeddedAWS\n"
+        "import embedded_aws\n"
+        "from embedded_aws.services.sqs.limits import IN_FLIGHT_TAG\n"
+        "import embedded_aws.server.guard\n"
+        "from embedded_aws import faults\n"
+        "def lazy():\n"
+        "    from embedded_aws.lambda_host import runtimes\n"
+    )
+    assert past_the_surface(source) == {
+        "embedded_aws.services.sqs.limits",
+        "embedded_aws.server.guard",
+        "embedded_aws.faults",
+        "embedded_aws.lambda_host",
+    }
+    assert {"local.aws_cli", "bench.dlq_redrive", "app", "tests.unit.test_layers"} <= set(outside_sources())

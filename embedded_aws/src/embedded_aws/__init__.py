@@ -8,6 +8,10 @@ with a local Lambda host that runs function code for real. The public surface:
 - `Credentials`, `ACCOUNT_ID`.
 - Faults: `FAULTS_FILE`, `add_fault`, `add_latency`, `clear_faults`, `read_faults` (DynamoDB errors
   and latency injected from another process).
+- `IN_FLIGHT_TAG`: the queue tag that lowers an SQS queue's in-flight cap, so a benchmark reaches
+  the cap with a few thousand messages.
+- `download_debs(packages, work, suite)`: a Debian release's packages fetched without root, as the
+  Lambda host fetches runtimes (the local driver installs the AWS CLI with it).
 
 Everything else is internal. Nothing here imports the stack or its operations tools.
 """
@@ -26,6 +30,8 @@ _PUBLIC = {
     "add_latency": "embedded_aws.faults",
     "clear_faults": "embedded_aws.faults",
     "read_faults": "embedded_aws.faults",
+    "IN_FLIGHT_TAG": "embedded_aws.services.sqs.limits",
+    "download_debs": "embedded_aws.lambda_host.runtimes",
 }
 __all__ = sorted(_PUBLIC)  # noqa: PLE0605 - derived from the one table of lazy names above
 
