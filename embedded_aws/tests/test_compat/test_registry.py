@@ -3,6 +3,7 @@ target has one owner, and a moto that moved refuses to start with one line namin
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tomllib
@@ -12,7 +13,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from embedded_aws.compat.patches import REGISTRY, SUPPORTED_MOTO
-from embedded_aws.compat.registry import IncompatibleMoto, Patch, Registry, Target
+from embedded_aws.compat.registry import IncompatibleMoto, Patch, Registry, Target, changed
 
 DISTRIBUTION = Path(__file__).resolve().parents[2]
 
@@ -40,24 +41,72 @@ def test_every_patch_says_why_and_what_it_touches():
 
 
 def test_every_patch_changes_exactly_what_it_declares():
-    """Applied in a fresh interpreter (moto patched for good there), every declared target is
-    replaced, and undo puts each back."""
+    """Applied in a fresh interpreter (moto patched for good there): every declared target is
+    replaced, no attribute of a moto or werkzeug module or class that no patch declares is
+    rebound, added or removed, and undo puts every one back as it was."""
     script = (
+        "import json, sys\n"
         "from embedded_aws.compat.patches import REGISTRY, Context\n"
+        "from embedded_aws.compat.registry import attributes, changed\n"
         "from embedded_aws.services.cloudwatch.service import LocalCloudWatch\n"
+        "REGISTRY.problems()\n"  # imports every target's module, so the snapshot holds them
+        "loaded = set(sys.modules)\n"
+        "before = attributes()\n"
         "REGISTRY.apply(Context(port=1, host=None, cloudwatch=LocalCloudWatch()))\n"
-        "print(REGISTRY.unchanged_targets())\n"
+        "after = attributes()\n"
+        "declared = REGISTRY.declared_targets()\n"
+        "unchanged = REGISTRY.unchanged_targets()\n"
         "REGISTRY.undo()\n"
-        "print(REGISTRY.problems())\n"
+        "print(json.dumps({\n"
+        "    'undeclared': sorted(changed(before, after) - declared),\n"
+        "    'unchanged': unchanged,\n"
+        "    'not undone': sorted(changed(before, attributes())),\n"
+        "    'loaded by apply': sorted(m for m in set(sys.modules) - loaded if m.startswith(('moto', 'werkzeug'))),\n"
+        "    'problems after undo': REGISTRY.problems(),\n"
+        "}))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["[]", "[]"]
+    assert json.loads(done.stdout.splitlines()[-1]) == {
+        "undeclared": [],
+        "unchanged": [],
+        "not undone": [],
+        "loaded by apply": [],  # a module loaded by apply would have no snapshot to compare with
+        "problems after undo": [],
+    }
+
+
+def test_changed_names_what_was_rebound_added_or_removed():
+    """The comparison the test above relies on: identity, not equality, and both directions."""
+    same, other = [1], [1]
+    before = {"m:kept": same, "m:rebound": same, "m:removed": same}
+    after = {"m:kept": same, "m:rebound": other, "m:added": same}
+    assert changed(before, after) == {"m:rebound", "m:removed", "m:added"}
+
+
+def test_undo_of_an_inherited_method_leaves_the_subclass_inheriting():
+    """A patch that sets a method on a subclass that inherited it is undone by deleting it from
+    the subclass, so the subclass follows its base again."""
+
+    def apply(context):
+        Child.method = lambda self, a, b: "patched"
+
+    registry = Registry(
+        [Patch("child", "a test", (Target(f"{MODULE}:Child.method", ("self", "a", "b")),), apply)], ">=0"
+    )
+    registry.apply("context")
+    assert "method" in vars(Child) and registry.unchanged_targets() == []
+    registry.undo()
+    assert "method" not in vars(Child) and Child().method(1, 2) == "original"
 
 
 class Subject:
     def method(self, a, b):
         return "original"
+
+
+class Child(Subject):
+    pass
 
 
 def _registry(*targets: Target, supported: str = ">=0", applied: list | None = None) -> Registry:

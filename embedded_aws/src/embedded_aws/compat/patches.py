@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from embedded_aws.compat.registry import Patch, Registry, Target
+from embedded_aws.compat.request_overhead import CAMELCASE_IMPORTERS
 
 # Checked against these releases; embedded_aws/pyproject.toml declares the same range.
 SUPPORTED_MOTO = ">=5.2.5,<5.3"
@@ -56,9 +57,19 @@ def _profiling(context: Context) -> None:
 
 
 def _global_cors_off(context: Context) -> None:
+    from moto import settings
     from moto.moto_server import werkzeug_app
 
-    werkzeug_app.DISABLE_GLOBAL_CORS = True  # in case moto was imported before (in-process tests)
+    # werkzeug_app copied the setting when moto was first imported; it reads its own copy.
+    settings.DISABLE_GLOBAL_CORS = werkzeug_app.DISABLE_GLOBAL_CORS = True
+
+
+def _iam_enforced(context: Context) -> None:
+    from moto import settings
+    from moto.core.authorization import ActionAuthenticatorMixin
+
+    settings.INITIAL_NO_AUTH_ACTION_COUNT = 0
+    ActionAuthenticatorMixin.request_count = 0
 
 
 def _resource_types(context: Context) -> None:
@@ -131,8 +142,19 @@ PATCHES = [
     Patch(
         "server.global-cors-off",
         "moto's server approves every origin's CORS preflight (docs/security.md)",
-        (T("moto.moto_server.werkzeug_app:DISABLE_GLOBAL_CORS"),),
+        (T("moto.settings:DISABLE_GLOBAL_CORS"), T("moto.moto_server.werkzeug_app:DISABLE_GLOBAL_CORS")),
         _global_cors_off,
+    ),
+    Patch(
+        "iam.enforced",
+        "every request signed by known credentials and allowed by IAM, from the first one "
+        "(moto allows unsigned requests until INITIAL_NO_AUTH_ACTION_COUNT have been made)",
+        (
+            T("moto.settings:INITIAL_NO_AUTH_ACTION_COUNT"),
+            # moto's count of requests so far, started again (it is 0 unless moto served before)
+            Target("moto.core.authorization:ActionAuthenticatorMixin.request_count", replaced=False),
+        ),
+        _iam_enforced,
     ),
     # CloudFormation types moto skips with a warning: a deploy "succeeds" without them.
     Patch(
@@ -232,7 +254,7 @@ PATCHES = [
             T("moto.backends:list_of_moto_modules"),
             T("moto.core.responses:method_names_from_class", "clazz"),
             T("moto.iam.access_control:IAMPolicy.__init__", "self", "policy"),
-            T("moto.core.utils:camelcase_to_underscores", "argument"),
+            *(T(f"{module}:camelcase_to_underscores", "argument") for module in CAMELCASE_IMPORTERS),
             T("moto.core.utils:_load_service_model", "service_name", "model_name"),
             T(
                 "moto.moto_api._internal.moto_random:MotoRandom.get_random_string",

@@ -93,7 +93,10 @@ class Registry:
     def __init__(self, patches: list[Patch], supported_moto: str) -> None:
         self.patches = patches
         self.supported_moto = SpecifierSet(supported_moto)
-        self._originals: dict[str, tuple[Any, str, Any]] = {}  # target path -> (owner, name, value)
+        # target path -> (owner, name, value as seen through the owner, value in the owner's own
+        # __dict__): a method a class inherits is checked as inherited and, on undo, deleted from
+        # the class again rather than copied into it.
+        self._originals: dict[str, tuple[Any, str, Any, Any]] = {}
         self.applied: list[str] = []
 
     def problems(self) -> list[str]:
@@ -134,18 +137,17 @@ class Registry:
                 continue
             for target in patch.targets:
                 owner, name = target.owner_and_name()
-                self._originals.setdefault(
-                    target.path,
-                    (
-                        owner,
-                        name,
-                        owner.__dict__.get(name, _MISSING)
-                        if target.adds
-                        else inspect.getattr_static(owner, name),
-                    ),
-                )
+                own = vars(owner).get(name, _MISSING)
+                seen = own if target.adds else inspect.getattr_static(owner, name)
+                self._originals.setdefault(target.path, (owner, name, seen, own))
             patch.apply(context)
             self.applied.append(patch.name)
+
+    def declared_targets(self) -> set[str]:
+        """The paths the applied patches declare."""
+        return {
+            target.path for patch in self.patches if patch.name in self.applied for target in patch.targets
+        }
 
     def unchanged_targets(self) -> list[str]:
         """Declared targets that, after `apply`, are still what they were before: a patch that no
@@ -155,17 +157,44 @@ class Registry:
             if patch.name not in self.applied:
                 continue
             for target in patch.targets:
-                owner, name, before = self._originals[target.path]
+                owner, name, before, _ = self._originals[target.path]
                 if target.replaced and inspect.getattr_static(owner, name, _MISSING) is before:
                     found.append(f"{patch.name}: {target.path}")
         return found
 
     def undo(self) -> None:
         """Put every declared target back as it was before `apply` (for in-process tests)."""
-        for owner, name, value in reversed(list(self._originals.values())):
-            if value is _MISSING:
+        for owner, name, _, own in reversed(list(self._originals.values())):
+            if own is not _MISSING:
+                setattr(owner, name, own)
+            elif name in vars(owner):
                 delattr(owner, name)
-            else:
-                setattr(owner, name, value)
         self._originals.clear()
         self.applied.clear()
+
+
+def attributes(prefixes: tuple[str, ...] = ("moto", "werkzeug")) -> dict[str, Any]:
+    """Every attribute of every loaded module under `prefixes`, and of every class such a module
+    defines, by target path (`module:Class.name`): compared by identity before and after `apply`,
+    what changed is what the patches changed."""
+    import sys
+
+    found: dict[str, Any] = {}
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith(prefixes):
+            continue
+        for name, value in list(vars(module).items()):
+            found[f"{module_name}:{name}"] = value
+            if isinstance(value, type) and value.__module__ == module_name and value.__qualname__ == name:
+                for attribute, member in list(vars(value).items()):
+                    found[f"{module_name}:{name}.{attribute}"] = member
+    return found
+
+
+def changed(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
+    """The paths added, removed or bound to another object between two `attributes` snapshots."""
+    return {
+        path
+        for path in before.keys() | after.keys()
+        if before.get(path, _MISSING) is not after.get(path, _MISSING)
+    }

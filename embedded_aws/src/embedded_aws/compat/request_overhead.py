@@ -6,6 +6,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
+# moto's modules that import `camelcase_to_underscores` and are loaded when the patches are
+# applied (the registry imports every target's module first); the ones moto loads later, for
+# services this project does not use, keep the uncached function.
+CAMELCASE_IMPORTERS = (
+    "moto.core.utils",
+    "moto.core.responses",
+    "moto.ec2.models.instances",
+    "moto.efs.models",
+    "moto.sagemaker.models",
+    "moto.sns.models",
+    "moto.sns.responses",
+    "moto.sqs.models",
+)
+
 
 def patch_request_overhead() -> None:
     """Work moto's server repeats on every request although its answer never changes; each is
@@ -64,18 +78,14 @@ def patch_request_overhead() -> None:
     core_utils._load_service_model = load_service_model
 
     # A pure string function moto calls for every action name and every queue attribute, one
-    # character at a time; every module that imported it gets the cached one.
-    import sys
+    # character at a time; the modules that imported it get the cached one.
+    import importlib
 
     from moto.core import utils
 
-    original = utils.camelcase_to_underscores
-    cached = functools.lru_cache(maxsize=4096)(original)
-    for module in list(sys.modules.values()):
-        if (getattr(module, "__name__", "") or "").startswith("moto") and getattr(
-            module, "camelcase_to_underscores", None
-        ) is original:
-            module.camelcase_to_underscores = cached
+    cached = functools.lru_cache(maxsize=4096)(utils.camelcase_to_underscores)
+    for name in CAMELCASE_IMPORTERS:
+        importlib.import_module(name).camelcase_to_underscores = cached
 
     # Request ids (52 characters) and SQS receipt handles (185) are drawn one random.choice
     # per character; one random.choices call draws the same strings from moto's (seedable)

@@ -25,7 +25,6 @@ services/<service>/).
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -60,10 +59,8 @@ class EmbeddedAWS:
         self.admin: Credentials | None = None
 
     def start(self, host: FunctionRunner) -> None:
-        """Patch moto, create the admin user and turn IAM enforcement on, then listen: no request
-        is ever served without a signature and a policy that allows it."""
-        # moto reads this when it is first imported; it must not approve other sites' preflights.
-        os.environ["MOTO_DISABLE_GLOBAL_CORS"] = "true"
+        """Patch moto (IAM enforcement is one of the patches), create the admin user, then listen:
+        no request is ever served without a signature and a policy that allows it."""
         from moto.moto_server import werkzeug_app
         from werkzeug.serving import make_server
 
@@ -79,7 +76,6 @@ class EmbeddedAWS:
             )
         )
         self.admin = self._create_admin()
-        self.enforce_iam()
         from embedded_aws import profiling
 
         moto_app = werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app)
@@ -115,15 +111,6 @@ class EmbeddedAWS:
         iam.put_user_policy(ADMIN_USER, "allow-all", json.dumps(_ALLOW_ALL))
         key = iam.create_access_key(ADMIN_USER)
         return Credentials(key.access_key_id, key.secret_access_key)
-
-    @staticmethod
-    def enforce_iam(enabled: bool = True) -> None:
-        """From now on every request must be signed by known credentials and be allowed."""
-        from moto import settings
-        from moto.core.authorization import ActionAuthenticatorMixin
-
-        settings.INITIAL_NO_AUTH_ACTION_COUNT = 0 if enabled else float("inf")
-        ActionAuthenticatorMixin.request_count = 0
 
     @staticmethod
     def lambda_function(function_arn: str) -> Any:
