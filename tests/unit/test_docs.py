@@ -126,3 +126,125 @@ def test_every_feature_flag_turned_off_is_explained():
         re.MULTILINE,
     )
     assert off == sorted(name for name, _ in rows)
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+EMBEDDED = ROOT / "embedded_aws" / "src" / "embedded_aws"
+# Top-level folders tools write (.gitignore): not rooms of the tree.
+GENERATED = {"node_modules", "__pycache__", "cdk.out"}
+PATH_IN_TEXT = re.compile(r"(?<![\w/.])(\w+\.py\b|\w+/(?![\w<]))")
+
+
+def architecture_rows() -> list[list[str]]:
+    """The cells of the architecture table's rows that name rooms (`app.py`, `stacks/`)."""
+    rows = []
+    for line in ARCHITECTURE.read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            rows.append(cells)
+    return rows
+
+
+def embedded_tree() -> list[tuple[Path, str]]:
+    """(folder, text) for each line of the page's drawing of the embedded AWS's folder: the folder
+    a line's entry sits in (or is), and the line, so the files it names can be looked up there."""
+    text = ARCHITECTURE.read_text()
+    block = text[text.index("```\nembedded_aws/\n") + 4 :]
+    block = block[: block.index("```")]
+    lines, parents, description_column = [], [(-1, ROOT)], 0
+    for line in block.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if indent >= description_column > 0:  # a description carried over from the line above
+            lines.append((lines[-1][0], line))
+            continue
+        name = line.split()[0].rstrip(",")
+        while parents[-1][0] >= indent:
+            parents.pop()
+        folder = parents[-1][1]
+        rest = line[indent + len(name) :]
+        description_column = indent + len(name) + len(rest) - len(rest.lstrip()) if rest.strip() else 0
+        if name.endswith("/"):  # `services/<service>/` stands for the folders in services/
+            folder = folder / (name[: name.index("<")].rsplit("/", 1)[0] if "<" in name else name)
+            parents.append((indent, folder))
+        lines.append((folder, line))
+    return lines
+
+
+def test_the_architecture_page_names_every_top_level_folder():
+    """Every folder at the top of the tree is on docs/architecture.md as `name/`: a room added or
+    renamed cannot go unmentioned."""
+    folders = [
+        path.name
+        for path in ROOT.iterdir()
+        if path.is_dir()
+        and not path.name.startswith(".")
+        and path.name not in GENERATED
+        and not path.name.startswith("cdk.out")
+    ]
+    text = ARCHITECTURE.read_text()
+    assert len(folders) >= 7
+    assert sorted(name for name in folders if f"`{name}/`" not in text) == []
+
+
+def test_every_file_and_module_the_architecture_table_names_exists():
+    """The table's rooms, the files and folders it names inside them, and the modules of its "may
+    import" column are all in the tree."""
+    missing = []
+    for rooms, what, may_import in architecture_rows():
+        names = re.findall(r"`([\w./]+)`", rooms)
+        missing += [name for name in names if not (ROOT / name).exists()]
+        base = ROOT / next((name for name in names if name.endswith("/")), "")
+        for name in re.findall(r"`([\w./]+)`", what):
+            if ("/" in name or name.endswith(".py")) and not (
+                (base / name).exists() or (ROOT / name).exists()
+            ):
+                missing.append(f"{base.name}/{name}")
+        for module in re.findall(r"`([\w.]+)`", may_import):
+            path = module.replace(".", "/")
+            roots = (ROOT, EMBEDDED.parent)
+            if not any((r / f"{path}.py").exists() or (r / path / "__init__.py").exists() for r in roots):
+                missing.append(module)
+    assert len(architecture_rows()) >= 6
+    assert missing == []
+
+
+def test_the_drawing_of_the_embedded_aws_is_true_to_its_folder():
+    """Every file and folder the drawing names exists where it draws it; every module and folder
+    at the top of the package, every service and every test folder beside it is drawn."""
+    tree = embedded_tree()
+    missing = [str(folder.relative_to(ROOT)) for folder, _ in tree if not folder.is_dir()]
+    missing += [
+        f"{folder.relative_to(ROOT)}: {name}"
+        for folder, line in tree
+        for name in PATH_IN_TEXT.findall(line)
+        if not ((folder / name).exists() or (folder.parent / name).exists())
+    ]
+    assert missing == []
+    drawn = " ".join(line for _, line in tree)
+    top = [
+        p.name + ("/" if p.is_dir() else "")
+        for p in EMBEDDED.iterdir()
+        if p.name not in {"__init__.py", "__pycache__"}
+    ]
+    assert sorted(name for name in top if not re.search(rf"(?<![\w/]){re.escape(name)}", drawn)) == []
+    services_line = next(line for folder, line in tree if folder == EMBEDDED / "services")
+    services = [p.name for p in (EMBEDDED / "services").iterdir() if (p / "__init__.py").exists()]
+    assert sorted(name for name in services if not re.search(rf"\b{name}\b", services_line)) == []
+
+
+def test_the_architecture_page_lists_every_test_folder_and_the_whole_public_surface():
+    """The product's test folders, the embedded AWS's test folders and every name its
+    `__init__.py` makes public (the fault functions among them) are on the page."""
+    import embedded_aws
+
+    text = ARCHITECTURE.read_text()
+    product = [p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and p.name not in NOT_TESTS]
+    embedded = [
+        p.name
+        for p in (ROOT / "embedded_aws" / "tests").iterdir()
+        if p.name.startswith("test_") and p.is_dir()
+    ]
+    assert len(product) >= 4 and len(embedded) >= 8
+    assert [name for name in product if f"`{name}`" not in text] == []
+    assert [name for name in embedded if f"`{name}/`" not in text] == []
+    assert [name for name in embedded_aws.__all__ if f"`{name}`" not in text] == []
