@@ -41,6 +41,7 @@ class EmbeddedDynamoDB:
         self.recording: list[dict[str, Any]] | None = None
         self.latency_seconds = 0.0  # each request waits this long first: a network round trip
         self._server: Any = None
+        self._patches: Any = None
 
     def env(self) -> dict[str, str]:
         return {
@@ -76,6 +77,8 @@ class EmbeddedDynamoDB:
     def stop(self) -> None:
         if self._server is not None:
             self._server.stop()
+        if self._patches is not None:
+            self._patches.undo()
 
     def client(self) -> Any:
         import boto3
@@ -89,9 +92,29 @@ class EmbeddedDynamoDB:
         )
 
     def _patch_recorder(self) -> None:
+        """The recorder, declared to the patch registry: it checks moto's version and
+        `call_action`'s signature before it changes anything, and `undo` takes it out."""
+        from embedded_aws.compat.patches import SUPPORTED_MOTO
+        from embedded_aws.compat.registry import Patch, Registry, Target
+
+        self._patches = Registry(
+            [
+                Patch(
+                    "bench.dynamodb-recorder",
+                    "DynamoDB requests counted inside the server, with the stored item sizes "
+                    "before and after each",
+                    (Target("moto.dynamodb.responses:DynamoHandler.call_action", ("self",)),),
+                    self._record_dynamodb_requests,
+                )
+            ],
+            SUPPORTED_MOTO,
+        )
+        self._patches.apply(self)
+
+    @staticmethod
+    def _record_dynamodb_requests(bench: EmbeddedDynamoDB) -> None:
         from moto.dynamodb.responses import DynamoHandler
 
-        bench = self
         call_action = DynamoHandler.call_action
 
         def recorded_call_action(handler: Any) -> Any:
