@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 ENABLED = bool(os.environ.get("LOCAL_PROFILE"))
 CPROFILE = os.environ.get("LOCAL_PROFILE") == "cprofile"
 _profiles: dict[int, Any] = {}
@@ -111,7 +113,14 @@ class CountedRequests:
             return self.app(environ, start_response)
 
 
-def install(state_dir: Path) -> None:
+@declare(
+    "profiling",
+    "LOCAL_PROFILE: the CPU of each whole request on its connection thread",
+    T("werkzeug.serving:WSGIRequestHandler.handle_one_request", "self"),
+    when=lambda context: context.state_dir is not None and ENABLED,
+    uses=("state_dir",),
+)
+def patch_profiling(state_dir: Path) -> None:
     """Time whole requests on their connection threads and wire the dump/reset signals."""
     if not ENABLED:
         return

@@ -8,12 +8,13 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from packaging.requirements import Requirement
 
 from embedded_aws.compat.patches import REGISTRY, SUPPORTED_MOTO
-from embedded_aws.compat.registry import IncompatibleMoto, Patch, Registry, Target, changed
+from embedded_aws.compat.registry import IncompatibleMoto, Patch, Registry, Target, changed, declare, declared
 
 DISTRIBUTION = Path(__file__).resolve().parents[2]
 
@@ -160,3 +161,43 @@ def test_apply_once_in_order_then_undo():
     assert registry.unchanged_targets() == []
     registry.undo()
     assert Subject.method(Subject(), 1, 2) == "original" and not hasattr(Subject, "added")
+
+
+def test_every_declared_patch_is_in_the_applied_order():
+    """A function declared with @declare anywhere in the package but left out of patches.py's
+    `declared(...)` would never be applied: every one is listed."""
+    import importlib
+    import pkgutil
+
+    import embedded_aws
+    from embedded_aws.compat import registry
+
+    for module in pkgutil.walk_packages(embedded_aws.__path__, "embedded_aws."):
+        if not module.name.startswith(("embedded_aws.lambda_host", "embedded_aws.compat.__main__")):
+            importlib.import_module(module.name)
+    package = [patch for function, patch in registry._DECLARED.items() if function.__module__ != __name__]
+    assert sorted(patch.name for patch in package) == sorted(p.name for p in REGISTRY.patches)
+
+
+def test_a_declared_function_is_called_with_the_context_fields_it_uses():
+    """`uses` names (dotted) fields of the context; the function itself is returned unchanged."""
+    calls: list = []
+
+    def record(history, port):
+        calls.append((history, port))
+
+    decorated = declare(
+        "recorder", "a test", Target(f"{MODULE}:Subject.method"), uses=("cloudwatch.history", "port")
+    )(record)
+    (patch,) = declared(record)
+    patch.apply(SimpleNamespace(port=1, cloudwatch=SimpleNamespace(history="h")))
+    assert decorated is record and calls == [("h", 1)]
+    assert patch.name == "recorder" and patch.when("any context")
+
+
+def test_an_undeclared_function_is_named_in_one_line():
+    def stray():
+        pass
+
+    with pytest.raises(TypeError, match=r"^not declared with @declare: .*stray$"):
+        declared(stray)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import inspect
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +86,52 @@ class Patch:
     apply: Callable[[Any], None]
     fixes_moto: str = ""
     when: Callable[[Any], bool] = field(default=lambda context: True)
+
+
+def T(path: str, *parameters: str, adds: bool = False) -> Target:
+    """A target that must still take `parameters` (none given: only that it exists)."""
+    return Target(path, tuple(parameters) if parameters else None, adds=adds)
+
+
+_DECLARED: dict[Callable[..., None], Patch] = {}
+
+
+def declare(
+    name: str,
+    reason: str,
+    *targets: Target,
+    fixes_moto: str = "",
+    when: Callable[[Any], bool] | None = None,
+    uses: tuple[str, ...] = (),
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Declares the decorated function as the patch `name`: what it changes (`targets`), why, and
+    the fields of the registry's context it is called with (`uses`, dotted: "cloudwatch.history").
+    The function is returned unchanged; `declared` lists it where the order of patches is set."""
+
+    def decorate(function: Callable[..., None]) -> Callable[..., None]:
+        getters = [operator.attrgetter(field) for field in uses]
+
+        def apply(context: Any) -> None:
+            function(*(get(context) for get in getters))
+
+        _DECLARED[function] = Patch(
+            name, reason, targets, apply, fixes_moto, when if when is not None else _always
+        )
+        return function
+
+    return decorate
+
+
+def _always(context: Any) -> bool:
+    return True
+
+
+def declared(*functions: Callable[..., None]) -> list[Patch]:
+    """The patches these functions were declared as (`@declare`), in the order given."""
+    missing = [function.__qualname__ for function in functions if function not in _DECLARED]
+    if missing:
+        raise TypeError(f"not declared with @declare: {', '.join(missing)}")
+    return [_DECLARED[function] for function in functions]
 
 
 class Registry:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 # moto's modules that import `camelcase_to_underscores` and are loaded when the patches are
 # applied (the registry imports every target's module first); the ones moto loads later, for
 # services this project does not use, keep the uncached function.
@@ -21,6 +23,24 @@ CAMELCASE_IMPORTERS = (
 )
 
 
+@declare(
+    "server.request-overhead",
+    "per-request work whose answer never changes, cached",
+    T("moto.backends:list_of_moto_modules"),
+    T("moto.core.responses:method_names_from_class", "clazz"),
+    T("moto.iam.access_control:IAMPolicy.__init__", "self", "policy"),
+    *(T(f"{module}:camelcase_to_underscores", "argument") for module in CAMELCASE_IMPORTERS),
+    T("moto.core.utils:_load_service_model", "service_name", "model_name"),
+    T(
+        "moto.moto_api._internal.moto_random:MotoRandom.get_random_string",
+        "self",
+        "length",
+        "include_digits",
+        "lower_case",
+    ),
+    T("moto.sqs.utils:generate_receipt_handle"),
+    T("moto.sqs.models:generate_receipt_handle"),
+)
 def patch_request_overhead() -> None:
     """Work moto's server repeats on every request although its answer never changes; each is
     cached here, with the same result as before.

@@ -5,7 +5,19 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 
+
+@declare(
+    "server.keep-alive",
+    "HTTP/1.1 connections stay open between requests, as AWS endpoints keep them",
+    T("moto.moto_server.werkzeug_app:MotoRequestHandler.make_environ", "self"),
+    T("moto.moto_server.werkzeug_app:MotoRequestHandler.send_header", "self", "keyword", "value"),
+    T("moto.moto_server.werkzeug_app:MotoRequestHandler.end_headers", "self"),
+    T("moto.moto_server.werkzeug_app:MotoRequestHandler.run_wsgi", "self"),
+    T("moto.moto_server.werkzeug_app:MotoRequestHandler.disable_nagle_algorithm"),
+    T("werkzeug.serving:selectors"),
+)
 def patch_keep_alive() -> None:
     """Keep HTTP/1.1 connections open between requests, as AWS endpoints do.
 

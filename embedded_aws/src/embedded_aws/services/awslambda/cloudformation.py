@@ -4,7 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 
+
+@declare(
+    "lambda.inline-code-update",
+    "a CloudFormation update of a function with inline code",
+    T(
+        "moto.awslambda.models:LambdaFunction.update_from_cloudformation_json",
+        "cls",
+        "original_resource",
+        "new_resource_name",
+        "cloudformation_json",
+        "account_id",
+        "region_name",
+    ),
+    fixes_moto=(
+        "an update of a function with Code.ZipFile reads the source text as a base64 zip; an update drops"
+        " Architectures and TracingConfig"
+    ),
+)
 def patch_inline_code_update() -> None:
     """A CloudFormation update of a function with inline code (`Code.ZipFile`: the source text,
     per the CloudFormation docs): moto zipped the text at create but read it as a base64 zip at
@@ -49,6 +68,26 @@ def _apply_settings(function: Any, properties: dict[str, Any]) -> Any:
     return function
 
 
+@declare(
+    "awslambda.cloudformation-settings",
+    (
+        "a function's Architectures and TracingConfig from its template at create (at update: the "
+        "inline-code patch above)"
+    ),
+    T(
+        "moto.awslambda.models:LambdaFunction.create_from_cloudformation_json",
+        "cls",
+        "resource_name",
+        "cloudformation_json",
+        "account_id",
+        "region_name",
+        "kwargs",
+    ),
+    fixes_moto=(
+        "AWS::Lambda::Function drops Architectures and TracingConfig: an arm64 function reads x86_64 and "
+        "an Active-traced one PassThrough"
+    ),
+)
 def patch_function_settings() -> None:
     """AWS::Lambda::Function's Architectures and TracingConfig reach the function at create, as
     they do on AWS (moto left an arm64 function x86_64 and tracing PassThrough); an update applies

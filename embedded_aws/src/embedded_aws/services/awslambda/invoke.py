@@ -8,6 +8,8 @@ import logging
 import threading
 from typing import Any, Protocol
 
+from embedded_aws.compat.registry import T, declare
+
 log = logging.getLogger("embedded_aws.server")
 
 
@@ -41,6 +43,13 @@ def _too_many_requests() -> Exception:
     return error
 
 
+@declare(
+    "lambda.invoke",
+    "the Invoke API (and custom resources) run code in the local Lambda host",
+    T("moto.awslambda.models:LambdaFunction.invoke", "self", "body", "request_headers", "response_headers"),
+    fixes_moto="without Docker, Invoke returns canned answers and never runs the handler",
+    uses=("host",),
+)
 def patch_lambda_invoke(host: FunctionRunner) -> None:
     """The Invoke API runs the stored function in the local Lambda host, by InvocationType:
     RequestResponse waits for it (as long as its timeout, up to 900 s: nothing here cuts the

@@ -8,6 +8,8 @@ import functools
 import json
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 # An error body of the Lambda API carries "Type": "User" for a caller's mistake.
 _USER_ERROR = "User"
 
@@ -67,6 +69,12 @@ def message_member(error: str) -> str:
     return "message"
 
 
+@declare(
+    "lambda.user-errors",
+    'Lambda client errors carry "Type": "User" as AWS\'s do',
+    T("moto.awslambda.exceptions:LambdaClientError.__init__", "self", "error", "message"),
+    fixes_moto='Lambda error bodies lack AWS\'s "Type": "User"',
+)
 def patch_lambda_user_errors() -> None:
     """Every client error of moto's Lambda API has AWS's body: `"Type": "User"` and the message
     under the member the API's model names (boto3 shows both on the response)."""
@@ -81,6 +89,22 @@ def patch_lambda_user_errors() -> None:
     LambdaClientError.__init__ = __init__
 
 
+@declare(
+    "lambda.mapping-answers",
+    (
+        "CreateEventSourceMapping answers 202 Creating, UpdateEventSourceMapping its transition; every "
+        "answer with AWS's SQS defaults and USER_INITIATED"
+    ),
+    T("moto.awslambda.models:EventSourceMapping.get_configuration", "self"),
+    T("moto.awslambda.responses:LambdaResponse.create_event_source_mapping", "self"),
+    T("moto.awslambda.responses:LambdaResponse.update_event_source_mapping", "self"),
+    T("moto.awslambda.responses:LambdaResponse.delete_event_source_mapping", "self"),
+    fixes_moto=(
+        "CreateEventSourceMapping answers 201 and State Enabled (AWS: 202, Creating); "
+        "FunctionResponseTypes and MaximumBatchingWindowInSeconds are missing when unset (AWS: [] and 0);"
+        " StateTransitionReason is 'User initiated' (AWS: USER_INITIATED)"
+    ),
+)
 def patch_event_source_mapping_answers() -> None:
     """CreateEventSourceMapping answers 202 with `State: Creating` (moto: 201, `Enabled`), and
     UpdateEventSourceMapping its transition (moto: the settled state): both settle by the next
@@ -125,6 +149,17 @@ def patch_event_source_mapping_answers() -> None:
     LambdaResponse.delete_event_source_mapping = delete_event_source_mapping
 
 
+@declare(
+    "lambda.mapping-rules",
+    "CreateEventSourceMapping and UpdateEventSourceMapping refuse what AWS refuses, in AWS's words",
+    T("moto.awslambda.models:LambdaBackend.create_event_source_mapping", "self", "spec"),
+    T("moto.awslambda.models:LambdaBackend.update_event_source_mapping", "self", "uuid", "spec"),
+    fixes_moto=(
+        "event source mappings are stored without AWS's checks of batch size, window, filters, visibility"
+        " timeout and duplicates; a missing queue is ResourceNotFoundException (AWS: "
+        "InvalidParameterValueException)"
+    ),
+)
 def patch_event_source_mapping_rules() -> None:
     """CreateEventSourceMapping and UpdateEventSourceMapping refuse, as AWS does, what moto
     stores without a word: no event source, a function or a queue that does not exist (moto:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.cloudformation import imports
 from embedded_aws.services.cloudformation.resource_failures import add_resource_event
 
@@ -272,6 +273,23 @@ def execute(backend: Any, change_set: Any) -> None:
         finish(backend, change_set)
 
 
+@declare(
+    "cloudformation.change-sets",
+    (
+        "change sets as the CDK CLI uses them: CREATE, UPDATE and IMPORT (ResourcesToImport, "
+        "ImportExistingResources), their resource changes, outputs after execution, AWS's errors"
+    ),
+    T("moto.cloudformation.responses:CloudFormationResponse.create_change_set", "self"),
+    T("moto.cloudformation.responses:CloudFormationResponse.describe_change_set", "self"),
+    T("moto.cloudformation.responses:CloudFormationResponse.delete_change_set", "self"),
+    T("moto.cloudformation.responses:CloudFormationResponse.execute_change_set", "self"),
+    fixes_moto=(
+        "DeleteChangeSet of a missing change set raises UnboundLocalError (a 500 page); DescribeChangeSet"
+        " of one answers 'Stack with id <name> does not exist' (AWS: ChangeSetNotFound); an executed "
+        "change set leaves the stack without outputs; Changes lack physical ids and replacement; no "
+        "IMPORT change sets"
+    ),
+)
 def patch_change_sets() -> None:
     """The change-set actions of moto's CloudFormation responses, replaced by the ones above."""
     from moto.cloudformation import responses
@@ -425,6 +443,12 @@ def unsaved_stack(backend: Any) -> Any:
     )
 
 
+@declare(
+    "cloudformation.template-summary-identifiers",
+    "GetTemplateSummary's ResourceIdentifierSummaries, which `cdk import` reads",
+    T("moto.cloudformation.responses:get_template_summary_response_from_template", "template_body"),
+    fixes_moto="GetTemplateSummary has no ResourceIdentifierSummaries",
+)
 def patch_template_summary() -> None:
     """GetTemplateSummary gives ResourceIdentifierSummaries, from which `cdk import` learns which
     resources it can import and by what identifier (moto gave none, so it imported nothing)."""

@@ -9,6 +9,7 @@ import os
 import threading
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason
 from embedded_aws.services.cloudformation.lifecycle import (
     Answer,
@@ -27,6 +28,12 @@ from embedded_aws.services.cloudformation.resource_failures import (
 )
 
 
+@declare(
+    "cloudformation.response-url",
+    "custom resources answer this server, on localhost",
+    T("moto.settings:moto_server_host"),
+    uses=("port",),
+)
 def patch_custom_resource_host(port: int) -> None:
     from moto import settings
 
@@ -34,6 +41,39 @@ def patch_custom_resource_host(port: int) -> None:
     settings.moto_server_host = lambda: "http://localhost"
 
 
+@declare(
+    "cloudformation.custom-resources",
+    (
+        "custom resources get Update and Delete; FAILED, or a resource's failure, fails and rolls back; "
+        "an update deletes the resources it removes last"
+    ),
+    T(
+        "moto.cloudformation.custom_model:CustomModel.create_from_cloudformation_json",
+        "cls",
+        "resource_name",
+        "cloudformation_json",
+        "account_id",
+        "region_name",
+        "kwargs",
+    ),
+    T(
+        "moto.cloudformation.custom_model:CustomModel.update_from_cloudformation_json",
+        "cls",
+        "original_resource",
+        "new_resource_name",
+        "cloudformation_json",
+        "account_id",
+        "region_name",
+    ),
+    T("moto.cloudformation.custom_model:CustomModel.delete", adds=True),
+    T("moto.cloudformation.responses:CloudFormationResponse.process_cfn_response", "self"),
+    T("moto.cloudformation.parsing:ResourceMap.delete", "self"),
+    T("moto.cloudformation.parsing:ResourceMap.update", "self", "template", "parameters"),
+    T("moto.cloudformation.models:Stack.create_resources", "self"),
+    T("moto.cloudformation.models:Stack.update", "self", "template", "role_arn", "parameters", "tags"),
+    T("moto.cloudformation.models:Stack.delete", "self"),
+    fixes_moto="custom resources get Create only; a FAILED answer is ignored and the stack stays CREATE_IN_PROGRESS",
+)
 def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = None) -> None:
     """The adapter between moto and the custom-resource lifecycle (lifecycle.py): a custom
     resource gets `Update` (with `OldResourceProperties`) when its properties change and `Delete`

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.cloudformation import imports
 from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason, status_reason
 from embedded_aws.services.cloudformation.lifecycle import CustomResourceFailed
@@ -180,6 +181,41 @@ def _identifier(logical_id: str, resource_json: dict[str, Any], resources_map: A
     return str(parsed[2]) if parsed else ""
 
 
+@declare(
+    "cloudformation.resource-failures",
+    (
+        "a resource whose create or update fails gives its CREATE_FAILED/UPDATE_FAILED event and rolls "
+        "the stack back; CloudFormation answers errors in its own XML"
+    ),
+    T(
+        "moto.cloudformation.parsing:parse_and_create_resource",
+        "logical_id",
+        "resource_json",
+        "resources_map",
+        "account_id",
+        "region_name",
+    ),
+    T(
+        "moto.cloudformation.parsing:parse_and_update_resource",
+        "logical_id",
+        "resource_json",
+        "resources_map",
+        "account_id",
+        "region_name",
+    ),
+    T("moto.cloudformation.responses:CloudFormationResponse.call_action", "self"),
+    T(
+        "moto.cloudformation.models:CloudFormationBackend.execute_change_set",
+        "self",
+        "change_set_name",
+        "stack_name",
+    ),
+    fixes_moto=(
+        "a service error while creating a stack's resource (a table name that is taken) escapes "
+        "CreateStack as that service's JSON error and leaves the stack CREATE_IN_PROGRESS, with no "
+        "rollback"
+    ),
+)
 def patch_resource_failures() -> None:
     """moto's create and update of one resource raise ResourceFailed for any error that is not
     CloudFormation's own (those stay API errors, as the ValidationError of a bad template is on

@@ -1,8 +1,10 @@
 """The CloudFormation resource types moto skips, made known to moto's template parser. moto finds
 resource types among the direct subclasses of CloudFormationModel, in caches filled on first use,
-so `register` must run before the first stack is parsed."""
+so `patch_resource_types` must run before the first stack is parsed."""
 
 from __future__ import annotations
+
+from embedded_aws.compat.registry import Target, declare
 
 
 def added_types() -> list[type]:
@@ -22,7 +24,22 @@ def added_types() -> list[type]:
     ]
 
 
-def register() -> None:
+@declare(
+    "cloudformation.resource-types",
+    (
+        "alarms, query definitions, metric filters, SNS subscriptions, topic policies and queue policies "
+        "created by CloudFormation (moto skips them)"
+    ),
+    Target("moto.cloudformation.parsing:get_model_map", None, replaced=False),
+    Target("moto.cloudformation.parsing:get_model_list", None, replaced=False),
+    Target("moto.cloudformation.parsing:get_name_type_map", None, replaced=False),
+    fixes_moto=(
+        "CloudFormation skips AWS::CloudWatch::Alarm, AWS::Logs::QueryDefinition, "
+        "AWS::Logs::MetricFilter, AWS::SNS::Subscription, AWS::SNS::TopicPolicy, AWS::SQS::QueuePolicy "
+        "with only a warning"
+    ),
+)
+def patch_resource_types() -> None:
     """Make moto's CloudFormation see the added types (its lookups are cached on first use)."""
     from moto.cloudformation import parsing
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 log = logging.getLogger("embedded_aws.server")
 
 
@@ -22,6 +24,12 @@ def resource_already_gone(error: BaseException) -> bool:
     return any(marker in text for marker in _GONE_MARKERS)
 
 
+@declare(
+    "cloudformation.delete-resources-gone",
+    "a stack whose resources were deleted by hand deletes",
+    T("moto.cloudformation.parsing:ResourceMap._delete_resource", "self", "parsed_resource", "resource_json"),
+    fixes_moto="a stack delete stops at the first resource already deleted out of band",
+)
 def patch_stack_delete_of_resources_gone() -> None:
     """Deleting a stack whose queue, mapping or log group was deleted by hand succeeds on AWS;
     moto stopped at the first missing resource and kept the stack half-deleted."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 
 class JsonFirst:
     """Stands in for the `yaml` module in moto's CloudFormation modules: `load` tries JSON first
@@ -31,6 +33,12 @@ class JsonFirst:
         return self._yaml.load(stream, Loader=Loader)
 
 
+@declare(
+    "cloudformation.json-templates",
+    "a JSON template is parsed as JSON, not by PyYAML's pure-Python loader first",
+    T("moto.cloudformation.models:yaml"),
+    T("moto.cloudformation.responses:yaml"),
+)
 def patch_json_templates() -> None:
     import yaml
     from moto.cloudformation import models, responses

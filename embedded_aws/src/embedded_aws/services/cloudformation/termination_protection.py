@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 GONE = ("DELETE_IN_PROGRESS", "DELETE_COMPLETE")
 
 
@@ -40,6 +42,17 @@ def _validation_error(message: str) -> Exception:
     return CloudFormationError("ValidationError", message)
 
 
+@declare(
+    "cloudformation.termination-protection",
+    "UpdateTerminationProtection; DeleteStack of a protected stack refused in AWS's words",
+    T("moto.cloudformation.responses:CloudFormationResponse.update_termination_protection", adds=True),
+    T("moto.cloudformation.responses:CloudFormationResponse.delete_stack", "self"),
+    fixes_moto=(
+        "UpdateTerminationProtection is not implemented, and DeleteStack deletes a stack created with "
+        "EnableTerminationProtection (AWS: ValidationError, 'Stack [<name>] cannot be deleted while "
+        "TerminationProtection is enabled')"
+    ),
+)
 def patch_termination_protection() -> None:
     """UpdateTerminationProtection added to moto's CloudFormation responses; DeleteStack checks
     the stack's protection before moto deletes it."""

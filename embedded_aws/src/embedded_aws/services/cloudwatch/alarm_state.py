@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.cloudwatch.evaluation import ALARM, INSUFFICIENT_DATA, OK, evaluation_window_error
 from embedded_aws.services.cloudwatch.history import AlarmHistory
 from embedded_aws.services.cloudwatch.messages import (
@@ -194,3 +195,50 @@ class AlarmStates:
         CloudWatchBackend.put_metric_alarm = put
         CloudWatchBackend.set_alarm_state = set_state
         CloudWatchBackend.delete_alarms = delete
+
+
+@declare(
+    "cloudwatch.alarm-states",
+    "alarm state changes recorded and their actions notified",
+    T(
+        "moto.cloudwatch.models:CloudWatchBackend.put_metric_alarm",
+        "self",
+        "name",
+        "namespace",
+        "metric_name",
+        "comparison_operator",
+        "evaluation_periods",
+        "period",
+        "threshold",
+        "statistic",
+        "description",
+        "dimensions",
+        "alarm_actions",
+        "metric_data_queries",
+        "datapoints_to_alarm",
+        "extended_statistic",
+        "ok_actions",
+        "insufficient_data_actions",
+        "unit",
+        "actions_enabled",
+        "treat_missing_data",
+        "evaluate_low_sample_count_percentile",
+        "threshold_metric_id",
+        "rule",
+        "tags",
+    ),
+    T(
+        "moto.cloudwatch.models:CloudWatchBackend.set_alarm_state",
+        "self",
+        "alarm_name",
+        "reason",
+        "reason_data",
+        "state_value",
+    ),
+    T("moto.cloudwatch.models:CloudWatchBackend.delete_alarms", "self", "alarm_names"),
+    fixes_moto="CloudWatch stores alarms but never evaluates them nor runs their actions",
+    uses=("cloudwatch.states",),
+)
+def patch_alarm_states(states: AlarmStates) -> None:
+    """Route moto's alarm calls through `states` (see AlarmStates.install)."""
+    states.install()

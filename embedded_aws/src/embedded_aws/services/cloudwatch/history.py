@@ -9,6 +9,7 @@ import threading
 from datetime import datetime, timedelta
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.cloudwatch.metrics import naive_utc
 
 RETENTION = timedelta(days=14)
@@ -59,7 +60,14 @@ def _naive(moment: datetime) -> datetime:
     return naive_utc(moment.timestamp()) if moment.tzinfo else moment
 
 
-def install(history: AlarmHistory) -> None:
+@declare(
+    "cloudwatch.alarm-history",
+    "DescribeAlarmHistory from the alarms' recorded history",
+    T("moto.cloudwatch.responses:CloudWatchResponse.describe_alarm_history", adds=True),
+    fixes_moto="CloudWatch has no DescribeAlarmHistory",
+    uses=("cloudwatch.history",),
+)
+def patch_alarm_history(history: AlarmHistory) -> None:
     """DescribeAlarmHistory on moto's CloudWatch API: AlarmName, AlarmTypes, HistoryItemType,
     StartDate/EndDate, ScanBy, MaxRecords and NextToken."""
     from moto.cloudwatch.exceptions import InvalidParameterValue

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.cloudwatch.evaluation import statistic
 from embedded_aws.services.cloudwatch.metrics import MetricIndex, epoch, metric_key, naive_utc
 
@@ -84,7 +85,20 @@ def metric_data(
     return results
 
 
-def install(index_of: Callable[[Any], MetricIndex]) -> None:
+@declare(
+    "cloudwatch.metric-queries",
+    "GetMetricData reads one metric's points, not every point per period",
+    T(
+        "moto.cloudwatch.models:CloudWatchBackend.get_metric_data",
+        "self",
+        "queries",
+        "start_time",
+        "end_time",
+        "scan_by",
+    ),
+    uses=("cloudwatch.evaluator.index",),
+)
+def patch_metric_queries(index_of: Callable[[Any], MetricIndex]) -> None:
     """Answer metric-stat-only GetMetricData calls from `index_of(backend)`."""
     from moto.cloudwatch.models import CloudWatchBackend
 

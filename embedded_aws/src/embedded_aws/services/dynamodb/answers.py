@@ -8,6 +8,8 @@ import json
 import uuid
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 _TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 # Keys of DeleteTable's description, as AWS answered (test_dynamodb.snapshot.json, test_table_crud).
 _DELETE_KEYS = frozenset(
@@ -93,6 +95,22 @@ def reshape(action: str, params: dict[str, Any], status: int, body: str) -> str:
     return json.dumps(answer)
 
 
+@declare(
+    "dynamodb.answers",
+    (
+        "answers in AWS's shape: ConsumedCapacity and ItemCollectionMetrics only when asked, CreateTable "
+        "CREATING and DeleteTable DELETING, descriptions with TableId and without empty index lists, a "
+        "missing required member a 400 ValidationException, DeleteTable of a missing table naming it"
+    ),
+    T("moto.dynamodb.responses:DynamoHandler.call_action", "self"),
+    fixes_moto=(
+        "a request without a required member (PutItem without Item) fails with KeyError, a 500 HTML page,"
+        " not a 400 ValidationException; BatchGetItem, BatchWriteItem, UpdateItem and TransactWriteItems "
+        "return ConsumedCapacity (and ItemCollectionMetrics) nobody asked for; CreateTable and "
+        "DeleteTable answer ACTIVE; descriptions lack TableId and carry empty index lists and a "
+        "PROVISIONED BillingModeSummary; DeleteTable of a missing table does not name it"
+    ),
+)
 def patch_dynamodb_answers() -> None:
     """Wrap DynamoHandler.call_action inside moto's CRC32 decorator, so the checksum DynamoDB
     clients verify is of the body sent."""

@@ -18,6 +18,7 @@ import math
 import time
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.cloudwatch.metrics import datum, publish
 
 NAMESPACE = "AWS/DynamoDB"
@@ -68,6 +69,53 @@ def _publish(backend: Any, table_name: str, metric: str, units: float) -> None:
     )
 
 
+@declare(
+    "dynamodb.consumed-capacity",
+    (
+        "AWS/DynamoDB ConsumedWriteCapacityUnits and ConsumedReadCapacityUnits per table, for item writes"
+        " (a failed conditional write too) and GetItem, from the items' sizes"
+    ),
+    T(
+        "moto.dynamodb.models:DynamoDBBackend.put_item",
+        "self",
+        "table_name",
+        "item_attrs",
+        "expected",
+        "condition_expression",
+        "expression_attribute_names",
+        "expression_attribute_values",
+        "overwrite",
+        "return_values_on_condition_check_failure",
+    ),
+    T(
+        "moto.dynamodb.models:DynamoDBBackend.update_item",
+        "self",
+        "table_name",
+        "key",
+        "update_expression",
+        "expression_attribute_names",
+        "expression_attribute_values",
+        "attribute_updates",
+        "expected",
+        "condition_expression",
+        "return_values_on_condition_check_failure",
+    ),
+    T(
+        "moto.dynamodb.models:DynamoDBBackend.delete_item",
+        "self",
+        "table_name",
+        "key",
+        "expression_attribute_names",
+        "expression_attribute_values",
+        "condition_expression",
+        "return_values_on_condition_check_failure",
+    ),
+    T("moto.dynamodb.responses:DynamoHandler.get_item", "self"),
+    fixes_moto=(
+        "no AWS/DynamoDB metrics are published: ConsumedWriteCapacityUnits and ConsumedReadCapacityUnits,"
+        " which DynamoDB publishes for every table, are missing"
+    ),
+)
 def patch_dynamodb_consumed_capacity() -> None:
     """Count the units of each item write in the backend (where a failed condition raises) and of
     each GetItem in its handler."""

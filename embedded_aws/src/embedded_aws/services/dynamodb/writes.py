@@ -5,9 +5,21 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 _DYNAMODB_WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 
 
+@declare(
+    "dynamodb.atomic-writes",
+    "a conditional write is checked and stored as one step",
+    T("moto.dynamodb.responses:DynamoHandler.put_item", "self"),
+    T("moto.dynamodb.responses:DynamoHandler.update_item", "self"),
+    T("moto.dynamodb.responses:DynamoHandler.delete_item", "self"),
+    T("moto.dynamodb.responses:DynamoHandler.batch_write_item", "self"),
+    T("moto.dynamodb.responses:DynamoHandler.transact_write_items", "self"),
+    fixes_moto="a conditional write checks and stores in two steps: two threads can both pass the check",
+)
 def patch_dynamodb_write_atomicity() -> None:
     """DynamoDB applies a conditional write atomically; moto checks the condition and stores the
     item in two Python steps, so two threads of the server could both pass the check. Writes
@@ -31,6 +43,11 @@ def patch_dynamodb_write_atomicity() -> None:
         setattr(DynamoHandler, name, locked(getattr(DynamoHandler, name)))
 
 
+@declare(
+    "dynamodb.item-count",
+    "DescribeTable's ItemCount without a scan",
+    T("moto.dynamodb.models.table:Table.__len__", "self"),
+)
 def patch_dynamodb_item_count() -> None:
     """DescribeTable's ItemCount sums a 1 per item of a table without a sort key; it is the
     number of items, which the dict already knows."""

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 # --- resource ARNs for moto's access check --------------------------------------------------
 
 # IAM authorizes each operation inside a transaction with the permission of the single-item call.
@@ -122,6 +124,35 @@ def in_request_protocol(response: Any, check: Any) -> None:
         raise error from None
 
 
+@declare(
+    "iam.access-control",
+    (
+        "resource ARNs for DynamoDB, Logs, Lambda and CloudFormation; JSON denials; the custom-resource "
+        "response URL unsigned; injected DynamoDB faults once allowed"
+    ),
+    T(
+        "moto.core.authorization:ActionAuthenticatorMixin._authenticate_and_authorize_normal_action",
+        "self",
+        "resource",
+    ),
+    T("moto.dynamodb.responses:DynamoHandler._authenticate_and_authorize_normal_action", "self", "resource"),
+    T("moto.logs.responses:LogsResponse._authenticate_and_authorize_normal_action", "self", "resource"),
+    T(
+        "moto.cloudformation.responses:CloudFormationResponse._authenticate_and_authorize_normal_action",
+        "self",
+        "resource",
+    ),
+    T(
+        "moto.awslambda.responses:LambdaResponse._authenticate_and_authorize_normal_action",
+        "self",
+        "resource",
+    ),
+    fixes_moto=(
+        "IAM matches policy resources only for SQS, S3, IAM and STS: DynamoDB, Logs and Lambda requests "
+        "are checked against '*'; denials are XML for JSON-protocol services"
+    ),
+    uses=("faults_file",),
+)
 def patch_access_control(faults_file: Path | None = None) -> None:
     """Every access check moto makes, in one place: the resource ARN of each DynamoDB, Logs, Lambda
     and CloudFormation request, denials in the request's protocol, no signature on the custom
@@ -213,6 +244,22 @@ _SQS_BATCH_PERMISSIONS = {
 _IAM_PREFIXES = {"monitoring": "cloudwatch"}
 
 
+@declare(
+    "iam.action-names",
+    "IAM's action prefixes (cloudwatch:, not monitoring:); SQS batch calls as their single-message actions",
+    T(
+        "moto.iam.access_control:IAMRequestBase.__init__",
+        "self",
+        "account_id",
+        "method",
+        "path",
+        "data",
+        "body",
+        "headers",
+        "action",
+    ),
+    fixes_moto="CloudWatch actions are authorized as monitoring:*, SQS batch calls as *Batch actions",
+)
 def patch_iam_action_names() -> None:
     from moto.iam.access_control import IAMRequestBase
 
@@ -227,6 +274,12 @@ def patch_iam_action_names() -> None:
     IAMRequestBase.__init__ = __init__
 
 
+@declare(
+    "iam.bodyless-signature",
+    "a request without a body is signed over an empty payload",
+    T("moto.iam.access_control:IAMRequestBase._create_aws_request", "self"),
+    fixes_moto="a signed GET or bodyless POST fails SignatureDoesNotMatch (re-signed over its parameters)",
+)
 def patch_signature_of_bodyless_requests() -> None:
     """moto re-signs a request without a body over its parsed parameters instead of an empty
     payload, so every signed REST GET (e.g. Lambda ListFunctions) and every bodyless POST (an

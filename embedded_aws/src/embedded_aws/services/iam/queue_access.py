@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.iam.api_callers import refusal
 from embedded_aws.services.iam.resource_policies import ALLOW, Principal, Request, decide
 
@@ -55,6 +56,29 @@ def sns_may_deliver(topic_arn: str, queue_arn: str) -> bool:
     return decide(queue_policy(queue_arn), delivery_request(topic_arn, queue_arn)) == ALLOW
 
 
+@declare(
+    "iam.queue-access",
+    (
+        "SQS requests authorized by identity and queue policy together; SNS delivers to a queue only if "
+        "its policy allows sns.amazonaws.com"
+    ),
+    T("moto.sqs.responses:SQSResponse._authenticate_and_authorize_normal_action", "self", "resource"),
+    T(
+        "moto.sns.models:Subscription.publish",
+        "self",
+        "message",
+        "message_id",
+        "subject",
+        "message_attributes",
+        "group_id",
+        "deduplication_id",
+        "message_structure",
+    ),
+    fixes_moto=(
+        "SQS queue policies are stored but never evaluated: they neither allow a caller nor deny one, and"
+        " SNS delivers to a queue whose policy does not allow it"
+    ),
+)
 def patch_queue_access() -> None:
     """SQS API requests checked with the queue policy too; SNS deliveries by the queue policy."""
     from moto.core.exceptions import AccessDeniedError, _RESTError

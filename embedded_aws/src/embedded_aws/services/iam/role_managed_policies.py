@@ -13,6 +13,8 @@ import functools
 import json
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 AWS_POLICY = "arn:aws:iam::aws:policy/"
 
 
@@ -54,6 +56,40 @@ def attach_listed(backend: Any, role: Any, arns: Any) -> None:
             policy.attach_to(role)
 
 
+@declare(
+    "iam.role-managed-policies",
+    (
+        "a CloudFormation role's ManagedPolicyArns attached (AWS's own policies from moto's copy), "
+        "detached before the role is deleted"
+    ),
+    T(
+        "moto.iam.models:Role.create_from_cloudformation_json",
+        "cls",
+        "resource_name",
+        "cloudformation_json",
+        "account_id",
+        "region_name",
+        "kwargs",
+    ),
+    T(
+        "moto.iam.models:Role.update_from_cloudformation_json",
+        "cls",
+        "original_resource",
+        "new_resource_name",
+        "cloudformation_json",
+        "account_id",
+        "region_name",
+    ),
+    T(
+        "moto.iam.models:Role.delete_from_cloudformation_json",
+        "cls",
+        "resource_name",
+        "cloudformation_json",
+        "account_id",
+        "region_name",
+    ),
+    fixes_moto="AWS::IAM::Role ignores ManagedPolicyArns: a role CloudFormation creates lacks its managed policies",
+)
 def patch_role_managed_policies() -> None:
     from moto.iam.models import Role, iam_backends
     from moto.utilities.utils import get_partition

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.registry import T, Target, declare
 from embedded_aws.services.iam.api_callers import refusal
 
 # SNS actions that act on no one topic (IAM's resource `*`).
@@ -56,6 +57,25 @@ def topic_policy(arn: str) -> str | None:
     return topic.policy if topic is not None else None
 
 
+@declare(
+    "iam.topic-access",
+    "SNS requests authorized against their topic by identity and topic policy together",
+    T("moto.sns.responses:SNSResponse._authenticate_and_authorize_normal_action", "self", "resource"),
+    Target(
+        "moto.core.authorization:ActionAuthenticatorMixin._authenticate_and_authorize_action",
+        ("self", "iam_request_cls", "resource"),
+        replaced=False,
+    ),
+    Target(
+        "moto.iam.access_control:IAMPolicy.is_action_permitted",
+        ("self", "action", "resource", "principal", "incoming_condition_values"),
+        replaced=False,
+    ),
+    fixes_moto=(
+        "SNS requests are checked against '*' and identity policies only: a policy scoped to a topic ARN "
+        "allows nothing, and a topic policy neither allows nor denies"
+    ),
+)
 def patch_topic_access() -> None:
     from moto.core.exceptions import _RESTError
     from moto.iam.access_control import IAMRequest

@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 log = logging.getLogger("embedded_aws.cloudwatch")
 
 UNITS = frozenset(
@@ -167,7 +169,19 @@ def publish(account_id: str, region: str, metrics: list[EmfMetric], now_ms: int)
         )
 
 
-def install() -> None:
+@declare(
+    "logs.embedded-metric-format",
+    "EMF log events become metric data, as CloudWatch Logs does",
+    T(
+        "moto.logs.models:LogsBackend.put_log_events",
+        "self",
+        "log_group_name",
+        "log_stream_name",
+        "log_events",
+    ),
+    fixes_moto="Logs does not extract embedded-metric-format metrics",
+)
+def patch_emf() -> None:
     """Extract EMF from every event PutLogEvents stores (after moto has stored them)."""
     from moto.logs.models import LogsBackend
 

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 
+
+@declare(
+    "logs.log-group-arn",
+    "Fn::GetAtt LogGroup.Arn ends in :* as on AWS",
+    T("moto.logs.models:LogGroup.get_cfn_attribute", "self", "attribute_name"),
+    fixes_moto="Fn::GetAtt of AWS::Logs::LogGroup Arn lacks the trailing :*",
+)
 def patch_log_group_arn() -> None:
     """CloudFormation's `Fn::GetAtt LogGroup.Arn` ends in `:*` on AWS (it covers the group's
     streams); moto leaves it off, which would deny every stream a role is granted."""

@@ -13,6 +13,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 MAX_RESULTS = 1000
 
 
@@ -102,7 +104,15 @@ class QueryDefinitions:
 STORE = QueryDefinitions()
 
 
-def install(store: QueryDefinitions = STORE) -> None:
+@declare(
+    "logs.query-definitions",
+    "PutQueryDefinition, DescribeQueryDefinitions, DeleteQueryDefinition",
+    T("moto.logs.responses:LogsResponse.put_query_definition", adds=True),
+    T("moto.logs.responses:LogsResponse.describe_query_definitions", adds=True),
+    T("moto.logs.responses:LogsResponse.delete_query_definition", adds=True),
+    fixes_moto="Logs has no query definition APIs",
+)
+def patch_query_definitions(store: QueryDefinitions = STORE) -> None:
     """Add the three APIs to moto's Logs responses."""
     from moto.logs.exceptions import InvalidParameterException, ResourceNotFoundException
     from moto.logs.responses import LogsResponse

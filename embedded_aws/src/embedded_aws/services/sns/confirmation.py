@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 PENDING_PROTOCOLS = frozenset({"email", "email-json"})
 PENDING_ARN = "PendingConfirmation"  # in place of the ARN in list answers
 PENDING_ANSWER = "pending confirmation"  # Subscribe's answer
@@ -34,6 +36,18 @@ def listed(subscription: Any) -> dict[str, str]:
     }
 
 
+@declare(
+    "sns.pending-confirmation",
+    "an email subscription stays pending confirmation, and the answers about it say so",
+    T("moto.sns.models:SNSBackend.subscribe", "self", "topic_arn", "endpoint", "protocol"),
+    T("moto.sns.responses:SNSResponse.subscribe", "self"),
+    T("moto.sns.responses:SNSResponse.list_subscriptions", "self"),
+    T("moto.sns.responses:SNSResponse.list_subscriptions_by_topic", "self"),
+    fixes_moto=(
+        "every subscription is confirmed at once: an email subscription (AWS: pending until its owner "
+        "confirms) is listed with its ARN and Subscribe answers the ARN, not 'pending confirmation'"
+    ),
+)
 def patch_pending_confirmation() -> None:
     from moto.core.responses import ActionResult
     from moto.sns.models import SNSBackend

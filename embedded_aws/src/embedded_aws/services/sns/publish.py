@@ -7,7 +7,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 
+
+@declare(
+    "sns.publish-refusals",
+    "Publish refuses an empty message and a missing topic as AWS does",
+    T(
+        "moto.sns.models:SNSBackend.publish",
+        "self",
+        "message",
+        "arn",
+        "phone_number",
+        "subject",
+        "message_attributes",
+        "group_id",
+        "deduplication_id",
+        "message_structure",
+    ),
+    fixes_moto=(
+        "Publish accepts an empty message (AWS: InvalidParameter, 'Invalid parameter: Empty message') and"
+        " answers a missing topic 'Endpoint does not exist' (AWS: 'Topic does not exist')"
+    ),
+)
 def patch_publish_refusals() -> None:
     from moto.sns.exceptions import SNSInvalidParameter, TopicNotFound
     from moto.sns.models import SNSBackend

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.sqs import dead_letters
 
 # Query codes SQS's JSON protocol answers under another type (boto3's QueryErrorCode): neither is
@@ -19,6 +20,31 @@ JSON_TYPES = {
 STATUSES = {"ResourceNotFoundException": 404}
 
 
+@declare(
+    "sqs.answers",
+    (
+        "an empty body or string attribute refused, AWS's JSON error types and statuses, a dead letter's "
+        "DeadLetterQueueSourceArn (as LocalStack recorded AWS)"
+    ),
+    T(
+        "moto.sqs.models:SQSBackend._validate_message",
+        "self",
+        "queue",
+        "message_body",
+        "delay_seconds",
+        "deduplication_id",
+        "group_id",
+        "validate_group_id",
+    ),
+    T("moto.core.serialize:get_error_model", "exception", "default_service_model"),
+    T("moto.sqs.responses:SQSResponse.receive_message", "self"),
+    T("moto.sqs.responses:validate_message_attributes", "message_attributes"),
+    fixes_moto=(
+        "SendMessage accepts an empty body and an empty string attribute; JSON errors "
+        "InvalidParameterValue and MissingParameter lack AWS's types (InvalidParameterValueException, "
+        "MissingRequiredParameterException); a dead letter's attributes lack DeadLetterQueueSourceArn"
+    ),
+)
 def patch_sqs_answers() -> None:
     from moto.core import serialize
     from moto.core.errors import ErrorShape

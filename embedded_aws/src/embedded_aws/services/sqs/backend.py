@@ -8,6 +8,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 
 def delete_message_batch(self: Any, queue_name: str, receipts: list[dict[str, Any]]) -> Any:
     """moto deletes a batch one receipt handle at a time, scanning the whole queue twice for
@@ -80,6 +82,61 @@ _LOCKED = (
 _sending = threading.local()
 
 
+@declare(
+    "sqs.message-calls",
+    (
+        "one consumer per received message, AWS/SQS counters, one scan per DeleteMessageBatch: every "
+        "wrapper of the backend's message calls, composed in one place"
+    ),
+    T(
+        "moto.sqs.models:SQSBackend.send_message",
+        "self",
+        "queue_name",
+        "message_body",
+        "message_attributes",
+        "delay_seconds",
+        "deduplication_id",
+        "group_id",
+        "system_attributes",
+        "validate_group_id",
+    ),
+    T("moto.sqs.models:SQSBackend.send_message_batch", "self", "queue_name", "entries"),
+    T(
+        "moto.sqs.models:SQSBackend.receive_message",
+        "self",
+        "queue_name",
+        "count",
+        "wait_seconds_timeout",
+        "visibility_timeout",
+        "message_attribute_names",
+    ),
+    T("moto.sqs.models:SQSBackend.delete_message", "self", "queue_name", "receipt_handle"),
+    T("moto.sqs.models:SQSBackend.delete_message_batch", "self", "queue_name", "receipts"),
+    T(
+        "moto.sqs.models:SQSBackend.change_message_visibility",
+        "self",
+        "queue_name",
+        "receipt_handle",
+        "visibility_timeout",
+    ),
+    T("moto.sqs.models:SQSBackend.change_message_visibility_batch", "self", "queue_name", "entries"),
+    T("moto.sqs.models:SQSBackend.purge_queue", "self", "queue_name"),
+    fixes_moto=(
+        "ReceiveMessage is not thread-safe: concurrent receivers get the same message or 500s; no "
+        "in-flight cap; a batch's size is its bodies' characters, not the bytes of bodies and attributes;"
+        " MaximumMessageSize counts the body's characters, not body and attributes in bytes; "
+        "SendMessageBatch refuses the whole batch for one entry over MaximumMessageSize (AWS fails that "
+        "entry alone) and answers MissingParameter for a FIFO entry without MessageGroupId (AWS: "
+        "InvalidParameterValue); ChangeMessageVisibilityBatch accepts more than ten entries and invalid "
+        "or repeated entry ids, DeleteMessageBatch invalid or repeated ids; FIFO deduplication compares "
+        "only with messages still queued (a duplicate sent after the first copy was deleted is delivered)"
+        " and ignores DeduplicationScope messageGroup; DeleteMessage with a FIFO message's expired "
+        "receipt handle deletes it (AWS: InvalidParameterValue, the receipt handle has expired); a FIFO "
+        "group with any message in flight holds back every message of the group, also those ahead of it "
+        "(a message whose visibility was extended)"
+    ),
+    uses=("cloudwatch.sqs",),
+)
 def patch_message_calls(metrics: Any) -> None:
     """Every wrapper of moto's SQSBackend message calls, composed here in one place, innermost
     first:
@@ -175,6 +232,16 @@ def patch_message_calls(metrics: Any) -> None:
         setattr(SQSBackend, name, method)
 
 
+@declare(
+    "sqs.retention-check",
+    "a receive checks each message's retention without building every attribute",
+    T(
+        "moto.sqs.models:SQSBackend.is_message_valid_based_on_retention_period",
+        "self",
+        "queue_name",
+        "message",
+    ),
+)
 def patch_retention_check() -> None:
     """moto computes every queue attribute (a scan of the queue) for each message it hands out,
     which makes a receive quadratic in queue depth; only the retention is needed."""
@@ -188,6 +255,11 @@ def patch_retention_check() -> None:
     SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period
 
 
+@declare(
+    "sqs.send-attributes",
+    "a send reads only the attributes it needs (no three scans per message)",
+    T("moto.sqs.models:Queue.attributes", "self"),
+)
 def patch_send_attributes() -> None:
     """moto's SendMessage reads `queue.attributes` for ContentBasedDeduplication, and building
     that dict counts visible, delayed and in-flight messages (three scans of the queue) and
@@ -236,6 +308,11 @@ def queue_counters(messages: Any, now_ms: float) -> dict[str, int]:
     }
 
 
+@declare(
+    "sqs.queue-attributes",
+    "GetQueueAttributes counts once per call, not twice per name",
+    T("moto.sqs.models:SQSBackend.get_queue_attributes", "self", "queue_name", "attribute_names"),
+)
 def patch_queue_attributes() -> None:
     """GetQueueAttributes for named attributes: moto built the whole attribute dict (three scans
     of the queue) twice per name asked for, so a poll of three counters scanned a deep queue
@@ -265,6 +342,15 @@ def patch_queue_attributes() -> None:
     SQSBackend.get_queue_attributes = get_queue_attributes
 
 
+@declare(
+    "sqs.lambda-trigger-off",
+    "the local Lambda host polls mappings; moto would receive inside SendMessage",
+    T("moto.sqs.models:Queue.lambda_event_source_mappings", adds=True),
+    fixes_moto=(
+        "with a mapping, SendMessage receives on the function's behalf and, without Docker, bumps receive"
+        " counts until messages are redriven unprocessed"
+    ),
+)
 def patch_lambda_trigger() -> None:
     """moto's own SQS -> Lambda wiring receives up to a batch inside the producer's SendMessage
     and tries to run the function through Docker: without Docker every send bumps the oldest

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.sqs.limits import entry_bytes
 
 _ENTRY_ID = re.compile(r"[\w-]{1,80}")
@@ -113,6 +114,12 @@ def checked_ids(batch_call: Any) -> Any:
     return call
 
 
+@declare(
+    "sqs.batch-answers",
+    "SendMessageBatch with every entry sent has no Failed member, as LocalStack recorded AWS",
+    T("moto.sqs.responses:SQSResponse.send_message_batch", "self"),
+    fixes_moto="SendMessageBatch answers an empty Failed list in the JSON protocol where AWS leaves it out",
+)
 def patch_batch_answers() -> None:
     """SendMessageBatch with every entry sent answers no `Failed` member (moto sent an empty list)."""
     from moto.sqs.responses import SQSResponse

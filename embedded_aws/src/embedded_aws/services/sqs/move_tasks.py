@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.sqs import dead_letters, fifo
 
 log = logging.getLogger("embedded_aws.sqs")
@@ -568,7 +569,18 @@ def _patch_responses() -> None:
     SQSResponse._determine_resource = _determine_resource
 
 
-def install() -> None:
+@declare(
+    "sqs.move-tasks",
+    "StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask (DLQ redrive)",
+    T("moto.sqs.models:Queue.add_message", "self", "message"),
+    T("moto.sqs.models:Queue.messages", "self"),
+    T("moto.sqs.responses:SQSResponse._determine_resource", "self"),
+    T("moto.sqs.responses:SQSResponse.start_message_move_task", adds=True),
+    T("moto.sqs.responses:SQSResponse.list_message_move_tasks", adds=True),
+    T("moto.sqs.responses:SQSResponse.cancel_message_move_task", adds=True),
+    fixes_moto="SQS has no message move tasks",
+)
+def patch_move_tasks() -> None:
     """Add the three operations to moto's SQS (call once, before the server listens)."""
     _patch_redrive_source()
     _patch_task_view()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
+
 
 def parameter_arn(name: str, region: str, account: str) -> str:
     if name.startswith("arn:"):
@@ -21,6 +23,12 @@ def request_resource(params: dict[str, Any], region: str, account: str) -> str:
     return parameter_arn(str(names[0]), region, account) if len(names) == 1 else "*"
 
 
+@declare(
+    "ssm.parameter-resource",
+    "SSM Parameter Store requests authorized against the parameter's ARN",
+    T("moto.ssm.responses:SimpleSystemManagerResponse._determine_resource", adds=True),
+    fixes_moto="SSM requests are checked against '*': a policy scoped to one parameter's ARN allows nothing",
+)
 def patch_parameter_resource() -> None:
     import json
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.sts.trust import Caller, evaluate
 
 ASSUME_ROLE = "sts:AssumeRole"
@@ -30,6 +31,18 @@ def caller_context(caller_arn: str, account: str, data: dict[str, Any]) -> dict[
     return context
 
 
+@declare(
+    "sts.assume-role-trust",
+    (
+        "sts:AssumeRole allowed by the role's trust policy as IAM reads it (account principals, role "
+        "sessions, Null conditions) together with the caller's identity policies"
+    ),
+    T("moto.iam.access_control:IAMRequestBase.check_action_permitted", "self", "resource"),
+    fixes_moto=(
+        "trust policy principals are compared literally: a role trusting its account "
+        "(`arn:aws:iam::<account>:root` or the bare account id) cannot be assumed by that account's users"
+    ),
+)
 def patch_assume_role() -> None:
     from moto.core.exceptions import AccessDeniedError
     from moto.iam.access_control import IAMRequestBase
@@ -64,6 +77,15 @@ def patch_assume_role() -> None:
     IAMRequestBase.check_action_permitted = check_action_permitted
 
 
+@declare(
+    "sts.role-session-policies",
+    "a session of a role CloudFormation made is authorized by the role's inline policies",
+    T("moto.iam.access_control:AssumedRoleAccessKey.collect_policies", "self"),
+    fixes_moto=(
+        "a role created by CloudFormation keeps inline policies as dicts; every request signed by one of "
+        "its sessions fails with KeyError 'policy_document' (a 500)"
+    ),
+)
 def patch_role_session_policies() -> None:
     """A role made by CloudFormation keeps its inline policies as parsed JSON, which moto's policy
     check cannot read (KeyError 'policy_document', a 500 on every call of the role's sessions):
