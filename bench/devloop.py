@@ -23,7 +23,7 @@ TEST_SELECTIONS = {
 
 def _timed(command: list[str], env: dict[str, str], what: str, timeout: float = 900) -> float:
     started = time.perf_counter()
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)  # noqa: S603  argv lists this bench builds (make, npx), no shell
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         tail = [line for line in (result.stdout + result.stderr).strip().splitlines() if line.strip()][-2:]

@@ -48,7 +48,7 @@ def measured_redrive(clients: Any, queues: Any, hold_seconds: int) -> dict[str, 
     """One redrive in a fresh Python process: its report, seconds and memory (MB)."""
     env = clients.process_env()
     started = time.perf_counter()
-    done = subprocess.run(
+    done = subprocess.run(  # noqa: S603  this Python on a fixed script, no shell
         [
             sys.executable,
             "-c",

@@ -98,7 +98,7 @@ def main() -> int:
             spy = None
             if args.pyspy:
                 out = Path("/work/notes") / f"pyspy-{args.label or 'run'}-b{batch}-{messages}.txt"
-                spy = subprocess.Popen(
+                spy = subprocess.Popen(  # noqa: S603  py-spy on a pid this script started, no shell
                     [
                         "/work/wt-profile/.venv/bin/py-spy",
                         "record",

@@ -63,7 +63,7 @@ def pipeline_summary(pipeline: dict[str, Any]) -> str:
 
 def _output(command: list[str]) -> str:
     try:
-        return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=30).stdout.strip()
+        return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=30).stdout.strip()  # noqa: S603  fixed version probes (node, npx cdk, git), no shell
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 

@@ -63,7 +63,7 @@ def aws() -> Path:
 def version() -> str | None:
     """`aws --version` of the project's CLI, or None if it does not run."""
     try:
-        done = subprocess.run([str(aws()), "--version"], capture_output=True, text=True, timeout=60)
+        done = subprocess.run([str(aws()), "--version"], capture_output=True, text=True, timeout=60)  # noqa: S603  the project's own aws CLI, no shell
     except OSError:
         return None
     if done.returncode != 0:
@@ -72,7 +72,7 @@ def version() -> str | None:
 
 
 def _pip(python: Path, *args: str) -> None:
-    done = subprocess.run(
+    done = subprocess.run(  # noqa: S603  the CLI's venv pip on pinned packages, no shell
         [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *args],
         capture_output=True,
         text=True,
@@ -95,8 +95,8 @@ def install() -> bool:
         with tempfile.TemporaryDirectory(prefix="awscli-", dir=TOOLS_DIR) as scratch:
             work = Path(scratch)
             (deb,) = download_debs(("awscli",), work, suite=DEBIAN_SUITE)
-            subprocess.run(
-                ["dpkg-deb", "-x", str(deb), str(work / "unpacked")],
+            subprocess.run(  # noqa: S603  unpacks the .deb just downloaded, no shell
+                ["dpkg-deb", "-x", str(deb), str(work / "unpacked")],  # noqa: S607  Debian's dpkg-deb from PATH, as make's other steps use it
                 check=True,
                 capture_output=True,
                 timeout=300,
@@ -106,7 +106,7 @@ def install() -> bool:
             python = ENV_DIR / "bin" / "python"
             _pip(python, *PYPI_DEPENDENCIES)
             site = Path(
-                subprocess.run(
+                subprocess.run(  # noqa: S603  the CLI venv's Python on a fixed snippet, no shell
                     [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                     capture_output=True,
                     text=True,

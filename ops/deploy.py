@@ -173,7 +173,7 @@ def run_cdk(args: list[str]) -> None:
     """The pinned CDK CLI, all its output on stderr (stdout is this command's answer); a failure
     is one line."""
     command = ["npx", "--no-install", "cdk", *args]
-    result = subprocess.run(command, cwd=ROOT, env=os.environ.copy(), check=False, stdout=sys.stderr)
+    result = subprocess.run(command, cwd=ROOT, env=os.environ.copy(), check=False, stdout=sys.stderr)  # noqa: S603  the pinned CDK CLI via npx, argv list, no shell
     if result.returncode != 0:
         raise DeployError(f"cdk {args[0]} failed (exit {result.returncode}); its output is above")
 

@@ -395,7 +395,7 @@ def stored_orders(
         }
         for attempt in range(BATCH_GET_TRIES):
             if attempt:
-                sleep(random.uniform(0.5, 1.0) * min(BACKOFF_CAP_SECONDS, BACKOFF_SECONDS * 2**attempt))
+                sleep(random.uniform(0.5, 1.0) * min(BACKOFF_CAP_SECONDS, BACKOFF_SECONDS * 2**attempt))  # noqa: S311  backoff jitter, not a secret
             response = dynamodb.batch_get_item(RequestItems=request)
             for attributes in response.get("Responses", {}).get(table, []):
                 item = worker.item_from_attributes(attributes)

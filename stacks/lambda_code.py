@@ -17,7 +17,8 @@ LAMBDA_SOURCE = Path(__file__).resolve().parent.parent / "lambda"
 def _load(path: Path, name: str) -> ModuleType:
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{path} is not a Python module")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses look their module up there
         try:

@@ -342,7 +342,7 @@ def put_order(
             failure = error
         code, retryable = _retryable(failure)
         failures.append(code)
-        delay = retry_delay(len(failures), retryable, remaining(), random.random())
+        delay = retry_delay(len(failures), retryable, remaining(), random.random())  # noqa: S311  retry jitter, not a secret
         if delay is None:
             raise WriteFailed(code, len(failures), str(failure).splitlines()[0]) from failure
         sleep(delay)

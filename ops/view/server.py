@@ -142,7 +142,7 @@ def _host_names(bound: str) -> frozenset[str]:
     beyond loopback, the address it was given and this machine's own names and addresses."""
     names = set(LOOPBACK_NAMES)
     if not is_loopback(bound):
-        if bound not in ("", "0.0.0.0", "::"):
+        if bound not in ("", "0.0.0.0", "::"):  # noqa: S104  names the wildcard address, binds nothing
             names.add(bound.lower())
         for name in {socket.gethostname(), socket.getfqdn()}:
             names.add(name.lower())
@@ -174,7 +174,7 @@ class ViewHTTPServer(ThreadingHTTPServer):
         if isinstance(host, bytes):
             host = host.decode()
         return (
-            f"http://{'localhost' if self.loopback or host in ('0.0.0.0', '::', '') else host}:{self.port}/"
+            f"http://{'localhost' if self.loopback or host in ('0.0.0.0', '::', '') else host}:{self.port}/"  # noqa: S104  names the wildcard address, binds nothing
         )
 
     @property
