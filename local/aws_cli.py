@@ -24,8 +24,8 @@ import venv
 from pathlib import Path
 
 from embedded_aws import download_debs
+from local.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 TOOLS_DIR = ROOT / ".tools"
 BIN_DIR = TOOLS_DIR / "bin"
 ENV_DIR = TOOLS_DIR / "awscli"
