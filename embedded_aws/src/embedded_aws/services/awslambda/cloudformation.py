@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.cloudformation_models import after_create, after_update
 from embedded_aws.compat.registry import T, declare
 
 
@@ -33,27 +34,15 @@ def patch_inline_code_update() -> None:
 
     from moto.awslambda.models import LambdaFunction
 
-    update = LambdaFunction.update_from_cloudformation_json.__func__
-
-    def update_from_cloudformation_json(
-        cls: Any,
-        original_resource: Any,
-        new_resource_name: str,
-        cloudformation_json: dict[str, Any],
-        account_id: str,
-        region_name: str,
-    ) -> Any:
+    def zipped_inline_code(cls: Any, cloudformation_json: dict[str, Any]) -> dict[str, Any]:
         code = cloudformation_json["Properties"].get("Code", {})
-        if isinstance(code.get("ZipFile"), str):
-            zipped = base64.b64encode(cls._create_zipfile_from_plaintext_code(code["ZipFile"]))
-            properties = {**cloudformation_json["Properties"], "Code": {**code, "ZipFile": zipped}}
-            cloudformation_json = {**cloudformation_json, "Properties": properties}
-        function = update(
-            cls, original_resource, new_resource_name, cloudformation_json, account_id, region_name
-        )
-        return _apply_settings(function, cloudformation_json.get("Properties", {}))
+        if not isinstance(code.get("ZipFile"), str):
+            return cloudformation_json
+        zipped = base64.b64encode(cls._create_zipfile_from_plaintext_code(code["ZipFile"]))
+        properties = {**cloudformation_json["Properties"], "Code": {**code, "ZipFile": zipped}}
+        return {**cloudformation_json, "Properties": properties}
 
-    LambdaFunction.update_from_cloudformation_json = classmethod(update_from_cloudformation_json)
+    after_update(LambdaFunction, _apply_settings, prepare=zipped_inline_code)
 
 
 # The function settings a template may give that moto's CloudFormation handler did not copy
@@ -61,11 +50,11 @@ def patch_inline_code_update() -> None:
 SETTINGS = {"Architectures": "architectures", "TracingConfig": "tracing_config"}
 
 
-def _apply_settings(function: Any, properties: dict[str, Any]) -> Any:
+def _apply_settings(function: Any, cloudformation_json: dict[str, Any], *_: Any) -> None:
+    properties = cloudformation_json.get("Properties", {})
     for prop, attribute in SETTINGS.items():
         if prop in properties:
             setattr(function, attribute, properties[prop])
-    return function
 
 
 @declare(
@@ -94,17 +83,4 @@ def patch_function_settings() -> None:
     them in patch_inline_code_update, which owns that method."""
     from moto.awslambda.models import LambdaFunction
 
-    create = LambdaFunction.create_from_cloudformation_json.__func__
-
-    def create_from_cloudformation_json(
-        cls: Any,
-        resource_name: str,
-        cloudformation_json: dict[str, Any],
-        account_id: str,
-        region_name: str,
-        **kwargs: Any,
-    ) -> Any:
-        function = create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
-        return _apply_settings(function, cloudformation_json.get("Properties", {}))
-
-    LambdaFunction.create_from_cloudformation_json = classmethod(create_from_cloudformation_json)
+    after_create(LambdaFunction, _apply_settings)

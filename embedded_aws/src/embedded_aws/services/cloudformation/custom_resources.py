@@ -9,6 +9,7 @@ import os
 import threading
 from typing import Any
 
+from embedded_aws.compat.cloudformation_models import after_create
 from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason
 from embedded_aws.services.cloudformation.lifecycle import (
@@ -88,23 +89,19 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
     from moto.cloudformation.parsing import ResourceMap
 
     lifecycle = lifecycle or CustomResourceLifecycle()
-    create = CustomModel.create_from_cloudformation_json.__func__
 
     def key(model: Any) -> tuple[str, str]:
         return model.stack_id, model.logical_id
 
-    def create_from_cloudformation_json(
-        cls: Any,
-        resource_name: str,
+    def remember(
+        model: Any,
         cloudformation_json: dict[str, Any],
         account_id: str,
         region_name: str,
-        **kwargs: Any,
-    ) -> Any:
-        model = create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
+        kwargs: dict[str, Any],
+    ) -> None:
         model.account_id, model.stack_id = account_id, kwargs["StackId"]
         model.resource_type, model.properties = kwargs["ResourceType"], cloudformation_json["Properties"]
-        return model
 
     def send(model: Any, request_type: str, properties: dict[str, Any], **extra: Any) -> None:
         from moto import settings
@@ -152,7 +149,7 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
     def delete(self: Any, account_id: str, region_name: str) -> None:
         send(self, "Delete", self.properties)
 
-    CustomModel.create_from_cloudformation_json = classmethod(create_from_cloudformation_json)
+    after_create(CustomModel, remember)
     CustomModel.update_from_cloudformation_json = classmethod(update_from_cloudformation_json)
     CustomModel.delete = delete
 

@@ -13,6 +13,7 @@ import functools
 import json
 from typing import Any
 
+from embedded_aws.compat.cloudformation_models import after_create, after_update, before_delete
 from embedded_aws.compat.registry import T, declare
 
 AWS_POLICY = "arn:aws:iam::aws:policy/"
@@ -94,47 +95,20 @@ def patch_role_managed_policies() -> None:
     from moto.iam.models import Role, iam_backends
     from moto.utilities.utils import get_partition
 
-    create = Role.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
-    update = Role.update_from_cloudformation_json.__func__  # type: ignore[attr-defined]
-    delete = Role.delete_from_cloudformation_json.__func__  # type: ignore[attr-defined]
-
     def backend(account_id: str, region_name: str) -> Any:
         return iam_backends[account_id][get_partition(region_name)]
 
-    def create_from_cloudformation_json(
-        cls: Any,
-        resource_name: str,
-        cloudformation_json: dict[str, Any],
-        account_id: str,
-        region_name: str,
-        **kwargs: Any,
-    ) -> Any:
-        role = create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
-        arns = cloudformation_json.get("Properties", {}).get("ManagedPolicyArns")
-        attach_listed(backend(account_id, region_name), role, arns)
-        return role
-
-    def update_from_cloudformation_json(
-        cls: Any,
-        original_resource: Any,
-        new_resource_name: str,
-        cloudformation_json: dict[str, Any],
-        account_id: str,
-        region_name: str,
-    ) -> Any:
-        role = update(cls, original_resource, new_resource_name, cloudformation_json, account_id, region_name)
-        arns = cloudformation_json.get("Properties", {}).get("ManagedPolicyArns")
-        attach_listed(backend(account_id, region_name), role, arns)
-        return role
-
-    def delete_from_cloudformation_json(
-        cls: Any, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str
+    def attach(
+        role: Any, cloudformation_json: dict[str, Any], account_id: str, region_name: str, _: Any
     ) -> None:
+        arns = cloudformation_json.get("Properties", {}).get("ManagedPolicyArns")
+        attach_listed(backend(account_id, region_name), role, arns)
+
+    def detach(resource_name: str, account_id: str, region_name: str) -> None:
         for role in list(backend(account_id, region_name).roles.values()):
             if role.name == resource_name:
                 attach_listed(backend(account_id, region_name), role, [])
-        delete(cls, resource_name, cloudformation_json, account_id, region_name)
 
-    Role.create_from_cloudformation_json = classmethod(create_from_cloudformation_json)  # type: ignore[method-assign,assignment]
-    Role.update_from_cloudformation_json = classmethod(update_from_cloudformation_json)  # type: ignore[method-assign,assignment]
-    Role.delete_from_cloudformation_json = classmethod(delete_from_cloudformation_json)  # type: ignore[method-assign,assignment]
+    after_create(Role, attach)
+    after_update(Role, attach)
+    before_delete(Role, detach)
