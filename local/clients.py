@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 _CLIENTS: dict[tuple[str, ...], Any] = {}
@@ -44,7 +45,9 @@ def new_client(env: dict[str, str], service: str, **config: Any) -> Any:
     import boto3
     from botocore.config import Config
 
-    return boto3.client(
+    # The service is chosen at run time; boto3's stubs type one client per literal service name.
+    make_client: Callable[..., Any] = boto3.client
+    return make_client(
         service,
         endpoint_url=env["AWS_ENDPOINT_URL"],
         region_name=env["AWS_REGION"],
