@@ -8,6 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stacks.alarms import (
+    ALARMS,
+    DEAD_LETTER_EXPIRY_WARNING_DAYS,
+    AlarmSettings,
+    dead_letter_expiry_periods,
+)
 from stacks.lambda_code import contract
 
 DEFAULT_PREFIX = "labex-q05"
@@ -96,45 +102,6 @@ MAX_RETENTION_DAYS = 14
 # Upper bounds that only keep a typo out: a century of orders, ten years of resends.
 MAX_ORDER_RETENTION_DAYS = 36_500
 MAX_PRODUCER_RESEND_DAYS = 3_650
-# The dead-letter-expiry alarm fires this long before the earliest possible expiry of a dead letter.
-DEAD_LETTER_EXPIRY_WARNING_DAYS = 2
-# It watches the DLQ's depth per hour: PutMetricAlarm (Period) allows Period x EvaluationPeriods
-# up to 604,800 s (7 days) for periods of an hour or more, and only one day for shorter ones.
-DEAD_LETTER_EXPIRY_PERIOD_SECONDS = 3600
-MAX_ALARM_EVALUATION_SECONDS = 604_800
-# Hours the warning may come after a dead letter's arrival beyond the N hourly periods: the first
-# whole hour starts within an hour of the move, and one more for CloudWatch to collect that
-# hour's datapoints and evaluate (docs/operations.md shows the arithmetic).
-DEAD_LETTER_EXPIRY_SLACK_HOURS = 2
-# The per-attempt decision alarms (conflicting-orders, failed-records, malformed-jobs) stay in
-# ALARM while one of this many minutes breaches: a failing record comes back once per visibility
-# timeout, and one breaching minute per redelivery would flip ALARM/OK/ALARM between them.
-DECISION_ALARM_MINUTES = 10
-
-
-def dead_letter_expiry_periods(warn_within_seconds: float) -> int:
-    """Consecutive hourly periods of a non-empty DLQ after which dead-letter-expiry fires, so that
-    it fires within `warn_within_seconds` of a dead letter's arrival: that time in whole hours
-    less the slack, at least 1, at most what CloudWatch accepts (7 days of hourly periods)."""
-    hours = int(warn_within_seconds // DEAD_LETTER_EXPIRY_PERIOD_SECONDS) - DEAD_LETTER_EXPIRY_SLACK_HOURS
-    return max(1, min(hours, MAX_ALARM_EVALUATION_SECONDS // DEAD_LETTER_EXPIRY_PERIOD_SECONDS))
-
-
-# Every alarm of the stack, by the name after the prefix (Names.alarm): the stack makes exactly
-# these (stacks/monitoring.py), the alarm topic admits exactly their ARNs, and ops and the tests
-# read them from here. What each means and what to do: docs/operations.md.
-ALARMS: tuple[str, ...] = (
-    "conflicting-orders",
-    "failed-records",
-    "malformed-jobs",
-    "dead-letters",
-    "new-dead-letters",
-    "dead-letter-expiry",
-    "oldest-job-age",
-    "worker-errors",
-    "worker-throttles",
-    "orders-throttled",
-)
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 # "Tag naming limits and requirements" (Tagging AWS Resources): letters, digits, spaces and
 # _ . : / = + - @; keys 1-128 characters, values up to 256; `aws:` is reserved; at most 50 per
@@ -274,6 +241,17 @@ class StackConfig:
         """Time in the DLQ after which a dead letter may be DEAD_LETTER_EXPIRY_WARNING_DAYS from its
         expiry: dead-letter-expiry must have fired by then (dead_letter_expiry_periods)."""
         return max(0, self.dead_letter_days_guaranteed - DEAD_LETTER_EXPIRY_WARNING_DAYS)
+
+    @property
+    def alarm_settings(self) -> AlarmSettings:
+        """What the alarm table (stacks/alarms.py) takes from this config."""
+        return AlarmSettings(
+            oldest_job_age_alarm_seconds=self.oldest_job_age_alarm_seconds,
+            dead_letter_days_guaranteed=self.dead_letter_days_guaranteed,
+            dead_letter_expiry_periods=dead_letter_expiry_periods(
+                self.dead_letter_expiry_alarm_days * 86_400
+            ),
+        )
 
     def options(self) -> dict[str, Any]:
         """The context values that shaped this stack, by CONTEXT_DEFAULTS' keys, as the stack's

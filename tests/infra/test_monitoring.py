@@ -9,13 +9,13 @@ import json
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from stacks.config import (
+from stacks.alarms import (
     ALARMS,
     DECISION_ALARM_MINUTES,
     MAX_ALARM_EVALUATION_SECONDS,
-    StackConfig,
     dead_letter_expiry_periods,
 )
+from stacks.config import StackConfig
 from tests.conftest import synth_stack
 
 PREFIX = "labex-q05"
@@ -302,7 +302,7 @@ def test_dead_letter_expiry_periods_fit_the_guarantee_and_cloudwatchs_limit(job_
 
 
 def test_there_are_exactly_these_alarms(template):
-    """The stack makes exactly the alarms stacks.config.ALARMS names, which ops and tests read."""
+    """The stack makes exactly the alarms of the table stacks/alarms.py, whose names ops and tests read."""
     names = sorted(
         alarm["Properties"]["AlarmName"]
         for alarm in template.find_resources("AWS::CloudWatch::Alarm").values()
