@@ -11,7 +11,7 @@ import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import boto3
 from botocore.config import Config
@@ -24,6 +24,19 @@ from botocore.exceptions import (
     PartialCredentialsError,
 )
 from botocore.parsers import ResponseParserError
+
+if TYPE_CHECKING:  # boto3's typed stubs: a development dependency only
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_lambda import LambdaClient
+    from mypy_boto3_logs import CloudWatchLogsClient
+    from mypy_boto3_sns import SNSClient
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sts import STSClient
+
+# The services the operator's commands call.
+Service = Literal["cloudformation", "cloudwatch", "dynamodb", "lambda", "logs", "sns", "sqs", "sts"]
 
 CLIENT_CONFIG = Config(connect_timeout=3, read_timeout=10, retries={"mode": "standard", "max_attempts": 2})
 
@@ -69,7 +82,23 @@ class Clients:
             )
         return self._session
 
-    def client(self, service: str) -> Any:
+    @overload
+    def client(self, service: Literal["cloudformation"]) -> CloudFormationClient: ...
+    @overload
+    def client(self, service: Literal["cloudwatch"]) -> CloudWatchClient: ...
+    @overload
+    def client(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
+    @overload
+    def client(self, service: Literal["lambda"]) -> LambdaClient: ...
+    @overload
+    def client(self, service: Literal["logs"]) -> CloudWatchLogsClient: ...
+    @overload
+    def client(self, service: Literal["sns"]) -> SNSClient: ...
+    @overload
+    def client(self, service: Literal["sqs"]) -> SQSClient: ...
+    @overload
+    def client(self, service: Literal["sts"]) -> STSClient: ...
+    def client(self, service: Service) -> Any:
         with self._lock:  # creating clients from one session is not thread-safe
             if service not in self._clients:
                 self._clients[service] = self._boto_session().client(
