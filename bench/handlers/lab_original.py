@@ -23,7 +23,6 @@ def handler(event: dict, context: Any) -> dict:
     table = os.environ[_worker.TABLE_NAME_ENV]
     failures = []
     for record in event.get("Records", []):
-        _, error = _worker._attempt(record, client, table, lambda: math.inf)
-        if error is not None:
+        if isinstance(_worker._attempt(record, client, table, lambda: math.inf), _worker.Failed):
             failures.append({"itemIdentifier": record.get("messageId", "")})
     return {"batchItemFailures": failures}

@@ -336,7 +336,11 @@ def put_order(
             return PutOutcome(None, tuple(failures))
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return PutOutcome(item_from_attributes(error.response.get("Item") or {}), tuple(failures))
+                # ReturnValuesOnConditionCheckFailure's item, a key botocore's error type does not list
+                stored = error.response.get("Item")
+                return PutOutcome(
+                    item_from_attributes(stored if isinstance(stored, dict) else {}), tuple(failures)
+                )
             failure: Exception = error
         except (BotoConnectionError, HTTPClientError) as error:
             failure = error
@@ -439,11 +443,28 @@ def metrics_line(
     }
 
 
-def decision_of(result: Mapping[str, Any] | None, error: Exception | None) -> Metric:
+@dataclass(frozen=True)
+class Settled:
+    """A record acknowledged: its order written, or a duplicate; `result` is its RESULT line."""
+
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A record left on the queue, with the error that was logged for it."""
+
+    error: Exception
+
+
+Attempt = Settled | Failed
+
+
+def decision_of(attempt: Attempt) -> Metric:
     """The decision metric a record's outcome counts in."""
-    if error is not None or result is None:
-        return failure_kind(error) if error is not None else Metric.ERROR
-    return Metric.DUPLICATE if result[DUPLICATE_FIELD] else Metric.ACCEPTED
+    if isinstance(attempt, Failed):
+        return failure_kind(attempt.error)
+    return Metric.DUPLICATE if attempt.result[DUPLICATE_FIELD] else Metric.ACCEPTED
 
 
 def _count(decision: Metric) -> None:
@@ -465,15 +486,13 @@ def _attempt(
     table_name: str,
     remaining: Callable[[], float],
     job: Job | None = None,
-) -> tuple[dict[str, Any] | None, Exception | None]:
-    """(the result, None) or (None, the error, logged): one record, never raising; its
-    decision counted."""
-    result: dict[str, Any] | None = None
-    failed: Exception | None = None
+) -> Attempt:
+    """One record, never raising: Settled, or Failed with its error logged; its decision counted."""
+    attempt: Attempt
     try:
-        result = process_record(record, client, table_name, remaining, job)
+        attempt = Settled(process_record(record, client, table_name, remaining, job))
     except Exception as error:  # noqa: BLE001 - every failure is reported, none acknowledged
-        failed = error
+        attempt = Failed(error)
         _log(
             Tag.ERROR,
             {
@@ -483,13 +502,13 @@ def _attempt(
                 "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
             },
         )
-    _count(decision_of(result, failed))
-    return result, failed
+    _count(decision_of(attempt))
+    return attempt
 
 
 def _attempt_printing_together(
     record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float], job: Job
-) -> tuple[dict[str, Any] | None, Exception | None]:
+) -> Attempt:
     """`_attempt` on a thread of the batch: the record's lines are printed in one go as soon as
     it is done (a line printed late is a line lost if the function is stopped at its timeout)."""
     _LINES.kept = []
@@ -524,14 +543,14 @@ def _attempt_all(
     table_name: str,
     remaining: Callable[[], float],
     in_flight: int,
-) -> list[tuple[dict[str, Any] | None, Exception | None]]:
-    """Every record's (result, error), in the batch's order: one after another, or with
+) -> list[Attempt]:
+    """Every record's Attempt, in the batch's order: one after another, or with
     `in_flight` writes at once. With more than one, the bodies are parsed first, here: a
     malformed one is reported at once and never waits for a thread, and a lone order takes the
     plain path; each order is still its own conditional write and retries."""
     if in_flight <= 1:
         return [_attempt(record, client, table_name, remaining) for record in records]
-    outcomes: list[tuple[dict[str, Any] | None, Exception | None]] = [(None, None)] * len(records)
+    outcomes: dict[int, Attempt] = {}
     jobs: dict[int, Job] = {}
     for index, record in enumerate(records):
         try:
@@ -541,7 +560,7 @@ def _attempt_all(
     if len(jobs) <= 1:
         for index, job in jobs.items():
             outcomes[index] = _attempt(records[index], client, table_name, remaining, job)
-        return outcomes
+        return [outcomes[index] for index in range(len(records))]
     futures = {
         _pool(in_flight).submit(
             _attempt_printing_together, records[index], client, table_name, remaining, job
@@ -550,7 +569,7 @@ def _attempt_all(
     }
     for future in as_completed(futures):
         outcomes[futures[future]] = future.result()
-    return outcomes
+    return [outcomes[index] for index in range(len(records))]
 
 
 def from_fifo_queue(record: Mapping[str, Any]) -> bool:
@@ -561,15 +580,14 @@ def from_fifo_queue(record: Mapping[str, Any]) -> bool:
 
 
 def unfinished_fifo_records(
-    records: list[Mapping[str, Any]], attempt: Callable[[Mapping[str, Any]], tuple[Any, Exception | None]]
+    records: list[Mapping[str, Any]], attempt: Callable[[Mapping[str, Any]], Attempt]
 ) -> list[Mapping[str, Any]]:
     """AWS's rule for a FIFO queue with partial batch responses ("Handling errors for an SQS event
     source in Lambda"): process the records one after another and stop at the first failure; that
     record and every later one are reported, so no later order of its message group is written
     before it. A duplicate (acknowledged) is not a failure."""
     for index, record in enumerate(records):
-        result, error = attempt(record)
-        if error is not None or result is None:
+        if isinstance(attempt(record), Failed):
             return records[index:]
     return []
 
@@ -596,8 +614,8 @@ def handle_event(
     outcomes = _attempt_all(records, client, table_name, remaining, in_flight)
     failures = [
         {"itemIdentifier": record.get("messageId", "")}
-        for record, (result, error) in zip(records, outcomes)
-        if error is not None or result is None
+        for record, attempt in zip(records, outcomes)
+        if isinstance(attempt, Failed)
     ]
     return {"batchItemFailures": failures}
 
