@@ -253,6 +253,7 @@ def test_queue_depth_alarm_follows_a_message_in_and_out(emulator):
         "NumberOfMessagesSent",
         "NumberOfMessagesReceived",
         "NumberOfMessagesDeleted",
+        "NumberOfEmptyReceives",
     }
 
 

@@ -6,6 +6,10 @@ The event must be one JSON object whose `_aws` holds a millisecond `Timestamp` a
 StorageResolution). Each dimension set makes a metric of its own; a value is a number or an
 array of up to 100 numbers. Anything invalid leaves the event an ordinary log line: the
 PutLogEvents caller never sees an error.
+
+Every PutLogEvents also counts in AWS/Logs, dimension LogGroupName: IncomingLogEvents (events) and
+IncomingBytes ("the volume of log events in uncompressed bytes uploaded": here each message's
+UTF-8 bytes), as "CloudWatch Logs metrics" lists them.
 """
 
 from __future__ import annotations
@@ -169,9 +173,22 @@ def publish(account_id: str, region: str, metrics: list[EmfMetric], now_ms: int)
         )
 
 
+def ingestion(log_group_name: str, log_events: list[dict[str, Any]], now_ms: int) -> list[Any]:
+    """The AWS/Logs data of one PutLogEvents: its events and their bytes, for its log group."""
+    from embedded_aws.services.cloudwatch.metrics import datum
+
+    dimensions, at = {"LogGroupName": log_group_name}, now_ms / 1000
+    size = sum(len(str(event.get("message", "")).encode()) for event in log_events)
+    return [
+        datum("IncomingLogEvents", len(log_events), "None", dimensions, at),
+        datum("IncomingBytes", size, "Bytes", dimensions, at),
+    ]
+
+
 @declare(
     "logs.embedded-metric-format",
-    "EMF log events become metric data, as CloudWatch Logs does",
+    "EMF log events become metric data, and each PutLogEvents counts in IncomingBytes and"
+    " IncomingLogEvents, as CloudWatch Logs does",
     T(
         "moto.logs.models:LogsBackend.put_log_events",
         "self",
@@ -179,11 +196,13 @@ def publish(account_id: str, region: str, metrics: list[EmfMetric], now_ms: int)
         "log_stream_name",
         "log_events",
     ),
-    fixes_moto="Logs does not extract embedded-metric-format metrics",
+    fixes_moto="Logs does not extract embedded-metric-format metrics nor publish AWS/Logs metrics",
 )
 def patch_emf() -> None:
     """Extract EMF from every event PutLogEvents stores (after moto has stored them)."""
     from moto.logs.models import LogsBackend
+
+    from embedded_aws.services.cloudwatch.metrics import publish as put
 
     put_log_events = LogsBackend.put_log_events
 
@@ -193,6 +212,12 @@ def patch_emf() -> None:
         result = put_log_events(backend, log_group_name, log_stream_name, log_events)
         try:
             now_ms = int(time.time() * 1000)
+            put(
+                backend.account_id,
+                backend.region_name,
+                "AWS/Logs",
+                ingestion(log_group_name, log_events, now_ms),
+            )
             for event in log_events:
                 if now_ms - MAX_AGE_MS <= event["timestamp"] <= now_ms + MAX_AHEAD_MS:
                     publish(backend.account_id, backend.region_name, extract(event["message"]), now_ms)

@@ -69,6 +69,7 @@ _COUNTED = {
     "receive_message": "NumberOfMessagesReceived",
     "delete_message": "NumberOfMessagesDeleted",
 }
+EMPTY_RECEIVES = "NumberOfEmptyReceives"  # "ReceiveMessage API calls that did not return a message"
 _LOCKED = (
     "send_message",
     "send_message_batch",
@@ -218,6 +219,8 @@ def patch_message_calls(metrics: Any) -> None:
                     result = receive(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
             remaining = deadline - unix_time()
             if result or remaining <= 0:
+                if not result:  # one per ReceiveMessage call, however long it waited
+                    metrics.count(self, queue_name, EMPTY_RECEIVES, 1)
                 return result
             self.get_queue(queue_name).wait_for_messages(min(remaining, 1))
 

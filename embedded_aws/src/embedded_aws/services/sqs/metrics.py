@@ -4,7 +4,8 @@ Gauges come from one pass over each queue's messages with one clock reading (mot
 attribute computation reads the clock per message and builds filtered lists per attribute).
 NumberOfMessagesSent/Received/Deleted count SendMessage(Batch), ReceiveMessage and
 DeleteMessage(Batch) calls since the previous sample; a message the redrive policy moves to a
-dead-letter queue is not "sent" there, as on AWS.
+dead-letter queue is not "sent" there, as on AWS. NumberOfEmptyReceives counts the ReceiveMessage
+calls that returned no message: a long poll counts once, however long it waited.
 
 ApproximateAgeOfOldestMessage follows SQS's two rules for it: in a dead-letter queue a message's
 age counts from its move there, not its first send ("Setting-up dead-letter queue retention");
@@ -23,7 +24,12 @@ from embedded_aws.services.cloudwatch.metrics import datum, publish
 from embedded_aws.services.sqs import dead_letters
 
 NAMESPACE = "AWS/SQS"
-COUNTERS = ("NumberOfMessagesSent", "NumberOfMessagesReceived", "NumberOfMessagesDeleted")
+COUNTERS = (
+    "NumberOfMessagesSent",
+    "NumberOfMessagesReceived",
+    "NumberOfMessagesDeleted",
+    "NumberOfEmptyReceives",
+)
 RECEIVES_LEFT_OUT_OF_AGE = 3  # a standard queue's message received this often is not in the age
 
 

@@ -1,0 +1,70 @@
+"""The usage metrics `ops cost` prices that moto does not publish: AWS/Logs IncomingBytes and
+IncomingLogEvents of every PutLogEvents (services/logs/emf.py), and AWS/SQS NumberOfEmptyReceives,
+one per ReceiveMessage that returned nothing (services/sqs/backend.py). "CloudWatch Logs metrics"
+and "Available CloudWatch metrics for Amazon SQS" define them."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from local.session import wait_for
+
+pytestmark = [pytest.mark.e2e]
+
+
+def total(session, namespace: str, metric: str, dimension: tuple[str, str]) -> float:
+    now = datetime.now(UTC)
+    points = session.client("cloudwatch").get_metric_statistics(
+        Namespace=namespace,
+        MetricName=metric,
+        Dimensions=[{"Name": dimension[0], "Value": dimension[1]}],
+        StartTime=now - timedelta(minutes=10),
+        EndTime=now + timedelta(minutes=1),
+        Period=3600,
+        Statistics=["Sum"],
+    )["Datapoints"]
+    return sum(point["Sum"] for point in points)
+
+
+def test_put_log_events_counts_its_events_and_their_utf8_bytes_for_its_group(session):
+    """Two calls of 2 and 1 events (one with a two-byte character) count 3 events and the
+    messages' UTF-8 bytes in the group's sums; another group's do not mix in."""
+    logs, group = session.client("logs"), "/usage/ingested"
+    logs.create_log_group(logGroupName=group)
+    logs.create_log_stream(logGroupName=group, logStreamName="s")
+    now = int(time.time() * 1000)
+    logs.put_log_events(
+        logGroupName=group,
+        logStreamName="s",
+        logEvents=[{"timestamp": now, "message": "RESULT {}"}, {"timestamp": now, "message": "caf\u00e9"}],
+    )
+    logs.put_log_events(
+        logGroupName=group, logStreamName="s", logEvents=[{"timestamp": now, "message": "x" * 100}]
+    )
+    dimension = ("LogGroupName", group)
+    assert total(session, "AWS/Logs", "IncomingLogEvents", dimension) == 3
+    assert total(session, "AWS/Logs", "IncomingBytes", dimension) == len("RESULT {}") + 5 + 100
+    assert total(session, "AWS/Logs", "IncomingBytes", ("LogGroupName", "/usage/other")) == 0
+
+
+def test_a_receive_that_returns_nothing_counts_once_in_empty_receives(session):
+    """Two receives of an empty queue (one a 1 s long poll) count 2 empty receives; a receive
+    that returns a message counts none: the queue's sum reaches 2 and stays there."""
+    sqs = session.client("sqs")
+    name = "usage-empty-receives"
+    queue = sqs.create_queue(QueueName=name)["QueueUrl"]
+    assert "Messages" not in sqs.receive_message(QueueUrl=queue)
+    assert "Messages" not in sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=1)
+    sqs.send_message(QueueUrl=queue, MessageBody="one")
+    assert len(sqs.receive_message(QueueUrl=queue)["Messages"]) == 1
+    dimension = ("QueueName", name)
+    wait_for(
+        lambda: total(session, "AWS/SQS", "NumberOfMessagesReceived", dimension) == 1,
+        timeout=30,
+        interval=0.5,
+        what="the queue's next metric sample",
+    )
+    assert total(session, "AWS/SQS", "NumberOfEmptyReceives", dimension) == 2
