@@ -12,13 +12,20 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bench import report
 from bench.variants import ROOT
 
 # (batch size, messages, repeats, PutItem round trip in ms), run in order while the pipeline
 # budget lasts. Late/early rate is compared from 1,000 to 10,000 messages at each batch size.
-PIPELINE_PLAN = [(10, 1000, 2, 0), (10, 1000, 2, 5), (10, 10000, 1, 0), (1, 1000, 2, 0), (1, 10000, 1, 0)]
+PIPELINE_PLAN: list[tuple[int, int, int, float]] = [
+    (10, 1000, 2, 0),
+    (10, 1000, 2, 5),
+    (10, 10000, 1, 0),
+    (1, 1000, 2, 0),
+    (1, 10000, 1, 0),
+]
 BACKLOG = {1: 50, 10: 100}
 
 
@@ -26,9 +33,10 @@ def progress(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
-def _previous(path: Path) -> dict:
+def _previous(path: Path) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text())
+        previous: dict[str, Any] = json.loads(path.read_text())
+        return previous
     except (OSError, ValueError):
         return {}
 
@@ -65,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
 
     started = time.perf_counter()
-    results: dict = {
+    results: dict[str, Any] = {
         "command": "make bench",
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "argv": sys.argv[1:],

@@ -47,20 +47,23 @@ BATCH_LABELS = {
 }
 
 
-def batch_handler(variant: str) -> Callable[[dict, Any], dict]:
+def batch_handler(variant: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     if not variant.startswith("ours-"):
         return handler_of(variant)
     worker, in_flight = load_worker(), int(variant.removeprefix("ours-"))
 
-    def handler(event: dict, context: Any) -> dict:
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         remaining = lambda: context.get_remaining_time_in_millis() / 1000
         table = os.environ[worker.TABLE_NAME_ENV]
-        return worker.handle_event(event, worker._client(), table, remaining, in_flight=in_flight)
+        result: dict[str, Any] = worker.handle_event(
+            event, worker._client(), table, remaining, in_flight=in_flight
+        )
+        return result
 
     return handler
 
 
-def event_of(ids: list[str]) -> dict:
+def event_of(ids: list[str]) -> dict[str, Any]:
     import json
 
     return {

@@ -4,6 +4,7 @@ a marker line. The parent times process start to that line (`bench.handler_bench
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 MARKER = "BENCH-FIRST-RESULT "
 
@@ -23,7 +24,7 @@ def main(variant: str, order_id: str) -> None:
             ConditionExpression="attribute_not_exists(id)",
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
-        result = {"batchItemFailures": []}
+        result: dict[str, Any] = {"batchItemFailures": []}
     else:
         from bench.variants import BenchContext, handler_of, sqs_event
 

@@ -69,7 +69,7 @@ def log_bytes_by_kind(output: str) -> dict[str, int]:
     return found
 
 
-def _event(ids: list[str]) -> dict:
+def _event(ids: list[str]) -> dict[str, Any]:
     return {
         "Records": [
             {

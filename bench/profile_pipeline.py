@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.report import process_cpu_seconds
 
@@ -43,13 +44,14 @@ def cpu_snapshot(pid: int) -> dict[str, float]:
     }
 
 
-def profile_counters(state_dir: Path, pid: int) -> dict:
+def profile_counters(state_dir: Path, pid: int) -> dict[str, Any]:
     path = state_dir / "profile.json"
     path.unlink(missing_ok=True)
     os.kill(pid, signal.SIGUSR1)
     for _ in range(100):
         if path.exists():
-            return json.loads(path.read_text())
+            counters: dict[str, Any] = json.loads(path.read_text())
+            return counters
         time.sleep(0.05)
     return {}
 
@@ -83,7 +85,7 @@ def main() -> int:
     pipeline = Pipeline(state_dir, lambda m: print(m, file=sys.stderr, flush=True))
     try:
         pipeline.start()
-        pid = pipeline.session.state["pid"]
+        pid = pipeline.session.require_state()["pid"]
         print(f"deployed in {pipeline.deploy_seconds:.0f} s; emulator pid {pid}", file=sys.stderr)
         if args.warmup:
             pipeline.set_batch_size(1)

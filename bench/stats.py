@@ -106,7 +106,7 @@ def decile_rates(samples: Sequence[tuple[float, int]], total: int) -> list[float
     samples: the time each 10% boundary was first reached, interpolated between samples."""
     if total <= 0:
         raise ValueError("a run needs at least one message")
-    crossings = [0.0]
+    crossings: list[float | None] = [0.0]
     for tenth in range(1, 11):
         target = total * tenth / 10
         crossings.append(_crossing_time(samples, target))

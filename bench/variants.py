@@ -26,14 +26,17 @@ LABELS = {
 }
 
 
-def handler_of(variant: str) -> Callable[[dict, Any], dict]:
+def handler_of(variant: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    handler: Callable[[dict[str, Any], Any], dict[str, Any]]
     if variant == "ours":
-        return load_worker().handler
-    if variant == "lab":
-        return importlib.import_module("bench.handlers.lab_original").handler
-    if variant == "powertools":
-        return importlib.import_module("bench.handlers.powertools_idempotency").handler
-    raise ValueError(f"unknown handler variant {variant!r}: use one of {', '.join(VARIANTS)}")
+        handler = load_worker().handler
+    elif variant == "lab":
+        handler = importlib.import_module("bench.handlers.lab_original").handler
+    elif variant == "powertools":
+        handler = importlib.import_module("bench.handlers.powertools_idempotency").handler
+    else:
+        raise ValueError(f"unknown handler variant {variant!r}: use one of {', '.join(VARIANTS)}")
+    return handler
 
 
 class BenchContext:
@@ -58,7 +61,7 @@ class BenchContext:
         return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
-def sqs_event(order_id: str, quantity: int = 3, message_id: str | None = None) -> dict:
+def sqs_event(order_id: str, quantity: int = 3, message_id: str | None = None) -> dict[str, Any]:
     """A one-record SQS event as the Lambda service delivers it."""
     import json
 

@@ -23,7 +23,7 @@ from bench.report import process_cpu_seconds
 from bench.stats import percentile
 
 
-def run(concurrencies: tuple[int, ...] = (1, 10, 30), writes_per_thread: int = 60) -> list[dict]:
+def run(concurrencies: tuple[int, ...] = (1, 10, 30), writes_per_thread: int = 60) -> list[dict[str, Any]]:
     from local.session import LocalSession, free_port
 
     session = LocalSession(Path(tempfile.mkdtemp(prefix="bench-writes-")) / "aws")
@@ -37,7 +37,7 @@ def run(concurrencies: tuple[int, ...] = (1, 10, 30), writes_per_thread: int = 6
             BillingMode="PAY_PER_REQUEST",
         )
 
-        def client():
+        def client() -> Any:
             return session.new_client("dynamodb", retries={"total_max_attempts": 1}, max_pool_connections=10)
 
         return [_measure(threads, client, pid, writes_per_thread) for threads in concurrencies]
@@ -45,7 +45,7 @@ def run(concurrencies: tuple[int, ...] = (1, 10, 30), writes_per_thread: int = 6
         session.stop_emulator()
 
 
-def _measure(threads: int, client: Any, pid: int, writes_per_thread: int) -> dict:
+def _measure(threads: int, client: Any, pid: int, writes_per_thread: int) -> dict[str, Any]:
     """`threads` writers at once, ten to a client, each writing `writes_per_thread` new orders."""
     clients = [client() for _ in range(max(1, threads // 10))]
     latencies: list[float] = []

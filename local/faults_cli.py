@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from local.session import DEFAULT_STATE_DIR, LocalError, LocalSession
 from ops.terminal import safe
@@ -46,7 +47,7 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def describe(rule: dict) -> str:
+def describe(rule: dict[str, Any]) -> str:
     where = f"{rule['action']} on {rule['table']}"
     if "latency_ms" in rule:
         return f"{where}: each waits {rule['latency_ms']:g} ms"

@@ -33,7 +33,7 @@ class Check:
 
     @property
     def ok(self) -> bool:
-        return self.expected == self.actual
+        return bool(self.expected == self.actual)
 
 
 def fifo_send_args(queue_url: str, order_id: str, content_based_deduplication: bool) -> dict[str, str]:
@@ -56,10 +56,11 @@ def content_deduplicated(sqs: Any, queue_url: str) -> bool:
     if not queue_url.endswith(".fifo"):
         return False
     attributes = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["ContentBasedDeduplication"])
-    return attributes["Attributes"].get("ContentBasedDeduplication") == "true"
+    setting: str | None = attributes["Attributes"].get("ContentBasedDeduplication")
+    return setting == "true"
 
 
-def _send(sqs: Any, queue_url: str, order: dict, content_based_deduplication: bool = False) -> None:
+def _send(sqs: Any, queue_url: str, order: dict[str, Any], content_based_deduplication: bool = False) -> None:
     sqs.send_message(
         QueueUrl=queue_url,
         MessageBody=json.dumps(order, separators=(",", ":")),
@@ -90,7 +91,7 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
         )
     )
 
-    def records(tag: str) -> list[dict]:
+    def records(tag: str) -> list[dict[str, Any]]:
         return [r.data for r in observe.log_records(logs, log_group, started) if r.tag == tag]
 
     _send(sqs, queue_url, DEDUP, by_content)
@@ -117,7 +118,7 @@ def run_lab_scenario(session: LocalSession, timeout: float = PROCESSING_TIMEOUT)
     wait_for(settled, timeout=timeout, what=f"{executions} RESULT lines and an empty queue")
     log = observe.worker_log(logs, log_group, started)  # one read of the log for every figure
 
-    def logged(tag: str) -> list[dict]:
+    def logged(tag: str) -> list[dict[str, Any]]:
         return [r.data for r in log.records if r.tag == tag]
 
     writes = logged(Tag.WRITE)

@@ -18,10 +18,10 @@ from bench.handlers import load_worker
 _worker = load_worker()
 
 
-def handler(event: dict, context: Any) -> dict:
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     client = boto3.client("dynamodb")
     table = os.environ[_worker.TABLE_NAME_ENV]
-    failures = []
+    failures: list[dict[str, str]] = []
     for record in event.get("Records", []):
         if isinstance(_worker._attempt(record, client, table, lambda: math.inf), _worker.Failed):
             failures.append({"itemIdentifier": record.get("messageId", "")})

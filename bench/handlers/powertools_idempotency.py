@@ -27,13 +27,15 @@ _persistence = DynamoDBPersistenceLayer(table_name=os.environ[IDEMPOTENCY_TABLE_
 _config = IdempotencyConfig(event_key_jmespath="id")
 
 
-@idempotent_function(data_keyword_argument="order", persistence_store=_persistence, config=_config)
-def store_order(order: dict) -> dict:
+# Powertools' decorator is untyped; store_order keeps the signature written here.
+@idempotent_function(data_keyword_argument="order", persistence_store=_persistence, config=_config)  # type: ignore[untyped-decorator]
+def store_order(order: dict[str, Any]) -> dict[str, Any]:
     job = _worker.Job(id=order["id"], quantity=order["quantity"])
-    return _worker.write_order(_client, os.environ[_worker.TABLE_NAME_ENV], job).result
+    result: dict[str, Any] = _worker.write_order(_client, os.environ[_worker.TABLE_NAME_ENV], job).result
+    return result
 
 
-def handler(event: dict, context: Any) -> dict:
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if context is not None:
         _config.register_lambda_context(context)
     failures = []
