@@ -88,8 +88,8 @@ chromium:
 demo: setup
 	@$(PY) -m local demo $(PORT_ARG) $(CONTEXT_ARG)
 
-## Lint, layout and types (seconds): ruff's default rules (pyproject.toml), ruff format, mypy
-## where it is clean. `.venv/bin/ruff format .` fixes the layout.
+## Lint, layout and types (seconds): ruff's default and security rules (pyproject.toml), ruff
+## format, mypy strict with boto3's stubs. `.venv/bin/ruff format .` fixes the layout.
 lint: setup
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
