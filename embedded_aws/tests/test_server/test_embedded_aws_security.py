@@ -142,3 +142,27 @@ def test_the_admin_key_and_view_token_are_this_users_only(aws):
     state_file = aws.state_dir / "emulator.json"
     assert state_file.stat().st_mode & 0o777 == 0o600
     assert "?token=" in aws.state["view_url"]
+
+
+def test_a_connection_stays_open_between_requests(aws):
+    """HTTP keep-alive (server/keep_alive.py): two requests with bodies share one connection and
+    neither answer says `Connection: close` (werkzeug alone closes every connection)."""
+    port = aws.require_state()["port"]
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    answers = []
+    try:
+        for _ in range(2):
+            connection.request(
+                "POST",
+                "/",
+                body=b"Action=ListQueues",
+                headers={"Host": f"localhost:{port}", "Content-Type": "application/x-www-form-urlencoded"},
+            )
+            response = connection.getresponse()
+            response.read()
+            answers.append((response.getheader("Connection"), connection.sock))
+    finally:
+        connection.close()
+    (first_header, first_socket), (second_header, second_socket) = answers
+    assert (first_header, second_header) == (None, None)
+    assert first_socket is not None and first_socket is second_socket

@@ -65,6 +65,7 @@ class EmbeddedAWS:
         from werkzeug.serving import make_server
 
         from embedded_aws.compat.patches import REGISTRY, Context
+        from embedded_aws.server.keep_alive import keep_alive_handler
 
         REGISTRY.apply(
             Context(
@@ -81,7 +82,7 @@ class EmbeddedAWS:
         moto_app = werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app)
         app = LoopbackOnly(profiling.CountedRequests(moto_app) if profiling.ENABLED else moto_app, self.port)
         self._server = make_server(
-            "127.0.0.1", self.port, app, threaded=True, request_handler=werkzeug_app.MotoRequestHandler
+            "127.0.0.1", self.port, app, threaded=True, request_handler=keep_alive_handler()
         )
         threading.Thread(target=self._server.serve_forever, name="embedded-aws", daemon=True).start()
 
