@@ -282,7 +282,7 @@ TABLE: tuple[AlarmDeclaration, ...] = (
     AlarmDeclaration(
         "orders-throttled",
         lambda w, stat, period: w.orders_table("WriteThrottleEvents", stat, period),
-        "DynamoDB `WriteThrottleEvents` ({statistic}) on the orders table",
+        "the orders table's DynamoDB `WriteThrottleEvents` ({statistic})",
         "Sum",
         1,
         GE,

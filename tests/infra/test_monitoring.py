@@ -14,6 +14,7 @@ from stacks.alarms import (
     DECISION_ALARM_MINUTES,
     MAX_ALARM_EVALUATION_SECONDS,
     dead_letter_expiry_periods,
+    resolved,
 )
 from stacks.config import StackConfig
 from tests.conftest import synth_stack
@@ -455,3 +456,42 @@ def test_retained_orders_table_is_deletion_protected():
         Template.from_stack(stack).has_resource_properties(
             "AWS::DynamoDB::Table", {"TableName": f"{PREFIX}-orders", "DeletionProtectionEnabled": protected}
         )
+
+
+def test_each_alarm_is_made_from_its_declaration(template):
+    """Every synthesized alarm carries its declaration's description, threshold, comparison,
+    periods, datapoints, missing-data rule, period and statistic (for metric math, the statistic of
+    the DLQ's depth), for the default context; there is no alarm the table does not declare."""
+    made = {
+        alarm["Properties"]["AlarmName"]: alarm["Properties"]
+        for alarm in template.find_resources("AWS::CloudWatch::Alarm").values()
+    }
+    for alarm in resolved(StackConfig.from_context({}).alarm_settings):
+        spec = alarm.declaration
+        props = made[f"{PREFIX}-{spec.what}"]
+        assert {
+            key: props[key]
+            for key in (
+                "AlarmDescription",
+                "Threshold",
+                "ComparisonOperator",
+                "EvaluationPeriods",
+                "DatapointsToAlarm",
+                "TreatMissingData",
+            )
+        } == {
+            "AlarmDescription": alarm.description,
+            "Threshold": alarm.threshold,
+            "ComparisonOperator": spec.comparison,
+            "EvaluationPeriods": alarm.periods,
+            "DatapointsToAlarm": alarm.datapoints,
+            "TreatMissingData": spec.missing_data,
+        }, spec.what
+        if "Metrics" in props:
+            stats = [q["MetricStat"] for q in props["Metrics"] if "MetricStat" in q]
+            assert {stat["Period"] for stat in stats} == {spec.period}, spec.what
+            depth = [s for s in stats if s["Metric"]["MetricName"].startswith("ApproximateNumberOfMessages")]
+            assert depth and {s["Stat"] for s in depth} == {spec.statistic}, spec.what
+        else:
+            assert (props["Period"], props["Statistic"]) == (spec.period, spec.statistic), spec.what
+    assert sorted(made) == sorted(f"{PREFIX}-{what}" for what in ALARMS)

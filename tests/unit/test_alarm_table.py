@@ -1,0 +1,104 @@
+"""The alarm table (stacks/alarms.py) is the one source of what the docs and the live view say
+about alarms: docs/operations.md's alarm table is exactly the rendered table for the default
+context, every alarm has its runbook paragraph there, and the view's page names only alarms of
+the table, with their thresholds."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from stacks.alarms import ALARMS, DOC_TABLE_HEADER, TABLE, AlarmSettings, doc_table, resolved
+from stacks.config import CONTEXT_DEFAULTS, Names, StackConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+OPERATIONS = ROOT / "docs" / "operations.md"
+VIEW_STATIC = ROOT / "ops" / "view" / "static"
+DEFAULTS = StackConfig.from_context({}).alarm_settings
+
+
+def documented_table() -> str:
+    """The table in docs/operations.md that starts with the alarm table's header."""
+    lines = OPERATIONS.read_text().splitlines()
+    start = lines.index(DOC_TABLE_HEADER[0])
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def test_the_operations_alarm_table_is_rendered_from_the_alarm_table():
+    """docs/operations.md's alarm table is, row for row, the table rendered for the default context:
+    an alarm added without a row, a row left behind, or a threshold written differently fails."""
+    expected = doc_table(DEFAULTS)
+    assert documented_table() == expected, (
+        "docs/operations.md's alarm table differs from stacks/alarms.py; replace it with:\n" + expected
+    )
+
+
+def test_the_rendered_rows_follow_the_declarations():
+    """The check above is not vacuous: another threshold or another count of periods changes the
+    rendered row, and an extra declaration an extra row."""
+    rows = dict(zip(ALARMS, doc_table(DEFAULTS).splitlines()[2:], strict=True))
+    assert "> 300 s (`-c oldest_job_age_alarm_seconds=`) in a minute" in rows["oldest-job-age"]
+    assert "in each of 118 consecutive hours" in rows["dead-letter-expiry"]
+    assert "in any of the last 10 minutes" in rows["conflicting-orders"]
+    other = replace(DEFAULTS, oldest_job_age_alarm_seconds=900, dead_letter_expiry_periods=22)
+    changed = dict(zip(ALARMS, doc_table(other).splitlines()[2:], strict=True))
+    assert "> 900 s" in changed["oldest-job-age"]
+    assert "in each of 22 consecutive hours" in changed["dead-letter-expiry"]
+    assert "22 hours in a row" in changed["dead-letter-expiry"]
+    extra = replace(TABLE[-1], what="extra-alarm").resolved(DEFAULTS)
+    assert extra.doc_row().startswith("| `<prefix>-extra-alarm` |")
+
+
+def test_the_defaults_the_docs_describe_are_the_contexts():
+    """The docs render the table for the default context, which is what these settings hold."""
+    assert DEFAULTS == AlarmSettings(
+        oldest_job_age_alarm_seconds=CONTEXT_DEFAULTS["oldest_job_age_alarm_seconds"],
+        dead_letter_days_guaranteed=7,
+        dead_letter_expiry_periods=118,
+    )
+
+
+def test_each_alarm_has_its_runbook_paragraph():
+    """Below the table each alarm has a `**<what>.**` paragraph of steps, and no paragraph names an
+    alarm that is not in the table."""
+    text = OPERATIONS.read_text()
+    paragraphs = re.findall(r"^\*\*([a-z]+(?:-[a-z]+)+)\.\*\*", text, flags=re.MULTILINE)
+    assert sorted(paragraphs) == sorted(ALARMS)
+
+
+def test_names_and_descriptions_come_from_the_table():
+    """Names.alarms is the table's order under the prefix, and each description (the alarm's
+    AlarmDescription, which the notification and the live view show) is its meaning then its first
+    step, with the settings filled in."""
+    assert Names("p").alarms == tuple(f"p-{declaration.what}" for declaration in TABLE)
+    assert len(set(ALARMS)) == len(ALARMS)
+    for alarm in resolved(DEFAULTS):
+        assert alarm.description == f"{alarm.means} {alarm.what_to_do}"
+        assert "{" not in alarm.description, alarm.what
+        assert "{statistic}" in alarm.declaration.watches, alarm.what
+
+
+def view_mentions() -> list[tuple[str, str | None]]:
+    """(alarm, threshold or None) for each alarm the view's static page names: `the X alarm`,
+    `<code>X</code> watches`, `the X alarm fires at N`."""
+    found = []
+    for path in sorted(VIEW_STATIC.glob("*.*")):
+        text = path.read_text()
+        found += re.findall(r"\b[Tt]he ([a-z]+(?:-[a-z]+)+) alarm(?: fires at (\d+))?", text)
+        found += [(name, "") for name in re.findall(r"<code>([a-z]+(?:-[a-z]+)+)</code> watches", text)]
+    return [(name, threshold or None) for name, threshold in found]
+
+
+def test_the_view_names_only_alarms_of_the_table_with_their_thresholds():
+    """The live view's own words about alarms (its glossary, chart captions, summary tips) name
+    alarms that exist, and a threshold they quote is the table's; the alarms' descriptions it shows
+    are read from the deployed alarms, which the stack makes from the table."""
+    mentions = view_mentions()
+    assert mentions, "the view names no alarm: the pattern no longer finds its mentions"
+    thresholds = {alarm.what: alarm.threshold for alarm in resolved(DEFAULTS)}
+    for name, threshold in mentions:
+        assert name in thresholds, f"the view names alarm {name!r}, which stacks/alarms.py does not declare"
+        if threshold is not None:
+            assert float(threshold) == thresholds[name], name
