@@ -42,7 +42,8 @@ def dead_letter_expiry_periods(warn_within_seconds: float) -> int:
 
 @dataclass(frozen=True)
 class AlarmSettings:
-    """The context values the alarms depend on; a declaration names them in `{...}` or by field."""
+    """The context values the alarms depend on; a declaration names them in `{...}` or by field.
+    A field that is a context value as given bears its context key (the docs print `-c key=`)."""
 
     oldest_job_age_alarm_seconds: int
     dead_letter_days_guaranteed: int
@@ -64,6 +65,7 @@ class Watched(Protocol):
 
 MetricOf = Callable[[Watched, str, int], "IMetric"]
 COMPARISONS = {"GreaterThanOrEqualToThreshold": ">=", "GreaterThanThreshold": ">"}
+PERIOD_WORDS = {MINUTE: "minute", DEAD_LETTER_EXPIRY_PERIOD_SECONDS: "hour"}
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,7 @@ class ResolvedAlarm:
         threshold = f"{self.threshold:g}{spec.unit}"
         if isinstance(spec.threshold, str):
             threshold += f" (`-c {spec.threshold}=`)"
-        unit = "minute" if spec.period == MINUTE else "hour"
+        unit = PERIOD_WORDS[spec.period]
         n, m = self.periods, self.datapoints
         if n == 1:
             window = f"in a {unit}"
