@@ -8,22 +8,17 @@ from __future__ import annotations
 import boto3
 import pytest
 from moto import mock_aws
-from moto.sqs.models import SQSBackend, sqs_backends
+from moto.sqs.models import sqs_backends
 
 ACCOUNT, REGION = "123456789012", "us-east-1"
 
 
 @pytest.fixture
-def queues(monkeypatch):
+def queues():
+    from embedded_aws.compat.registry import applied
     from embedded_aws.services.sqs.backend import patch_retention_check
 
-    monkeypatch.setattr(
-        SQSBackend,
-        "is_message_valid_based_on_retention_period",
-        SQSBackend.is_message_valid_based_on_retention_period,
-    )  # restored after the test
-    patch_retention_check()
-    with mock_aws():
+    with applied(patch_retention_check), mock_aws():  # undone after the test
         sqs = boto3.client("sqs", region_name=REGION)
         dlq = sqs.create_queue(QueueName="jobs-dlq", Attributes={"MessageRetentionPeriod": "600"})["QueueUrl"]
         jobs = sqs.create_queue(

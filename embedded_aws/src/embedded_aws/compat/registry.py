@@ -10,11 +10,12 @@ method lives in one function, composed there in an order one can read.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import inspect
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +133,20 @@ def declared(*functions: Callable[..., None]) -> list[Patch]:
     if missing:
         raise TypeError(f"not declared with @declare: {', '.join(missing)}")
     return [_DECLARED[function] for function in functions]
+
+
+@contextlib.contextmanager
+def applied(*functions: Callable[..., None], context: Any = None) -> Iterator[Registry]:
+    """The patches these declared functions make, checked and applied for the duration of the
+    block, then undone (in-process tests that need a few patches of a moto they share)."""
+    from embedded_aws.compat.patches import SUPPORTED_MOTO
+
+    registry = Registry(declared(*functions), SUPPORTED_MOTO)
+    registry.apply(context)
+    try:
+        yield registry
+    finally:
+        registry.undo()
 
 
 class Registry:
