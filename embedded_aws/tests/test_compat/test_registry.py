@@ -196,6 +196,8 @@ def test_a_declared_function_is_called_with_the_context_fields_it_uses():
 
 
 def test_an_undeclared_function_is_named_in_one_line():
+    """patches.py listing a function no @declare describes fails at import, naming it."""
+
     def stray():
         pass
 
