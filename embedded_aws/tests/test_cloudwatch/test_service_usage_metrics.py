@@ -1,7 +1,8 @@
-"""The usage metrics `ops cost` prices that moto does not publish: AWS/Logs IncomingBytes and
-IncomingLogEvents of every PutLogEvents (services/logs/emf.py), and AWS/SQS NumberOfEmptyReceives,
-one per ReceiveMessage that returned nothing (services/sqs/backend.py). "CloudWatch Logs metrics"
-and "Available CloudWatch metrics for Amazon SQS" define them."""
+"""The usage metrics `ops cost` prices that moto does not publish or undercounts: AWS/Logs
+IncomingBytes and IncomingLogEvents of every PutLogEvents (services/logs/emf.py); AWS/SQS
+NumberOfEmptyReceives, one per ReceiveMessage that returned nothing, and NumberOfMessagesDeleted of
+DeleteMessageBatch (services/sqs/backend.py). "CloudWatch Logs metrics" and "Available CloudWatch
+metrics for Amazon SQS" define them."""
 
 from __future__ import annotations
 
@@ -68,3 +69,30 @@ def test_a_receive_that_returns_nothing_counts_once_in_empty_receives(session):
         what="the queue's next metric sample",
     )
     assert total(session, "AWS/SQS", "NumberOfEmptyReceives", dimension) == 2
+
+
+def test_each_entry_a_delete_batch_deletes_counts_in_messages_deleted(session):
+    """A DeleteMessageBatch of two valid handles and one invalid one counts 2 deleted, as a
+    DeleteMessage counts 1: SQS counts every successful delete with a valid receipt handle
+    ("Available CloudWatch metrics for Amazon SQS"), and the Lambda host deletes in batches."""
+    sqs = session.client("sqs")
+    name = "usage-batch-deletes"
+    queue = sqs.create_queue(QueueName=name)["QueueUrl"]
+    sqs.send_message_batch(QueueUrl=queue, Entries=[{"Id": str(i), "MessageBody": str(i)} for i in range(3)])
+    handles = [
+        m["ReceiptHandle"] for m in sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=3)["Messages"]
+    ]
+    assert len(handles) == 3
+    deleted = sqs.delete_message_batch(
+        QueueUrl=queue,
+        Entries=[{"Id": "a", "ReceiptHandle": handles[0]}, {"Id": "b", "ReceiptHandle": handles[1]}]
+        + [{"Id": "bad", "ReceiptHandle": "not-a-handle"}],
+    )
+    assert len(deleted["Successful"]) == 2 and len(deleted["Failed"]) == 1
+    sqs.delete_message(QueueUrl=queue, ReceiptHandle=handles[2])
+    wait_for(
+        lambda: total(session, "AWS/SQS", "NumberOfMessagesDeleted", ("QueueName", name)) == 3,
+        timeout=30,
+        interval=0.5,
+        what="3 deletes in the queue's NumberOfMessagesDeleted",
+    )

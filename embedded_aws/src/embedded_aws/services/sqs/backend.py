@@ -68,6 +68,7 @@ _COUNTED = {
     "send_message": "NumberOfMessagesSent",
     "receive_message": "NumberOfMessagesReceived",
     "delete_message": "NumberOfMessagesDeleted",
+    "delete_message_batch": "NumberOfMessagesDeleted",  # each entry that succeeded
 }
 EMPTY_RECEIVES = "NumberOfEmptyReceives"  # "ReceiveMessage API calls that did not return a message"
 _LOCKED = (
@@ -174,7 +175,14 @@ def patch_message_calls(metrics: Any) -> None:
 
         def call(self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
             result = method(self, queue_name, *args, **kwargs)
-            metrics.count(self, queue_name, metric, len(result) if name == "receive_message" else 1)
+            amount = (
+                len(result)
+                if name == "receive_message"
+                else len(result[0])
+                if name == "delete_message_batch"
+                else 1
+            )
+            metrics.count(self, queue_name, metric, amount)
             return result
 
         return call
