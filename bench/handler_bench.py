@@ -94,8 +94,7 @@ class EmbeddedDynamoDB:
     def _patch_recorder(self) -> None:
         """The recorder, declared to the patch registry: it checks moto's version and
         `call_action`'s signature before it changes anything, and `undo` takes it out."""
-        from embedded_aws.compat.patches import SUPPORTED_MOTO
-        from embedded_aws.compat.registry import Patch, Registry, Target
+        from embedded_aws.compat.registry import SUPPORTED_MOTO, Patch, Registry, Target
 
         self._patches = Registry(
             [

@@ -13,8 +13,17 @@ from types import SimpleNamespace
 import pytest
 from packaging.requirements import Requirement
 
-from embedded_aws.compat.patches import REGISTRY, SUPPORTED_MOTO
-from embedded_aws.compat.registry import IncompatibleMoto, Patch, Registry, Target, changed, declare, declared
+from embedded_aws.compat.patches import REGISTRY
+from embedded_aws.compat.registry import (
+    SUPPORTED_MOTO,
+    IncompatibleMoto,
+    Patch,
+    Registry,
+    Target,
+    changed,
+    declare,
+    declared,
+)
 
 DISTRIBUTION = Path(__file__).resolve().parents[2]
 

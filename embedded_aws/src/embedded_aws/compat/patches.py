@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from embedded_aws.compat.registry import Registry, T, Target, declare, declared
+from embedded_aws.compat.registry import SUPPORTED_MOTO, Registry, T, Target, declare, declared
 from embedded_aws.compat.request_overhead import patch_request_overhead
 from embedded_aws.profiling import patch_profiling
 from embedded_aws.server.keep_alive import patch_keep_alive
@@ -66,9 +66,6 @@ from embedded_aws.services.sqs.batches import patch_batch_answers
 from embedded_aws.services.sqs.move_tasks import patch_move_tasks
 from embedded_aws.services.ssm.parameter_access import patch_parameter_resource
 from embedded_aws.services.sts.assume_role import patch_assume_role, patch_role_session_policies
-
-# Checked against these releases; embedded_aws/pyproject.toml declares the same range.
-SUPPORTED_MOTO = ">=5.2.5,<5.3"
 
 
 @dataclass

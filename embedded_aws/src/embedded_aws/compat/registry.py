@@ -22,6 +22,10 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+# The moto releases the patches were checked against; embedded_aws/pyproject.toml declares the
+# same range.
+SUPPORTED_MOTO = ">=5.2.5,<5.3"
+
 
 class IncompatibleMoto(RuntimeError):
     """moto (or werkzeug) is not what the patches were written against; one line says what."""
@@ -139,8 +143,6 @@ def declared(*functions: Callable[..., None]) -> list[Patch]:
 def applied(*functions: Callable[..., None], context: Any = None) -> Iterator[Registry]:
     """The patches these declared functions make, checked and applied for the duration of the
     block, then undone (in-process tests that need a few patches of a moto they share)."""
-    from embedded_aws.compat.patches import SUPPORTED_MOTO
-
     registry = Registry(declared(*functions), SUPPORTED_MOTO)
     registry.apply(context)
     try:
