@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         "--skip",
         action="append",
         default=[],
-        choices=["handlers", "batches", "cost", "pipeline", "dlq", "dev-loop"],
+        choices=["handlers", "batches", "cost", "ops-cost", "pipeline", "dlq", "dev-loop"],
     )
     parser.add_argument(
         "--no-docs", action="store_true", help="do not rewrite the tables in docs/benchmarks.md"
@@ -100,6 +100,14 @@ def main(argv: list[str] | None = None) -> int:
                 results["cost"] = cost_bench.run_in_a_fresh_process(batches)
             else:
                 progress("cost: skipped, no batch figures in this run or in the last results")
+        if "ops-cost" not in args.skip:
+            from bench import ops_cost_check
+
+            table = results.get("cost") or _previous(args.out).get("cost")
+            if table:
+                results["ops_cost"] = ops_cost_check.run_alone(table, progress)
+            else:
+                progress("ops cost check: skipped, no cost table in this run or in the last results")
         if "pipeline" not in args.skip:
             from bench import pipeline
 

@@ -188,6 +188,10 @@ def render(results: dict[str, Any]) -> str:
         from bench import cost_report
 
         parts.append(cost_report.render(results["cost"]).rstrip("\n"))
+    if results.get("ops_cost"):
+        from bench import ops_cost_check
+
+        parts.append(ops_cost_check.render(results["ops_cost"]).rstrip("\n"))
     pipeline = results.get("pipeline")
     if pipeline:
         rows = []
