@@ -28,6 +28,7 @@ ORDERS = 300
 BATCH_SIZE = 10
 RESEND_EVERY = 10  # one order in ten is sent twice (the table's duplicate share)
 SETTLE_SECONDS = 180.0
+HEADINGS = {"sqs": "SQS", "lambda": "Lambda", "dynamodb": "DynamoDB", "logs": "Logs"}
 
 
 def _mix(run_id: str) -> tuple[list[str], int]:
@@ -163,6 +164,13 @@ def render(check: Mapping[str, Any]) -> str:
             f"**{figures['total_usd_per_million_orders']:.3f}**",
         ]
 
+    ratios = [
+        f"{ops / table:.2f}x" if table else "-"
+        for ops, table in (
+            (check["ops_cost"]["usd_per_million_orders"][s], check["table"]["usd_per_million_orders"][s])
+            for s in SERVICES
+        )
+    ]
     left = check["left_out"]
     verdict = "met" if check["met"] else "NOT met"
     return (
@@ -177,10 +185,14 @@ def render(check: Mapping[str, Any]) -> str:
             [
                 "source",
                 "units per order",
-                *(s.capitalize() if s != "sqs" else "SQS" for s in SERVICES),
+                *(HEADINGS[s] for s in SERVICES),
                 "total",
             ],
-            [row("cost table (this worker)", check["table"]), row("ops cost", check["ops_cost"])],
+            [
+                row("cost table (this worker)", check["table"]),
+                row("ops cost", check["ops_cost"]),
+                ["ops cost / table", "", *ratios, f"**{check['ratio']:.2f}x**"],
+            ],
         )
     )
 
