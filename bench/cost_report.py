@@ -124,3 +124,55 @@ def render(cost: Mapping[str, Any]) -> str:
             + markdown_table(["line", "bytes per order", "$ per million orders", "read by"], rows)
         )
     return text + "\n"
+
+
+HEADINGS = {"sqs": "SQS", "lambda": "Lambda", "dynamodb": "DynamoDB", "logs": "Logs"}
+
+
+def render_ops_check(check: Mapping[str, Any]) -> str:
+    """The comparison as markdown: units per order and dollars per million orders, side by side."""
+
+    def row(name: str, figures: Mapping[str, Any]) -> list[str]:
+        units = figures["units_per_order"]
+        return [
+            name,
+            (
+                f"{units['sqs_requests']:.3f} req, {units['invocations']:.3f} inv, "
+                f"{units['gb_seconds'] * 1e6:.0f} uGB-s, {units['write_units']:.2f} WRU, "
+                f"{units['log_bytes']:.0f} log B"
+            ),
+            *(f"{figures['usd_per_million_orders'][s]:.3f}" for s in SERVICES),
+            f"**{figures['total_usd_per_million_orders']:.3f}**",
+        ]
+
+    ratios = [
+        f"{ops / table:.2f}x" if table else "-"
+        for ops, table in (
+            (check["ops_cost"]["usd_per_million_orders"][s], check["table"]["usd_per_million_orders"][s])
+            for s in SERVICES
+        )
+    ]
+    left = check["left_out"]
+    verdict = "met" if check["met"] else "NOT met"
+    return (
+        f"**`ops cost` against the table** ({check['orders']} orders in {check['deliveries']} messages, "
+        f"one in ten sent twice, batch size {check['batch_size']}, on the local stack; `ops cost` read "
+        "the embedded AWS's CloudWatch metrics for the run). Both sides leave out the producer's "
+        f"SendMessage ({left['sqs_sent']:.0f} here), the pollers' empty receives "
+        f"({left['sqs_empty_receives']:.0f}) and metric-hours ({left['metric_hours']:.0f}); with them "
+        f"`ops cost` said ${left['ops_cost_total_usd_per_million_orders']:.2f} per million orders for "
+        f"the period. Goal: within {check['goal']:.0%} of the table: {check['ratio']:.2f}x, {verdict}.\n\n"
+        + markdown_table(
+            [
+                "source",
+                "units per order",
+                *(HEADINGS[s] for s in SERVICES),
+                "total",
+            ],
+            [
+                row("cost table (this worker)", check["table"]),
+                row("ops cost", check["ops_cost"]),
+                ["ops cost / table", "", *ratios, f"**{check['ratio']:.2f}x**"],
+            ],
+        )
+    )

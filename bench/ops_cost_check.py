@@ -23,12 +23,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from bench.cost_report import render_ops_check
+
 GOAL = 0.10  # at most this far from the table's total, either way
 ORDERS = 300
 BATCH_SIZE = 10
 RESEND_EVERY = 10  # one order in ten is sent twice (the table's duplicate share)
 SETTLE_SECONDS = 180.0
-HEADINGS = {"sqs": "SQS", "lambda": "Lambda", "dynamodb": "DynamoDB", "logs": "Logs"}
 
 
 def _mix(run_id: str) -> tuple[list[str], int]:
@@ -146,57 +147,6 @@ def run(pipeline: Any, table: Mapping[str, Any], progress: Callable[[str], None]
     }
 
 
-def render(check: Mapping[str, Any]) -> str:
-    """The comparison as markdown: units per order and dollars per million orders, side by side."""
-    from bench.cost_report import SERVICES
-    from bench.stats import markdown_table
-
-    def row(name: str, figures: Mapping[str, Any]) -> list[str]:
-        units = figures["units_per_order"]
-        return [
-            name,
-            (
-                f"{units['sqs_requests']:.3f} req, {units['invocations']:.3f} inv, "
-                f"{units['gb_seconds'] * 1e6:.0f} uGB-s, {units['write_units']:.2f} WRU, "
-                f"{units['log_bytes']:.0f} log B"
-            ),
-            *(f"{figures['usd_per_million_orders'][s]:.3f}" for s in SERVICES),
-            f"**{figures['total_usd_per_million_orders']:.3f}**",
-        ]
-
-    ratios = [
-        f"{ops / table:.2f}x" if table else "-"
-        for ops, table in (
-            (check["ops_cost"]["usd_per_million_orders"][s], check["table"]["usd_per_million_orders"][s])
-            for s in SERVICES
-        )
-    ]
-    left = check["left_out"]
-    verdict = "met" if check["met"] else "NOT met"
-    return (
-        f"**`ops cost` against the table** ({check['orders']} orders in {check['deliveries']} messages, "
-        f"one in ten sent twice, batch size {check['batch_size']}, on the local stack; `ops cost` read "
-        "the embedded AWS's CloudWatch metrics for the run). Both sides leave out the producer's "
-        f"SendMessage ({left['sqs_sent']:.0f} here), the pollers' empty receives "
-        f"({left['sqs_empty_receives']:.0f}) and metric-hours ({left['metric_hours']:.0f}); with them "
-        f"`ops cost` said ${left['ops_cost_total_usd_per_million_orders']:.2f} per million orders for "
-        f"the period. Goal: within {check['goal']:.0%} of the table: {check['ratio']:.2f}x, {verdict}.\n\n"
-        + markdown_table(
-            [
-                "source",
-                "units per order",
-                *(HEADINGS[s] for s in SERVICES),
-                "total",
-            ],
-            [
-                row("cost table (this worker)", check["table"]),
-                row("ops cost", check["ops_cost"]),
-                ["ops cost / table", "", *ratios, f"**{check['ratio']:.2f}x**"],
-            ],
-        )
-    )
-
-
 def run_alone(table: Mapping[str, Any], progress: Callable[[str], None]) -> dict[str, Any]:
     """Its own embedded AWS and deploy (bench/pipeline.py's Pipeline), stopped afterwards."""
     import shutil
@@ -233,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         results["cost"], lambda m: print(f"bench: {m}", file=sys.stderr, flush=True)
     )
     path.write_text(json.dumps(results, indent=2) + "\n")
-    print(render(results["ops_cost"]))
+    print(render_ops_check(results["ops_cost"]))
     if not args.no_docs:
         report.update_page(report.render(results))
     return 0

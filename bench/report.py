@@ -189,9 +189,9 @@ def render(results: dict[str, Any]) -> str:
 
         parts.append(cost_report.render(results["cost"]).rstrip("\n"))
     if results.get("ops_cost"):
-        from bench import ops_cost_check
+        from bench import cost_report
 
-        parts.append(ops_cost_check.render(results["ops_cost"]).rstrip("\n"))
+        parts.append(cost_report.render_ops_check(results["ops_cost"]).rstrip("\n"))
     pipeline = results.get("pipeline")
     if pipeline:
         rows = []
