@@ -75,7 +75,7 @@ def run(pipeline: Any, table: Mapping[str, Any], progress: Callable[[str], None]
     """Send the mix to the deployed stack, wait until it is stored and the metrics hold all of it,
     and compare. `table` is the cost table (results["cost"])."""
     from local.session import wait_for
-    from ops import cost
+    from ops import cost, observe
     from ops.aws import Clients, Endpoint
     from ops.cost_model import Prices
     from ops.snapshot import resolve_target
@@ -99,7 +99,8 @@ def run(pipeline: Any, table: Mapping[str, Any], progress: Callable[[str], None]
         interval=0.5,
         what=f"{orders} orders stored and the jobs queue empty",
     )
-    accepted, duplicate = (f"decision_{name}" for name in ("Accepted", "Duplicate"))
+    metric = observe.CONTRACT.Metric
+    accepted, duplicate = (f"decision_{name}" for name in (metric.ACCEPTED, metric.DUPLICATE))
     report: dict[str, Any] = {}
 
     def measured() -> bool:
