@@ -21,11 +21,14 @@ reference: they are no longer valid for the updated stack).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.cloudformation import imports
 from embedded_aws.services.cloudformation.resource_failures import add_resource_event
+
+if TYPE_CHECKING:
+    from moto.core.responses import ActionResult, EmptyResult
 
 NO_CHANGES = (
     "The submitted information didn't contain changes. Submit different information to create a change set."
@@ -273,6 +276,199 @@ def execute(backend: Any, change_set: Any) -> None:
         finish(backend, change_set)
 
 
+def change_set_refusal(kind: str, stack_name: str, name: str, stack: Any) -> str | None:
+    """Why AWS refuses a change set of `kind` for `stack` (None: no live stack of that name), or
+    None when it does not."""
+    if kind == "UPDATE" and stack is None:
+        return f"Stack [{stack_name}] does not exist"
+    if kind == "UPDATE" and stack.status in ("REVIEW_IN_PROGRESS", "ROLLBACK_COMPLETE"):
+        return f"Stack:{stack.stack_id} is in {stack.status} state and can not be updated."
+    if kind == "CREATE" and stack is not None and stack.status != "REVIEW_IN_PROGRESS":
+        return f"Stack [{stack_name}] already exists and cannot be created again with the changeSet [{name}]."
+    return None
+
+
+def given_parameters(given: list[dict[str, Any]], stack: Any) -> dict[str, Any]:
+    """The parameters a request gives (`UsePreviousValue` reads the stack's, when it has one)."""
+    values = {}
+    for parameter in given:
+        key = parameter["ParameterKey"]
+        if parameter.get("UsePreviousValue") and stack is not None and key in (stack.parameters or {}):
+            values[key] = stack.parameters[key]
+        elif "ParameterValue" in parameter:
+            values[key] = parameter["ParameterValue"]
+    return values
+
+
+def changes_nothing(
+    kind: str, status: str, template: dict[str, Any], parameters: dict[str, Any], stack: Any
+) -> bool:
+    """An UPDATE change set, otherwise fit to run (`status`), that leaves the stack's template and
+    parameters as they are (AWS marks it FAILED with NO_CHANGES)."""
+    return (
+        kind == "UPDATE"
+        and status == "CREATE_COMPLETE"
+        and template == (stack.template_dict or {})
+        and parameters == (stack.parameters or {})
+    )
+
+
+def execution_refusal(status: str, execution_status: str) -> str | None:
+    """The status ExecuteChangeSet names when it refuses a change set, or None when it runs it."""
+    if status != "CREATE_COMPLETE":
+        return status
+    if execution_status != "AVAILABLE":
+        return execution_status
+    return None
+
+
+def _template_body(response: Any, stack: Any) -> tuple[str, dict[str, Any]]:
+    """The request's template (TemplateBody, TemplateURL or the stack's previous one), read."""
+    from moto.cloudformation import responses
+
+    body = response._get_param("TemplateBody")
+    if response._get_param("TemplateURL"):
+        body = response._get_stack_from_s3_url(response._get_param("TemplateURL"))
+    elif response._get_bool_param("UsePreviousTemplate", False) and stack is not None:
+        body = stack.template
+    if not body:
+        raise validation_error("Either Template URL or Template Body must be specified.")
+    template = responses.Stack.parse_template(body)
+    if not isinstance(template, dict) or not isinstance(template.get("Resources"), dict):
+        raise validation_error("Template format error: At least one Resources member must be defined.")
+    return body, template
+
+
+def _tags(response: Any) -> dict[str, str]:
+    return {item["Key"]: item["Value"] for item in response._get_param("Tags", [])}
+
+
+def _new_change_set(
+    response: Any, kind: str, name: str, stack: Any, body: str, parameters: dict[str, Any]
+) -> Any:
+    """moto's ChangeSet for the request, AVAILABLE, its imports and changes not yet worked out."""
+    from moto.cloudformation.models import ChangeSet
+    from moto.cloudformation.utils import generate_changeset_id
+
+    backend = response.cloudformation_backend
+    change_set: Any = ChangeSet(
+        change_set_type=kind,
+        change_set_id=generate_changeset_id(name, backend.region_name, backend.account_id),
+        change_set_name=name,
+        stack=stack,
+        template=body,
+        parameters=parameters,
+        description=response._get_param("Description"),
+        notification_arns=response._get_param("NotificationARNs", []),
+        tags=_tags(response),
+        role_arn=response._get_param("RoleARN"),
+    )
+    change_set.capabilities = response._get_param("Capabilities", [])
+    change_set.import_existing_resources = response._get_bool_param("ImportExistingResources", False)
+    change_set.status, change_set.execution_status, change_set.status_reason = (
+        "CREATE_COMPLETE",
+        "AVAILABLE",
+        None,
+    )
+    return change_set
+
+
+def create_change_set(response: Any) -> ActionResult:
+    """CreateChangeSet: CREATE, UPDATE and IMPORT, refused and FAILED as on AWS."""
+    from moto.core.responses import ActionResult
+
+    backend = response.cloudformation_backend
+    stack_name, name = response._get_param("StackName"), response._get_param("ChangeSetName")
+    kind = response._get_param("ChangeSetType", "CREATE")
+    stack = find_stack(backend, stack_name)
+    if stack is not None and stack.status == "DELETE_COMPLETE":
+        stack = None
+    refusal = change_set_refusal(kind, stack_name, name, stack)
+    if refusal is not None:
+        raise validation_error(refusal)
+    body, template = _template_body(response, stack)
+    parameters = {
+        **((stack.parameters or {}) if kind != "CREATE" and stack else {}),
+        **given_parameters(response._get_param("Parameters", []), stack),
+    }
+
+    probe = stack if stack is not None else unsaved_stack(backend)
+    found: dict[str, Any] = {}
+    if kind == "IMPORT":
+        try:
+            found = imports.check_import(probe, template, response._get_param("ResourcesToImport", []))
+        except imports.ImportRefused as refused:
+            raise validation_error(str(refused)) from None
+
+    if stack is None:
+        stack = new_stack(
+            backend,
+            stack_name,
+            parameters,
+            notification_arns=response._get_param("NotificationARNs", []),
+            tags=_tags(response),
+            role_arn=response._get_param("RoleARN"),
+        )
+    change_set = _new_change_set(response, kind, name, stack, body, parameters)
+    if kind != "IMPORT" and change_set.import_existing_resources:
+        added = stack.resource_map.build_resource_diff(template)["Add"]
+        found, import_refusal = imports.automatic_imports(stack, template, added)
+        if import_refusal:
+            change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
+            change_set.status_reason = import_refusal
+    change_set.imports = found
+    change_set.resource_changes = resource_changes(stack, template, parameters, found)
+    if changes_nothing(kind, change_set.status, template, parameters, stack):
+        change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
+        change_set.status_reason = NO_CHANGES
+        change_set.resource_changes = []
+    backend.change_sets[change_set.change_set_id] = change_set
+    return ActionResult({"Id": change_set.change_set_id, "StackId": stack.stack_id})
+
+
+def _named_change_set(response: Any) -> Any:
+    name = response._get_param("ChangeSetName")
+    change_set = find_change_set(response.cloudformation_backend, name, response._get_param("StackName"))
+    if change_set is None:
+        raise _error("ChangeSetNotFound", f"ChangeSet [{name}] does not exist")
+    return change_set
+
+
+def describe_change_set(response: Any) -> ActionResult:
+    """DescribeChangeSet; ChangeSetNotFound when it is not there."""
+    from moto.core.responses import ActionResult
+
+    return ActionResult(describe(_named_change_set(response)))
+
+
+def delete_change_set(response: Any) -> EmptyResult:
+    """DeleteChangeSet; one that is not there, on a stack that is, is no error."""
+    from moto.core.responses import EmptyResult
+
+    backend = response.cloudformation_backend
+    change_set = find_change_set(
+        backend, response._get_param("ChangeSetName"), response._get_param("StackName")
+    )
+    if change_set is not None:
+        del backend.change_sets[change_set.change_set_id]
+    return EmptyResult()
+
+
+def execute_change_set(response: Any) -> EmptyResult:
+    """ExecuteChangeSet; InvalidChangeSetStatus for one that is not AVAILABLE."""
+    from moto.core.responses import EmptyResult
+
+    change_set = _named_change_set(response)
+    current = execution_refusal(change_set.status, change_set.execution_status)
+    if current is not None:
+        raise _error(
+            "InvalidChangeSetStatus",
+            f"ChangeSet [{change_set.change_set_id}] cannot be executed in its current status of [{current}]",
+        )
+    execute(response.cloudformation_backend, change_set)
+    return EmptyResult()
+
+
 @declare(
     "cloudformation.change-sets",
     (
@@ -292,145 +488,12 @@ def execute(backend: Any, change_set: Any) -> None:
 )
 def patch_change_sets() -> None:
     """The change-set actions of moto's CloudFormation responses, replaced by the ones above."""
-    from moto.cloudformation import responses
-    from moto.cloudformation.models import ChangeSet
-    from moto.cloudformation.utils import generate_changeset_id
-    from moto.core.responses import ActionResult, EmptyResult
+    from moto.cloudformation.responses import CloudFormationResponse
 
-    def parameters_of(self: Any, stack: Any) -> dict[str, Any]:
-        given = {}
-        for parameter in self._get_param("Parameters", []):
-            key = parameter["ParameterKey"]
-            if parameter.get("UsePreviousValue") and stack is not None and key in (stack.parameters or {}):
-                given[key] = stack.parameters[key]
-            elif "ParameterValue" in parameter:
-                given[key] = parameter["ParameterValue"]
-        return given
-
-    def create_change_set(self: Any) -> ActionResult:
-        backend = self.cloudformation_backend
-        stack_name, name = self._get_param("StackName"), self._get_param("ChangeSetName")
-        kind = self._get_param("ChangeSetType", "CREATE")
-        stack = find_stack(backend, stack_name)
-        if stack is not None and stack.status == "DELETE_COMPLETE":
-            stack = None
-        if kind == "UPDATE" and stack is None:
-            raise validation_error(f"Stack [{stack_name}] does not exist")
-        if kind == "UPDATE" and stack.status in ("REVIEW_IN_PROGRESS", "ROLLBACK_COMPLETE"):
-            raise validation_error(
-                f"Stack:{stack.stack_id} is in {stack.status} state and can not be updated."
-            )
-        if kind == "CREATE" and stack is not None and stack.status != "REVIEW_IN_PROGRESS":
-            raise validation_error(
-                f"Stack [{stack_name}] already exists and cannot be created again with the changeSet [{name}]."
-            )
-
-        body = self._get_param("TemplateBody")
-        if self._get_param("TemplateURL"):
-            body = self._get_stack_from_s3_url(self._get_param("TemplateURL"))
-        elif self._get_bool_param("UsePreviousTemplate", False) and stack is not None:
-            body = stack.template
-        if not body:
-            raise validation_error("Either Template URL or Template Body must be specified.")
-        template = responses.Stack.parse_template(body)
-        if not isinstance(template, dict) or not isinstance(template.get("Resources"), dict):
-            raise validation_error("Template format error: At least one Resources member must be defined.")
-        parameters = {
-            **((stack.parameters or {}) if kind != "CREATE" and stack else {}),
-            **parameters_of(self, stack),
-        }
-
-        probe = stack if stack is not None else unsaved_stack(backend)
-        found: dict[str, Any] = {}
-        if kind == "IMPORT":
-            try:
-                found = imports.check_import(probe, template, self._get_param("ResourcesToImport", []))
-            except imports.ImportRefused as refused:
-                raise validation_error(str(refused)) from None
-
-        if stack is None:
-            stack = new_stack(
-                backend,
-                stack_name,
-                parameters,
-                notification_arns=self._get_param("NotificationARNs", []),
-                tags={item["Key"]: item["Value"] for item in self._get_param("Tags", [])},
-                role_arn=self._get_param("RoleARN"),
-            )
-        change_set: Any = ChangeSet(
-            change_set_type=kind,
-            change_set_id=generate_changeset_id(name, backend.region_name, backend.account_id),
-            change_set_name=name,
-            stack=stack,
-            template=body,
-            parameters=parameters,
-            description=self._get_param("Description"),
-            notification_arns=self._get_param("NotificationARNs", []),
-            tags={item["Key"]: item["Value"] for item in self._get_param("Tags", [])},
-            role_arn=self._get_param("RoleARN"),
-        )
-        change_set.capabilities = self._get_param("Capabilities", [])
-        change_set.import_existing_resources = self._get_bool_param("ImportExistingResources", False)
-        change_set.status, change_set.execution_status, change_set.status_reason = (
-            "CREATE_COMPLETE",
-            "AVAILABLE",
-            None,
-        )
-        if kind != "IMPORT" and change_set.import_existing_resources:
-            added = stack.resource_map.build_resource_diff(template)["Add"]
-            found, refusal = imports.automatic_imports(stack, template, added)
-            if refusal:
-                change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
-                change_set.status_reason = refusal
-        change_set.imports = found
-        change_set.resource_changes = resource_changes(stack, template, parameters, found)
-        if (
-            kind == "UPDATE"
-            and change_set.status == "CREATE_COMPLETE"
-            and template == (stack.template_dict or {})
-            and parameters == (stack.parameters or {})
-        ):
-            change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
-            change_set.status_reason = NO_CHANGES
-            change_set.resource_changes = []
-        backend.change_sets[change_set.change_set_id] = change_set
-        return ActionResult({"Id": change_set.change_set_id, "StackId": stack.stack_id})
-
-    def named_change_set(self: Any) -> Any:
-        name = self._get_param("ChangeSetName")
-        change_set = find_change_set(self.cloudformation_backend, name, self._get_param("StackName"))
-        if change_set is None:
-            raise _error("ChangeSetNotFound", f"ChangeSet [{name}] does not exist")
-        return change_set
-
-    def describe_change_set(self: Any) -> ActionResult:
-        return ActionResult(describe(named_change_set(self)))
-
-    def delete_change_set(self: Any) -> EmptyResult:
-        backend = self.cloudformation_backend
-        change_set = find_change_set(backend, self._get_param("ChangeSetName"), self._get_param("StackName"))
-        if change_set is not None:
-            del backend.change_sets[change_set.change_set_id]
-        return EmptyResult()
-
-    def execute_change_set(self: Any) -> EmptyResult:
-        change_set = named_change_set(self)
-        if change_set.status != "CREATE_COMPLETE" or change_set.execution_status != "AVAILABLE":
-            current = (
-                change_set.status if change_set.status != "CREATE_COMPLETE" else change_set.execution_status
-            )
-            raise _error(
-                "InvalidChangeSetStatus",
-                f"ChangeSet [{change_set.change_set_id}] cannot be executed in its current status of [{current}]",
-            )
-        execute(self.cloudformation_backend, change_set)
-        return EmptyResult()
-
-    cls = responses.CloudFormationResponse
-    cls.create_change_set = create_change_set
-    cls.describe_change_set = describe_change_set
-    cls.delete_change_set = delete_change_set
-    cls.execute_change_set = execute_change_set
+    CloudFormationResponse.create_change_set = create_change_set  # type: ignore[method-assign]
+    CloudFormationResponse.describe_change_set = describe_change_set  # type: ignore[method-assign]
+    CloudFormationResponse.delete_change_set = delete_change_set  # type: ignore[method-assign]
+    CloudFormationResponse.execute_change_set = execute_change_set  # type: ignore[method-assign]
 
 
 def unsaved_stack(backend: Any) -> Any:
