@@ -14,6 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from local.session import LocalSession, wait_for
+from test_cloudwatch.metric_sums import recent_sum
 from tests.e2e.conftest import ACCOUNT, REGION, pipeline, sns_may_send, subscribe_queue, table
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(40)]
@@ -324,17 +325,7 @@ def test_injected_dynamodb_throttling_shows_in_its_metrics(emulator):
     cloudwatch = emulator.client("cloudwatch")
 
     def total(metric: str, dimensions: dict[str, str]) -> float:
-        now = datetime.now(UTC)
-        points = cloudwatch.get_metric_statistics(
-            Namespace="AWS/DynamoDB",
-            MetricName=metric,
-            Dimensions=[{"Name": k, "Value": v} for k, v in dimensions.items()],
-            StartTime=now - timedelta(minutes=10),
-            EndTime=now + timedelta(minutes=1),
-            Period=3600,
-            Statistics=["Sum"],
-        )["Datapoints"]
-        return sum(p["Sum"] for p in points)
+        return recent_sum(cloudwatch, "AWS/DynamoDB", metric, dimensions)
 
     assert total("ThrottledRequests", {"TableName": "cw-e2e-throttled", "Operation": "PutItem"}) == 2
     assert total("WriteThrottleEvents", {"TableName": "cw-e2e-throttled"}) == 2

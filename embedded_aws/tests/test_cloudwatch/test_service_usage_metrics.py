@@ -7,27 +7,17 @@ metrics for Amazon SQS" define them."""
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from local.session import wait_for
+from test_cloudwatch.metric_sums import recent_sum
 
 pytestmark = [pytest.mark.e2e]
 
 
 def total(session, namespace: str, metric: str, dimension: tuple[str, str]) -> float:
-    now = datetime.now(UTC)
-    points = session.client("cloudwatch").get_metric_statistics(
-        Namespace=namespace,
-        MetricName=metric,
-        Dimensions=[{"Name": dimension[0], "Value": dimension[1]}],
-        StartTime=now - timedelta(minutes=10),
-        EndTime=now + timedelta(minutes=1),
-        Period=3600,
-        Statistics=["Sum"],
-    )["Datapoints"]
-    return sum(point["Sum"] for point in points)
+    return recent_sum(session.client("cloudwatch"), namespace, metric, dict([dimension]))
 
 
 def test_put_log_events_counts_its_events_and_their_utf8_bytes_for_its_group(session):

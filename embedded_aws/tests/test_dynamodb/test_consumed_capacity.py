@@ -4,10 +4,9 @@ after writes, a failed conditional write and reads."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 from botocore.exceptions import ClientError
+from test_cloudwatch.metric_sums import recent_sum
 
 from embedded_aws.services.dynamodb.capacity import read_units, write_units
 
@@ -55,17 +54,7 @@ def test_a_tables_consumed_units_count_writes_failed_conditions_and_reads(emulat
     cloudwatch = emulator.client("cloudwatch")
 
     def total(metric: str, table: str) -> float:
-        now = datetime.now(UTC)
-        points = cloudwatch.get_metric_statistics(
-            Namespace="AWS/DynamoDB",
-            MetricName=metric,
-            Dimensions=[{"Name": "TableName", "Value": table}],
-            StartTime=now - timedelta(minutes=10),
-            EndTime=now + timedelta(minutes=1),
-            Period=3600,
-            Statistics=["Sum"],
-        )["Datapoints"]
-        return sum(p["Sum"] for p in points)
+        return recent_sum(cloudwatch, "AWS/DynamoDB", metric, {"TableName": table})
 
     assert total("ConsumedWriteCapacityUnits", name) == 1 + 3 + 1 + 1
     assert total("ConsumedReadCapacityUnits", name) == 0.5 + 1
