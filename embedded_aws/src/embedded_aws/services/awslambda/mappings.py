@@ -149,6 +149,125 @@ def patch_event_source_mapping_answers() -> None:
     LambdaResponse.delete_event_source_mapping = delete_event_source_mapping
 
 
+def settings_refusal(settings: dict[str, Any], source_arn: str) -> str | None:
+    """Why AWS refuses a mapping's batching and filter settings for an SQS source, in its words
+    (None: it takes them, or the source is not SQS). A filter rule the Lambda host does not
+    implement is refused too, a local limit: it would otherwise let messages through unfiltered."""
+    from embedded_aws.lambda_host.event_source_mappings.filters import (
+        MAX_FILTERS,
+        FilterError,
+        UnsupportedFilter,
+        compile_filters,
+    )
+
+    if ":sqs:" not in source_arn:
+        return None
+    batch_size = int(settings.get("BatchSize") or 10)
+    window = settings.get("MaximumBatchingWindowInSeconds")
+    if window is not None and not 0 <= int(window) <= 300:
+        return "MaximumBatchingWindowInSeconds must be between 0 and 300"
+    if source_arn.endswith(".fifo") and window:
+        return "Batching window is not supported for FIFO queues"
+    if batch_size > 10 and not window:
+        return (
+            "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10"
+        )
+    try:
+        compile_filters(settings.get("FilterCriteria"))
+    except UnsupportedFilter as error:
+        return f"Invalid filter pattern definition: {error}"
+    except FilterError as error:
+        if len((settings.get("FilterCriteria") or {}).get("Filters") or []) > MAX_FILTERS:
+            return str(error)
+        return INVALID_FILTER
+    return None
+
+
+def visibility_refusal(visibility_timeout: int, function_timeout: int) -> str | None:
+    """AWS refuses a mapping whose queue's visibility timeout is shorter than the function's timeout."""
+    if visibility_timeout < function_timeout:
+        return (
+            f"Queue visibility timeout: {visibility_timeout} seconds is less than Function timeout: "
+            f"{function_timeout} seconds"
+        )
+    return None
+
+
+@functools.cache
+def _resource_conflict() -> type[Exception]:
+    """Lambda's 409 ResourceConflictException (moto has none)."""
+    from moto.awslambda.exceptions import LambdaClientError
+
+    class ResourceConflictException(LambdaClientError):
+        code = 409
+
+        def __init__(self, message: str) -> None:
+            super().__init__("ResourceConflictException", message)
+
+    return ResourceConflictException
+
+
+def _invalid(message: str) -> Exception:
+    from moto.awslambda.exceptions import InvalidParameterValueException
+
+    return InvalidParameterValueException(message)
+
+
+def _queue_of(arn: str) -> Any:
+    from moto.sqs.models import sqs_backends
+
+    try:
+        _, _, _, region, account, queue_name = arn.split(":", 5)
+        return sqs_backends[account][region].queues.get(queue_name)
+    except (ValueError, KeyError):
+        return None
+
+
+def check_source_and_function(backend: Any, spec: dict[str, Any]) -> None:
+    """At create only, in AWS's order: the function exists, then the queue; no mapping of the
+    queue calls the same function; the queue's visibility timeout covers the function's
+    timeout (AWS does not check an update or a later change of either timeout)."""
+    source_arn = spec.get("EventSourceArn") or ""
+    try:
+        function = backend.get_function(spec.get("FunctionName") or "")
+    except Exception:  # noqa: BLE001 - moto's not-found, by name or ARN
+        raise _invalid("Function does not exist") from None
+    queue = _queue_of(source_arn)
+    if queue is None:
+        raise _invalid(MISSING_QUEUE)
+    for esm in backend._event_source_mappings.values():
+        if esm.event_source_arn == source_arn and esm.function_arn == function.function_arn:
+            raise _resource_conflict()(duplicate_message(source_arn, spec["FunctionName"], esm.uuid))
+    refusal = visibility_refusal(int(queue.visibility_timeout), int(function.timeout))
+    if refusal is not None:
+        raise _invalid(refusal)
+
+
+def check_create(backend: Any, spec: dict[str, Any]) -> None:
+    """What CreateEventSourceMapping refuses before moto stores the mapping."""
+    if not spec.get("EventSourceArn"):
+        raise _invalid("Unrecognized event source.")
+    refusal = settings_refusal(spec, spec.get("EventSourceArn") or "")
+    if refusal is not None:
+        raise _invalid(refusal)
+    if ":sqs:" in (spec.get("EventSourceArn") or ""):
+        check_source_and_function(backend, spec)
+
+
+def check_update(backend: Any, uuid: str, spec: dict[str, Any]) -> None:
+    """What UpdateEventSourceMapping refuses: the settings the mapping would have afterwards."""
+    esm = backend.get_event_source_mapping(uuid)
+    if esm is not None:
+        current = {
+            "BatchSize": esm.batch_size,
+            "MaximumBatchingWindowInSeconds": esm.max_batch_window,
+            "FilterCriteria": esm.filter_criteria,
+        }
+        refusal = settings_refusal({**current, **spec}, esm.event_source_arn)
+        if refusal is not None:
+            raise _invalid(refusal)
+
+
 @declare(
     "lambda.mapping-rules",
     "CreateEventSourceMapping and UpdateEventSourceMapping refuse what AWS refuses, in AWS's words",
@@ -171,95 +290,18 @@ def patch_event_source_mapping_rules() -> None:
     function's timeout; and, a local limit, filter rules the Lambda host does not implement
     (lambda_host/event_source_mappings/filters.py), which would otherwise drop messages
     unfiltered. InvalidParameterValueException, as for AWS's own checks."""
-    from moto.awslambda.exceptions import InvalidParameterValueException, LambdaClientError
     from moto.awslambda.models import LambdaBackend
-
-    from embedded_aws.lambda_host.event_source_mappings.filters import (
-        MAX_FILTERS,
-        FilterError,
-        UnsupportedFilter,
-        compile_filters,
-    )
-
-    class ResourceConflictException(LambdaClientError):
-        code = 409
-
-        def __init__(self, message: str) -> None:
-            super().__init__("ResourceConflictException", message)
-
-    def check(settings: dict[str, Any], source_arn: str) -> None:
-        if ":sqs:" not in source_arn:
-            return
-        batch_size = int(settings.get("BatchSize") or 10)
-        window = settings.get("MaximumBatchingWindowInSeconds")
-        if window is not None and not 0 <= int(window) <= 300:
-            raise InvalidParameterValueException("MaximumBatchingWindowInSeconds must be between 0 and 300")
-        if source_arn.endswith(".fifo") and window:
-            raise InvalidParameterValueException("Batching window is not supported for FIFO queues")
-        if batch_size > 10 and not window:
-            raise InvalidParameterValueException(
-                "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10"
-            )
-        try:
-            compile_filters(settings.get("FilterCriteria"))
-        except UnsupportedFilter as error:
-            raise InvalidParameterValueException(f"Invalid filter pattern definition: {error}") from None
-        except FilterError as error:
-            if len((settings.get("FilterCriteria") or {}).get("Filters") or []) > MAX_FILTERS:
-                raise InvalidParameterValueException(str(error)) from None
-            raise InvalidParameterValueException(INVALID_FILTER) from None
 
     create = LambdaBackend.create_event_source_mapping
     update = LambdaBackend.update_event_source_mapping
 
-    def queue_of(arn: str) -> Any:
-        from moto.sqs.models import sqs_backends
-
-        try:
-            _, _, _, region, account, queue_name = arn.split(":", 5)
-            return sqs_backends[account][region].queues.get(queue_name)
-        except (ValueError, KeyError):
-            return None
-
-    def source_and_function(self: Any, spec: dict[str, Any]) -> None:
-        """At create only, in AWS's order: the function exists, then the queue; no mapping of the
-        queue calls the same function; the queue's visibility timeout covers the function's
-        timeout (AWS does not check an update or a later change of either timeout)."""
-        source_arn = spec.get("EventSourceArn") or ""
-        try:
-            function = self.get_function(spec.get("FunctionName") or "")
-        except Exception:  # noqa: BLE001 - moto's not-found, by name or ARN
-            raise InvalidParameterValueException("Function does not exist") from None
-        queue = queue_of(source_arn)
-        if queue is None:
-            raise InvalidParameterValueException(MISSING_QUEUE)
-        for esm in self._event_source_mappings.values():
-            if esm.event_source_arn == source_arn and esm.function_arn == function.function_arn:
-                raise ResourceConflictException(duplicate_message(source_arn, spec["FunctionName"], esm.uuid))
-        visibility, timeout = int(queue.visibility_timeout), int(function.timeout)
-        if visibility < timeout:
-            raise InvalidParameterValueException(
-                f"Queue visibility timeout: {visibility} seconds is less than Function timeout: {timeout} seconds"
-            )
-
     def create_event_source_mapping(self: Any, spec: dict[str, Any]) -> Any:
-        if not spec.get("EventSourceArn"):
-            raise InvalidParameterValueException("Unrecognized event source.")
-        check(spec, spec.get("EventSourceArn") or "")
-        if ":sqs:" in (spec.get("EventSourceArn") or ""):
-            source_and_function(self, spec)
+        check_create(self, spec)
         return create(self, spec)
 
     def update_event_source_mapping(self: Any, uuid: str, spec: dict[str, Any]) -> Any:
-        esm = self.get_event_source_mapping(uuid)
-        if esm is not None:
-            current = {
-                "BatchSize": esm.batch_size,
-                "MaximumBatchingWindowInSeconds": esm.max_batch_window,
-                "FilterCriteria": esm.filter_criteria,
-            }
-            check({**current, **spec}, esm.event_source_arn)
+        check_update(self, uuid, spec)
         return update(self, uuid, spec)
 
-    LambdaBackend.create_event_source_mapping = create_event_source_mapping
-    LambdaBackend.update_event_source_mapping = update_event_source_mapping
+    LambdaBackend.create_event_source_mapping = create_event_source_mapping  # type: ignore[method-assign]
+    LambdaBackend.update_event_source_mapping = update_event_source_mapping  # type: ignore[method-assign]
