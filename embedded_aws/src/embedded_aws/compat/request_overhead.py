@@ -3,7 +3,11 @@ is the server's: embedded_aws/server/keep_alive.py)."""
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import json
+import string
 from typing import Any
 
 from embedded_aws.compat.registry import T, declare
@@ -21,6 +25,113 @@ CAMELCASE_IMPORTERS = (
     "moto.sns.responses",
     "moto.sqs.models",
 )
+
+
+def method_names(clazz: type) -> frozenset[str]:
+    """The names of the functions a class has, its inherited ones included (what moto's
+    `method_names_from_class` finds, cached per class by the patch)."""
+    return frozenset(name for name, _ in inspect.getmembers(clazz, predicate=inspect.isfunction))
+
+
+def policy_document_text(policy: Any) -> str | None:
+    """The JSON text of the document an IAMPolicy is made from (a document, or a managed policy's
+    record holding one), or None when it is made from something else."""
+    if isinstance(policy, str):
+        return policy
+    if isinstance(policy, dict) and isinstance(policy.get("policy_document"), str):
+        return policy["policy_document"]
+    return None
+
+
+def get_random_string(
+    self: Any, length: int = 20, include_digits: bool = True, lower_case: bool = False
+) -> str:
+    """MotoRandom.get_random_string with one `choices` call from `self` (a random.Random) instead
+    of one `choice` per character."""
+    pool = string.ascii_letters + (string.digits if include_digits else "")
+    text = "".join(self.choices(pool, k=length))
+    return text.lower() if lower_case else text
+
+
+def generate_receipt_handle() -> str:
+    """An SQS receipt handle (185 lowercase letters) from moto's seedable random source."""
+    from moto.moto_api._internal import mock_random
+
+    return "".join(mock_random.choices(string.ascii_lowercase, k=185))
+
+
+def _list_moto_modules_once() -> None:
+    """`list_of_moto_modules` lists moto's package folder and stats every entry (about 150),
+    twice per request, under the dispatcher's global lock."""
+    from moto import backends
+
+    modules = frozenset(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment,return-value]
+
+
+def _cache_method_names() -> None:
+    """`method_names_from_class` runs `inspect.getmembers` over the whole response class to find
+    out whether the action has a handler method."""
+    from moto.core import responses
+
+    responses.method_names_from_class = functools.cache(method_names)  # type: ignore[assignment]
+
+
+def _cache_policy_documents() -> None:
+    """IAM policy documents are parsed from JSON for every request and every policy: parsed
+    documents are kept per document text (a changed policy is a new text). IAMPolicy only reads
+    its parsed document (access_control.py, policy_conditions.py)."""
+    from moto.iam import access_control
+
+    parse = functools.lru_cache(maxsize=1024)(json.loads)
+    policy_init = access_control.IAMPolicy.__init__
+
+    def iam_policy_init(self: Any, policy: Any) -> None:
+        text = policy_document_text(policy)
+        if text is not None:
+            self._policy_json = parse(text)
+        else:
+            policy_init(self, policy)
+
+    access_control.IAMPolicy.__init__ = iam_policy_init  # type: ignore[method-assign]
+
+
+def _share_one_loader() -> None:
+    """moto loads each service's botocore model with a new Loader, and every new Loader lists
+    botocore's data folder again (a stat per service and version, some 2,000); one Loader lists
+    it once. The models themselves are cached by moto (`get_service_model`)."""
+    from moto.core import loaders
+    from moto.core import utils as core_utils
+
+    loader = loaders.create_loader()
+
+    def load_service_model(service_name: str, model_name: str) -> dict[str, Any]:
+        return loader.load_service_model(service_name, model_name)  # type: ignore[no-any-return]
+
+    core_utils._load_service_model = load_service_model
+
+
+def _cache_camelcase() -> None:
+    """A pure string function moto calls for every action name and every queue attribute, one
+    character at a time; the modules that imported it get the cached one."""
+    from moto.core import utils
+
+    cached = functools.lru_cache(maxsize=4096)(utils.camelcase_to_underscores)
+    for name in CAMELCASE_IMPORTERS:
+        importlib.import_module(name).camelcase_to_underscores = cached
+
+
+def _draw_random_strings_at_once() -> None:
+    """Request ids (52 characters) and SQS receipt handles (185) are drawn one random.choice per
+    character; one random.choices call draws the same strings from moto's (seedable) random source."""
+    from moto.moto_api._internal.moto_random import MotoRandom
+    from moto.sqs import models as sqs_models
+    from moto.sqs import utils as sqs_utils
+
+    MotoRandom.get_random_string = get_random_string  # type: ignore[method-assign]
+    sqs_utils.generate_receipt_handle = generate_receipt_handle
+    if getattr(sqs_models, "generate_receipt_handle", None) is not None:
+        sqs_models.generate_receipt_handle = generate_receipt_handle
 
 
 @declare(
@@ -43,92 +154,10 @@ CAMELCASE_IMPORTERS = (
 )
 def patch_request_overhead() -> None:
     """Work moto's server repeats on every request although its answer never changes; each is
-    cached here, with the same result as before.
-
-    - `list_of_moto_modules` lists moto's package folder and stats every entry (about 150),
-      twice per request, under the dispatcher's global lock.
-    - `method_names_from_class` runs `inspect.getmembers` over the whole response class to find
-      out whether the action has a handler method.
-    - every service model is loaded by a new botocore Loader, which lists botocore's data
-      folder again.
-    - IAM policy documents are parsed from JSON for every request and every policy: parsed
-      documents are kept per document text (a changed policy is a new text).
-    """
-    import functools
-    import inspect
-
-    from moto import backends
-    from moto.core import responses
-    from moto.iam import access_control
-
-    modules = frozenset(backends.list_of_moto_modules())
-    backends.list_of_moto_modules = lambda: modules
-
-    @functools.cache
-    def method_names(clazz: type) -> frozenset[str]:
-        return frozenset(name for name, _ in inspect.getmembers(clazz, predicate=inspect.isfunction))
-
-    responses.method_names_from_class = method_names
-
-    # IAMPolicy only reads its parsed document (access_control.py, policy_conditions.py).
-    parse = functools.lru_cache(maxsize=1024)(json.loads)
-    policy_init = access_control.IAMPolicy.__init__
-
-    def iam_policy_init(self: Any, policy: Any) -> None:
-        if isinstance(policy, str):
-            self._policy_json = parse(policy)
-        elif isinstance(policy, dict) and isinstance(policy.get("policy_document"), str):
-            self._policy_json = parse(policy["policy_document"])
-        else:
-            policy_init(self, policy)
-
-    access_control.IAMPolicy.__init__ = iam_policy_init
-
-    # moto loads each service's botocore model with a new Loader, and every new Loader lists
-    # botocore's data folder again (a stat per service and version, some 2,000); one Loader
-    # lists it once. The models themselves are cached by moto (`get_service_model`).
-    from moto.core import loaders
-    from moto.core import utils as core_utils
-
-    loader = loaders.create_loader()
-
-    def load_service_model(service_name: str, model_name: str) -> dict[str, Any]:
-        return loader.load_service_model(service_name, model_name)
-
-    core_utils._load_service_model = load_service_model
-
-    # A pure string function moto calls for every action name and every queue attribute, one
-    # character at a time; the modules that imported it get the cached one.
-    import importlib
-
-    from moto.core import utils
-
-    cached = functools.lru_cache(maxsize=4096)(utils.camelcase_to_underscores)
-    for name in CAMELCASE_IMPORTERS:
-        importlib.import_module(name).camelcase_to_underscores = cached
-
-    # Request ids (52 characters) and SQS receipt handles (185) are drawn one random.choice
-    # per character; one random.choices call draws the same strings from moto's (seedable)
-    # random source.
-    import string
-
-    from moto.moto_api._internal import mock_random
-    from moto.moto_api._internal.moto_random import MotoRandom
-    from moto.sqs import models as sqs_models
-    from moto.sqs import utils as sqs_utils
-
-    def get_random_string(
-        self: Any, length: int = 20, include_digits: bool = True, lower_case: bool = False
-    ) -> str:
-        pool = string.ascii_letters + (string.digits if include_digits else "")
-        text = "".join(self.choices(pool, k=length))
-        return text.lower() if lower_case else text
-
-    MotoRandom.get_random_string = get_random_string
-
-    def generate_receipt_handle() -> str:
-        return "".join(mock_random.choices(string.ascii_lowercase, k=185))
-
-    sqs_utils.generate_receipt_handle = generate_receipt_handle
-    if getattr(sqs_models, "generate_receipt_handle", None) is not None:
-        sqs_models.generate_receipt_handle = generate_receipt_handle
+    cached here, with the same result as before (each step's docstring says what it saves)."""
+    _list_moto_modules_once()
+    _cache_method_names()
+    _cache_policy_documents()
+    _share_one_loader()
+    _cache_camelcase()
+    _draw_random_strings_at_once()
