@@ -95,7 +95,8 @@ def _operation(environ: dict[str, Any]) -> str:
         if path.endswith("/invocations"):
             return "lambda:Invoke"
         if "event-source-mappings" in path:
-            return "lambda:" + environ.get("REQUEST_METHOD", "") + " event-source-mappings"
+            method: str = environ.get("REQUEST_METHOD", "")
+            return "lambda:" + method + " event-source-mappings"
         if path.endswith("/configuration"):
             return "lambda:GetFunctionConfiguration"
     return f"{service}:{environ.get('REQUEST_METHOD')} {path[:40]}"

@@ -18,6 +18,7 @@ def after_create(model: Any, hook: Hook) -> None:
 
     def create_from_cloudformation_json(
         cls: Any,
+        /,
         resource_name: str,
         cloudformation_json: dict[str, Any],
         account_id: str,

@@ -91,7 +91,8 @@ def patch_global_cors_off() -> None:
     from moto.moto_server import werkzeug_app
 
     # werkzeug_app copied the setting when moto was first imported; it reads its own copy.
-    settings.DISABLE_GLOBAL_CORS = werkzeug_app.DISABLE_GLOBAL_CORS = True
+    # (It imports the name from moto.settings without re-exporting it, hence the ignore.)
+    settings.DISABLE_GLOBAL_CORS = werkzeug_app.DISABLE_GLOBAL_CORS = True  # type: ignore[attr-defined]
 
 
 @declare(

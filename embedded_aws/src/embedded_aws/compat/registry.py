@@ -66,7 +66,7 @@ class Target:
             return f"{self.path} is gone"
         if self.parameters is None:
             return None
-        function = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
+        function: Any = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
         try:
             found = tuple(inspect.signature(function).parameters)
         except (TypeError, ValueError):

@@ -112,10 +112,10 @@ class LambdaHost:
         self._credentials_lifetime = credentials_lifetime
         self._sandbox_margin = sandbox_margin
         self._clock = clock
-        self._idle: dict[tuple, list[Sandbox]] = {}
+        self._idle: dict[tuple[Any, ...], list[Sandbox]] = {}
         self._busy: dict[str, int] = {}  # sandboxes in use, per function name
         self._running: dict[str, int] = {}  # invocations admitted, per function name
-        self._current: dict[str, tuple] = {}  # the newest identity seen, per function name
+        self._current: dict[str, tuple[Any, ...]] = {}  # the newest identity seen, per function name
         self._expiry: dict[Sandbox, float] = {}  # when each sandbox's credentials expire
         self._lock = threading.Condition()
         self._credentials: dict[str, tuple[Credentials, float]] = {}  # role -> (credentials, expiry)
@@ -161,7 +161,8 @@ class LambdaHost:
                     if service == "lambda"
                     else None
                 )
-                self._clients[key] = boto3.client(
+                # boto3-stubs types client() per literal service name; this one is any name.
+                self._clients[key] = boto3.client(  # type: ignore[call-overload]
                     service,
                     region_name=self.region,
                     endpoint_url=self.endpoint,
@@ -315,7 +316,7 @@ class LambdaHost:
         invocation. Called by the mapping supervisor, so they go even if no invocation comes."""
         with self._lock:
             specs = {idle[0].spec.arn: idle[0].spec for idle in self._idle.values() if idle}
-        live: dict[str, tuple | None] = {}
+        live: dict[str, tuple[Any, ...] | None] = {}
         for arn, spec in specs.items():
             try:
                 live[arn] = self.spec_from_moto(self.stored_function(arn)).identity
@@ -378,7 +379,8 @@ class LambdaHost:
             result = sandbox.invoke(event, request_id)
         output = result.output
         status = error_type = None  # the REPORT line's Status and Error Type, when the runtime did not answer
-        error = (result.frame or {}).get("error") or (result.frame or {}).get("init_error")
+        frame: dict[str, Any] = result.frame or {}
+        error: dict[str, Any] | None = frame.get("error") or frame.get("init_error")
         if result.ending == "timeout":
             status = "timeout"
             message = f"Task timed out after {spec.timeout:.2f} seconds"
@@ -404,12 +406,12 @@ class LambdaHost:
                 )
             error = {"errorType": error_type, "errorMessage": f"RequestId: {request_id} Error: {reason}"}
             output += [error["errorMessage"], error_type]
-        elif result.ending == "init_error":
+        elif result.ending == "init_error" and error is not None:  # the sandbox ends so only with one
             status, error_type = "error", error["errorType"]
         if error is not None:
             payload, function_error = json.dumps(error).encode(), "Unhandled"
         else:
-            payload, function_error = result.frame["payload"].encode(), None
+            payload, function_error = frame["payload"].encode(), None
         with timer("host write logs"):
             lines = self._write_logs(sandbox, request_id, result, status, error_type, defer_logs)
         lambda_metrics.record_invocation(

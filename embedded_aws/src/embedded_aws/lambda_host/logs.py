@@ -8,6 +8,7 @@ the role's credentials).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -48,7 +49,8 @@ class LogWriter:
     def __init__(self, host: ClientSource) -> None:
         self.host = host
         self._cond = threading.Condition()
-        self._events: dict[tuple[str, str, str, str], list[dict]] = {}  # (role, function, group, stream)
+        # (role, function, group, stream) -> events
+        self._events: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
         self._acks: list[tuple[Any, str, list[str]]] = []
         self._created: set[tuple[str, str]] = set()
         self._round = threading.Lock()  # one writer at a time keeps each stream in order
@@ -57,7 +59,9 @@ class LogWriter:
         self._pending_handles = 0
         self._stopped = False
 
-    def add(self, spec: FunctionSpec, stream: str, events: list[dict], *, wake: bool = True) -> None:
+    def add(
+        self, spec: FunctionSpec, stream: str, events: list[dict[str, Any]], *, wake: bool = True
+    ) -> None:
         """Queue events for a stream; `wake=False` when the caller flushes itself right after."""
         with self._cond:
             self._events.setdefault((spec.role_arn, spec.name, spec.log_group, stream), []).extend(events)
@@ -112,20 +116,18 @@ class LogWriter:
                 log.warning("log writer: %s", error)
 
     def _write(
-        self, events: dict[tuple[str, str, str, str], list[dict]], acks: list[tuple[Any, str, list[str]]]
+        self,
+        events: dict[tuple[str, str, str, str], list[dict[str, Any]]],
+        acks: list[tuple[Any, str, list[str]]],
     ) -> None:
         """All log streams of the round (in parallel), then all its deletes (in parallel)."""
-        self._parallel(
-            [lambda key=key, batch=batch: self._put_logs(*key, batch) for key, batch in events.items()]
-        )
+        self._parallel([functools.partial(self._put_logs, *key, batch) for key, batch in events.items()])
         grouped: dict[tuple[int, str], tuple[Any, list[str]]] = {}
         for sqs, queue_url, handles in acks:
             grouped.setdefault((id(sqs), queue_url), (sqs, []))[1].extend(handles)
         self._parallel(
             [
-                lambda sqs=sqs, queue_url=queue_url, chunk=handles[start : start + 10]: self._delete(
-                    sqs, queue_url, chunk
-                )
+                functools.partial(self._delete, sqs, queue_url, handles[start : start + 10])
                 for (_, queue_url), (sqs, handles) in grouped.items()
                 for start in range(0, len(handles), 10)
             ]
@@ -146,7 +148,9 @@ class LogWriter:
         for future in [self._pool.submit(call) for call in calls]:
             future.result()
 
-    def _put_logs(self, role_arn: str, name: str, group: str, stream: str, batch: list[dict]) -> None:
+    def _put_logs(
+        self, role_arn: str, name: str, group: str, stream: str, batch: list[dict[str, Any]]
+    ) -> None:
         from botocore.exceptions import ClientError
 
         host = self.host
@@ -173,8 +177,8 @@ class LogWriter:
             log.warning("deleting from %s failed: %s", queue_url, error)
 
     @classmethod
-    def _chunks(cls, events: list[dict]) -> list[list[dict]]:
-        chunks: list[list[dict]] = [[]]
+    def _chunks(cls, events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+        chunks: list[list[dict[str, Any]]] = [[]]
         size = 0
         for event in events:
             cost = len(event["message"].encode()) + 26

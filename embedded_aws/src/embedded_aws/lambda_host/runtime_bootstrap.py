@@ -24,6 +24,12 @@ import sys
 import time
 import traceback
 
+# typing stays unimported at run time (the sandbox's start-up is timed); mypy reads this branch.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import IO, Any
+
 FRAME = "\x1e\x1eLAMBDA-RESULT "
 _DECIMAL = "\x00decimal\x00"  # wraps a Decimal's text until it is written as a bare number
 _DECIMAL_IN_JSON = re.compile(r'"\\u0000decimal\\u0000(.*?)\\u0000decimal\\u0000"')
@@ -40,7 +46,7 @@ class Fault(Exception):
 class Context:
     """The parts of the Lambda context object handlers use."""
 
-    def __init__(self, request: dict) -> None:
+    def __init__(self, request: dict[str, Any]) -> None:
         self.function_name = os.environ["AWS_LAMBDA_FUNCTION_NAME"]
         self.function_version = os.environ.get("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
         self.invoked_function_arn = request["function_arn"]
@@ -54,15 +60,15 @@ class Context:
         return max(0, int((self._deadline - time.time()) * 1000))
 
 
-def _error(error_type: str, message: str, trace: list[str], request_id: str | None = None) -> dict:
-    error = {"errorMessage": message, "errorType": error_type}
+def _error(error_type: str, message: str, trace: list[str], request_id: str | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"errorMessage": message, "errorType": error_type}
     if request_id:
         error["requestId"] = request_id
     error["stackTrace"] = trace
     return error
 
 
-def _log_error(error: dict) -> None:
+def _log_error(error: dict[str, Any]) -> None:
     """As the runtime logs an error: one line with type and message, then the trace."""
     print(f"[ERROR] {error['errorType']}: {error['errorMessage']}")
     print("Traceback (most recent call last):")
@@ -70,11 +76,11 @@ def _log_error(error: dict) -> None:
         print(frame.rstrip("\n"))
 
 
-def _exception_error(error: BaseException, request_id: str | None = None) -> dict:
+def _exception_error(error: BaseException, request_id: str | None = None) -> dict[str, Any]:
     return _error(type(error).__name__, str(error), traceback.format_tb(error.__traceback__), request_id)
 
 
-def _load(handler_spec: str):
+def _load(handler_spec: str) -> Callable[[Any, Context], Any]:
     """The handler function, or a Fault as Lambda's runtime reports it."""
     try:
         module_name, function_name = handler_spec.rsplit(".", 1)
@@ -96,17 +102,18 @@ def _load(handler_spec: str):
             "Runtime.UserCodeSyntaxError", f"Syntax error in module '{module_name}': {error}", trace
         ) from None
     try:
-        return getattr(module, function_name)
+        handler: Callable[[Any, Context], Any] = getattr(module, function_name)
+        return handler
     except AttributeError:
         # Not an init error: the runtime starts, and every invocation fails with this.
         missing = Fault(
             "Runtime.HandlerNotFound", f"Handler '{function_name}' missing on module '{module_name}'"
         )
 
-        def handler(event, context):
+        def not_found(event: Any, context: Context) -> Any:
             raise missing from None
 
-        return handler
+        return not_found
 
 
 def _runtime_minor() -> int:
@@ -115,13 +122,13 @@ def _runtime_minor() -> int:
     return int(runtime) if runtime.isdigit() else sys.version_info[1]
 
 
-def _default(value):
+def _default(value: object) -> object:
     if isinstance(value, decimal.Decimal):  # the runtime writes a Decimal as a number
         return math.nan if value.is_nan() else f"{_DECIMAL}{value}{_DECIMAL}"
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def marshal(result) -> str:
+def marshal(result: object) -> str:
     """The response as the Python runtime serialises it: JSON, NaN allowed, Decimal as a
     number, Unicode unescaped from python3.12 on ("Response format", lambda-python.html).
     Anything else that JSON cannot hold is Runtime.MarshalError."""
@@ -132,7 +139,7 @@ def marshal(result) -> str:
     return _DECIMAL_IN_JSON.sub(r"\1", text) if "\\u0000decimal\\u0000" in text else text
 
 
-def _frame(frames, outcome: dict) -> None:
+def _frame(frames: IO[str], outcome: dict[str, Any]) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     frames.write(FRAME + json.dumps(outcome) + "\n")
@@ -145,6 +152,7 @@ def main() -> None:
     sys.path[:0] = [os.environ["LAMBDA_TASK_ROOT"], os.environ["LAMBDA_RUNTIME_DIR"]]
     # Keep the framing pipe for ourselves; the handler's prints go to fd 1/2 as usual.
     frames = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    init_error: dict[str, Any] | None
     try:
         handler = _load(os.environ["_HANDLER"])
     except Fault as fault:
@@ -163,12 +171,13 @@ def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         request_id = request["request_id"]
+        outcome: dict[str, Any]
         try:
             outcome = {"payload": marshal(handler(request["event"], Context(request)))}
         except Fault as fault:
-            error = _error(fault.error_type, fault.message, fault.trace, request_id)
-            _log_error(error)
-            outcome = {"error": error}
+            failure = _error(fault.error_type, fault.message, fault.trace, request_id)
+            _log_error(failure)
+            outcome = {"error": failure}
         except Exception as error:  # noqa: BLE001 - becomes FunctionError: Unhandled
             failure = _exception_error(error, request_id)
             _log_error(failure)

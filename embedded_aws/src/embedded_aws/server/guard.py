@@ -89,7 +89,7 @@ def refusal(
     """(HTTP status, one-line reason) if the request must be refused, else None."""
     if not host_allowed(host_header, port, names, localhost_subdomains):
         return 421, f"refused: Host {host_header!r} is not this server (use localhost:{port})"
-    assert host_header is not None
+    assert host_header is not None  # noqa: S101  host_allowed refuses a missing Host; narrows the type
     if not origin_allowed(origin, host_header):
         return 403, f"refused: requests from {origin!r} are not allowed (cross-origin)"
     if not fetch_site_allowed(sec_fetch_site):
@@ -105,7 +105,7 @@ StartResponse = Callable[..., Any]
 class LoopbackOnly:
     """Wraps a WSGI application; `port` is the port the emulator listens on."""
 
-    def __init__(self, app: Callable[[dict, StartResponse], Iterable[bytes]], port: int) -> None:
+    def __init__(self, app: Callable[[dict[str, Any], StartResponse], Iterable[bytes]], port: int) -> None:
         self.app = app
         self.port = port
 

@@ -68,7 +68,7 @@ def _loads(text: str) -> Any:
 # --- validation -----------------------------------------------------------------------------
 
 
-def compile_filters(filter_criteria: dict | None) -> list[dict]:
+def compile_filters(filter_criteria: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The parsed patterns of a mapping's FilterCriteria; [] when it has none. Raises
     FilterError for what AWS refuses (too many filters, a pattern that is not a JSON object)
     and for rules this host does not implement."""
@@ -93,7 +93,7 @@ def compile_filters(filter_criteria: dict | None) -> list[dict]:
     return patterns
 
 
-def _check_object(pattern: dict, where: str) -> None:
+def _check_object(pattern: dict[str, Any], where: str) -> None:
     for key, value in pattern.items():
         here = f"{where}: {key}"
         if key == "$or":
@@ -184,7 +184,7 @@ def _as_json(value: Any) -> Any:
 _MISSING = object()
 
 
-def record_matches(record: dict, patterns: list[dict]) -> bool:
+def record_matches(record: dict[str, Any], patterns: list[dict[str, Any]]) -> bool:
     """Whether the Lambda service would send this SQS record to the function: no patterns, or
     at least one that matches (filters are ORed)."""
     if not patterns:
@@ -193,10 +193,10 @@ def record_matches(record: dict, patterns: list[dict]) -> bool:
     return any(_match_body_format(pattern, record) and _match_object(pattern, view) for pattern in patterns)
 
 
-def _record_view(record: dict) -> dict:
+def _record_view(record: dict[str, Any]) -> dict[str, Any]:
     """The record as the patterns see it: values re-parsed so numbers keep their written form,
     and `body` twice, as a string and (when it is JSON) parsed."""
-    view = _loads(json.dumps({key: value for key, value in record.items() if key != "body"}))
+    view: dict[str, Any] = _loads(json.dumps({key: value for key, value in record.items() if key != "body"}))
     view["body"] = record.get("body", "")
     return view
 
@@ -208,7 +208,7 @@ def _body_json(body: str) -> Any:
         return _MISSING
 
 
-def _match_body_format(pattern: dict, record: dict) -> bool:
+def _match_body_format(pattern: dict[str, Any], record: dict[str, Any]) -> bool:
     """with-sqs-filtering.html: a JSON pattern for `body` needs a JSON body, a plain-string
     pattern a body that is not JSON; a mismatch drops the message. No `body` key: no check."""
     if "body" not in pattern:
@@ -217,7 +217,7 @@ def _match_body_format(pattern: dict, record: dict) -> bool:
     return is_json if isinstance(pattern["body"], dict) else not is_json
 
 
-def _match_object(pattern: dict, event: Any) -> bool:
+def _match_object(pattern: dict[str, Any], event: Any) -> bool:
     for key, rules in pattern.items():
         if key == "$or":
             if not any(_match_object(option, event) for option in rules):
@@ -234,11 +234,11 @@ def _match_object(pattern: dict, event: Any) -> bool:
     return True
 
 
-def _as_list(value: Any) -> list:
+def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _match_leaf(rules: list, value: Any) -> bool:
+def _match_leaf(rules: list[Any], value: Any) -> bool:
     for rule in rules:
         if isinstance(rule, dict) and "exists" in rule:
             present = value is not _MISSING
@@ -287,7 +287,7 @@ def _same(rule: Any, value: Any) -> bool:
     return isinstance(value, str) and value == rule
 
 
-def _in_range(operand: list, number: float) -> bool:
+def _in_range(operand: list[Any], number: float) -> bool:
     for index in range(0, len(operand), 2):
         operator, bound = operand[index], operand[index + 1].value
         if not {

@@ -105,7 +105,7 @@ class MappingPoller:
 
     VISIBILITY_REFRESH_SECONDS = 30
 
-    def __init__(self, host: PollerHost, mapping: dict) -> None:
+    def __init__(self, host: PollerHost, mapping: dict[str, Any]) -> None:
         self.host = host
         self.mapping = mapping
         self.scaling = Scaling()
@@ -114,7 +114,7 @@ class MappingPoller:
         self._threads_lock = threading.Lock()
         self._serial = 0
         self._live = 0  # poller threads running
-        self._filters: tuple[str, list[dict]] | None = None  # (FilterCriteria as JSON, patterns)
+        self._filters: tuple[str, list[dict[str, Any]]] | None = None  # (FilterCriteria as JSON, patterns)
         self._visibility: tuple[float, float] | None = None  # (read at, queue visibility timeout)
 
     @property
@@ -130,7 +130,7 @@ class MappingPoller:
         )
         self._grow()
 
-    def update(self, mapping: dict) -> None:
+    def update(self, mapping: dict[str, Any]) -> None:
         """The mapping's current settings; a raised limit starts pollers up to its floor."""
         self.mapping = mapping
         self._grow()
@@ -194,7 +194,7 @@ class MappingPoller:
             raise
         return MappedFunction(fn.role, reserved_concurrency_of(fn), int(fn.timeout))
 
-    def _patterns(self, mapping: dict) -> list[dict]:
+    def _patterns(self, mapping: dict[str, Any]) -> list[dict[str, Any]]:
         """The mapping's filter patterns, compiled again whenever FilterCriteria changes."""
         criteria = mapping.get("FilterCriteria")
         key = json.dumps(criteria, sort_keys=True) if criteria else ""
@@ -235,10 +235,10 @@ class MappingPoller:
         queue_url: str,
         queue_arn: str,
         region: str,
-        mapping: dict,
+        mapping: dict[str, Any],
         function: MappedFunction,
         batch_size: int,
-    ) -> tuple[int, list[tuple[dict, dict]], float]:
+    ) -> tuple[int, list[tuple[dict[str, Any], dict[str, Any]]], float]:
         """One batch: a long poll for the first messages, then, with a batching window, more
         receives until the batch is full, the window (counted from the first receive that
         returned messages) has passed or the payload nears 6 MB. A message that matches no
@@ -252,7 +252,7 @@ class MappingPoller:
         if window and window + function.timeout > self._visibility_timeout(sqs, queue_url):
             visibility["VisibilityTimeout"] = window + function.timeout + 30
         received, size = 0, 0
-        kept: list[tuple[dict, dict]] = []
+        kept: list[tuple[dict[str, Any], dict[str, Any]]] = []
         deadline: float | None = None
         first_at = time.monotonic()
         while True:
@@ -296,7 +296,12 @@ class MappingPoller:
         return received, kept, first_at
 
     def _process(
-        self, sqs: Any, queue_url: str, mapping: dict, kept: list[tuple[dict, dict]], received_at: float
+        self,
+        sqs: Any,
+        queue_url: str,
+        mapping: dict[str, Any],
+        kept: list[tuple[dict[str, Any], dict[str, Any]]],
+        received_at: float,
     ) -> None:
         """Invoke with the batch and have what succeeded deleted (after its logs are written)."""
         event = {"Records": [record for _, record in kept]}
@@ -318,7 +323,7 @@ class MappingPoller:
             self.host.acknowledge(sqs, queue_url, handles)
 
     def _invoke_admitted(
-        self, sqs: Any, queue_url: str, function_arn: str, event: dict, received_at: float
+        self, sqs: Any, queue_url: str, function_arn: str, event: dict[str, Any], received_at: float
     ) -> tuple[str | None, bytes] | None:
         """Invoke; while the function's reserved concurrency is in use (a throttle, recorded as
         one), back off and try again until the messages' visibility timeout would run out, then
@@ -355,7 +360,7 @@ class MappingPoller:
         self._visibility = (now, seconds)
         return seconds
 
-    def _invoke(self, function_arn: str, event: dict) -> tuple[str | None, bytes]:
+    def _invoke(self, function_arn: str, event: dict[str, Any]) -> tuple[str | None, bytes]:
         """(FunctionError, payload) of a synchronous invocation; raises Throttled. The stored
         function runs directly, as the Lambda service invokes a mapping's function (no caller
         to authorize), with the code and configuration it has now."""

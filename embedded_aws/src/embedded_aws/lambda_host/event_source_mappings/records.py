@@ -8,7 +8,9 @@ import json
 from typing import Any
 
 
-def sqs_record(message: dict, queue_arn: str, region: str, *, batching_window: bool = False) -> dict:
+def sqs_record(
+    message: dict[str, Any], queue_arn: str, region: str, *, batching_window: bool = False
+) -> dict[str, Any]:
     """An SQS message as the Lambda service hands it to a function (the example event of "Using
     Lambda with Amazon SQS"): a message attribute has `stringValue` or `binaryValue` (whichever
     it has), both list fields, empty, and `dataType`. A message without attributes has no

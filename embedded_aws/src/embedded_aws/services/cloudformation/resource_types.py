@@ -4,10 +4,12 @@ so `patch_resource_types` must run before the first stack is parsed."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from embedded_aws.compat.registry import Target, declare
 
 
-def added_types() -> list[type]:
+def added_types() -> list[type[Any]]:  # CloudFormationModel subclasses (abstract to mypy)
     """The models of cloudwatch/, logs/, sns/ and sqs/ (importing them defines the subclasses)."""
     from embedded_aws.services.cloudwatch.resource_types import CloudWatchAlarm
     from embedded_aws.services.logs.resource_types import LogsMetricFilter, LogsQueryDefinition
@@ -47,4 +49,5 @@ def patch_resource_types() -> None:
     for cache in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
         cache.cache_clear()
     missing = {cls.cloudformation_type() for cls in types} - set(parsing.get_model_map())
-    assert not missing, f"not registered with moto's CloudFormation: {missing}"
+    if missing:
+        raise RuntimeError(f"not registered with moto's CloudFormation: {missing}")

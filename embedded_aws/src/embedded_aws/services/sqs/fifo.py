@@ -127,7 +127,7 @@ def duplicate(backend: Any, queue: Any, body: str, attributes: Any, delay_second
     backend._validate_message(queue, body, int(delay_seconds or 0), "duplicate", group_id)
     message = Message(str(uuid.uuid4()), body)
     message.group_id = group_id
-    message.sequence_number = "".join(random.choice(string.digits) for _ in range(20))
+    message.sequence_number = "".join(random.choice(string.digits) for _ in range(20))  # noqa: S311  a sequence number shaped as moto's, not a secret
     if attributes:
         message.message_attributes = attributes
     message.mark_sent(delay_seconds=0)
