@@ -83,7 +83,8 @@ def patch_lambda_invoke(host: FunctionRunner) -> None:
         if result.function_error:
             response_headers["x-amz-function-error"] = result.function_error
         response_headers["x-amz-log-result"] = result.log_tail_base64()
-        return result.payload
+        payload: bytes = result.payload
+        return payload
 
     def _invoke_async(host: FunctionRunner, spec: Any, event: Any, reserved: int | None) -> None:
         """An Event invocation the reserved concurrency throttles is retried with backoff for up
@@ -103,4 +104,4 @@ def patch_lambda_invoke(host: FunctionRunner) -> None:
                 time.sleep(delay)
                 delay = min(delay * 2, longest)
 
-    LambdaFunction.invoke = invoke
+    LambdaFunction.invoke = invoke  # type: ignore[assignment]  # our replacement's own signature; registry.py checks moto's parameters

@@ -34,4 +34,5 @@ def trust_policy(role_arn: str, account: str) -> str | None:
         role: Any = iam_backends[account][partition].get_role_by_arn(role_arn)
     except (NotFoundException, KeyError):
         return None
-    return role.assume_role_policy_document
+    document: str | None = role.assume_role_policy_document
+    return document

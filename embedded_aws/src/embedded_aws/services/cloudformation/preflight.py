@@ -195,7 +195,8 @@ def _template_body(response: Any, params: Mapping[str, Any], stack: Any) -> str 
     if params.get("TemplateBody"):
         return str(params["TemplateBody"])
     if params.get("TemplateURL"):
-        return response._get_stack_from_s3_url(params["TemplateURL"])
+        body: str | None = response._get_stack_from_s3_url(params["TemplateURL"])
+        return body
     return None
 
 

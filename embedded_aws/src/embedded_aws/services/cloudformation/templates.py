@@ -43,4 +43,4 @@ def patch_json_templates() -> None:
     import yaml
     from moto.cloudformation import models, responses
 
-    models.yaml = responses.yaml = JsonFirst(yaml)
+    models.yaml = responses.yaml = JsonFirst(yaml)  # type: ignore[attr-defined]  # their import, not re-exported

@@ -82,4 +82,4 @@ def patch_termination_protection() -> None:
         return delete_stack(self)
 
     CloudFormationResponse.update_termination_protection = update_termination_protection  # type: ignore[attr-defined]
-    CloudFormationResponse.delete_stack = protected_delete_stack  # type: ignore[method-assign]
+    CloudFormationResponse.delete_stack = protected_delete_stack

@@ -61,7 +61,8 @@ class Rule:
     treat_missing: str = "missing"
 
     def breaches(self, value: float) -> bool:
-        return COMPARISONS[self.comparison](value, self.threshold)
+        breached: bool = COMPARISONS[self.comparison](value, self.threshold)
+        return breached
 
 
 @dataclass(frozen=True)
@@ -78,15 +79,16 @@ class Verdict:
 def evaluate(rule: Rule, points: Sequence[float | None]) -> Verdict:
     """The state `points` (oldest first, one per period, None if missing) put the alarm in."""
     n, m = rule.evaluation_periods, rule.datapoints_to_alarm
-    real = [i for i, value in enumerate(points) if value is not None]
+    known = {i: value for i, value in enumerate(points) if value is not None}
+    real = list(known)
     if not real:
         state = {"missing": INSUFFICIENT_DATA, "breaching": ALARM, "notBreaching": OK}.get(rule.treat_missing)
         return Verdict(state, "all-missing", (), n if state in (ALARM, OK) else 0)
     if len(real) >= n:
         chosen = tuple(real[-n:])
-        breaching = sum(rule.breaches(points[i]) for i in chosen)
+        breaching = sum(rule.breaches(known[i]) for i in chosen)
         return Verdict(ALARM if breaching >= m else OK, "threshold", chosen)
-    breaching = sum(rule.breaches(points[i]) for i in real)
+    breaching = sum(rule.breaches(known[i]) for i in real)
     if rule.treat_missing in ("breaching", "notBreaching"):
         filled = n - len(real)
         if rule.treat_missing == "breaching":

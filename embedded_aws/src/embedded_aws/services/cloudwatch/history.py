@@ -99,4 +99,4 @@ def patch_alarm_history(history: AlarmHistory) -> None:
             {"AlarmHistoryItems": page, "NextToken": str(offset + max_records) if more else None}
         )
 
-    CloudWatchResponse.describe_alarm_history = describe_alarm_history
+    CloudWatchResponse.describe_alarm_history = describe_alarm_history  # type: ignore[attr-defined]  # an action moto lacks

@@ -57,7 +57,8 @@ def state_reason(
         return f"Insufficient Data: {_plural(n, 'datapoint')} {_was(n)} unknown."
     alarming = verdict.state == ALARM
     newest_first = sorted(verdict.evaluated, reverse=True)
-    shown = [i for i in newest_first if rule.breaches(points[i]) == alarming]
+    # `evaluated` indexes real datapoints only, so no value here is None.
+    shown = [i for i in newest_first if (value := points[i]) is not None and rule.breaches(value) == alarming]
     listed = ", ".join(f"{points[i]!r} ({utc(starts[i]).strftime('%d/%m/%y %H:%M:%S')})" for i in shown)
     negation = "" if alarming else "not "
     needed = m if alarming else n - m + 1
@@ -206,7 +207,8 @@ def region_description(region: str) -> str:
 
     for partition in botocore.session.get_session().get_data("endpoints")["partitions"]:
         if region in partition["regions"]:
-            return partition["regions"][region].get("description", region)
+            description: str = partition["regions"][region].get("description", region)
+            return description
     return region
 
 

@@ -66,7 +66,7 @@ def metric_data(
             values, aggregates = buckets[bucket]
             if point.aggregate is not None:
                 aggregates.append(point.aggregate)
-            else:
+            elif point.value is not None:  # always, for a Point without an aggregate
                 values.append(point.value)
         series = [(bucket, statistic(name, *buckets[bucket])) for bucket in sorted(buckets)]
         series = [(bucket, value) for bucket, value in series if value is not None]

@@ -55,7 +55,7 @@ class MetricIndex:
 
     def __init__(self, backend: Any) -> None:
         self.backend = backend
-        self._data: list = backend.metric_data
+        self._data: list[Any] = backend.metric_data
         self._seen = 0
         self._series: dict[MetricKey, list[Point]] = defaultdict(list)
         # The evaluator's thread and GetMetricData's request threads share one index.

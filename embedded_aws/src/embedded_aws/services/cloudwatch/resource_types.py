@@ -33,11 +33,12 @@ def _metric_data_queries(metrics: list[dict[str, Any]] | None) -> list[Any] | No
                 stat.get("Unit"),
             )
         queries.append(
+            # moto annotates these str, yet each is optional in the API and stored as given.
             MetricDataQuery(
                 query["Id"],
-                query.get("Label"),
-                query.get("Period"),
-                query.get("ReturnData"),
+                query.get("Label"),  # type: ignore[arg-type]
+                query.get("Period"),  # type: ignore[arg-type]
+                query.get("ReturnData"),  # type: ignore[arg-type]
                 query.get("Expression"),
                 metric_stat,
             )
@@ -77,8 +78,9 @@ class CloudWatchAlarm(CloudFormationModel):
             comparison_operator=props["ComparisonOperator"],
             evaluation_periods=int(props["EvaluationPeriods"]),
             datapoints_to_alarm=integer(props.get("DatapointsToAlarm")),
-            period=integer(props.get("Period")),
-            threshold=float(props["Threshold"]) if "Threshold" in props else None,
+            # moto annotates both required, yet an alarm on metric queries has neither.
+            period=integer(props.get("Period")),  # type: ignore[arg-type]
+            threshold=float(props["Threshold"]) if "Threshold" in props else None,  # type: ignore[arg-type]
             statistic=props.get("Statistic"),
             extended_statistic=props.get("ExtendedStatistic"),
             description=props.get("AlarmDescription"),

@@ -29,7 +29,7 @@ _DELETE_KEYS = frozenset(
 
 def missing_members(action: str, params: dict[str, Any]) -> str | None:
     """AWS's ValidationException message for the required top-level members `params` lacks, or None."""
-    from moto.core.responses import get_service_model
+    from moto.core.responses import get_service_model  # type: ignore[attr-defined]  # not re-exported
 
     try:
         shape = get_service_model("dynamodb").operation_model(action).input_shape
@@ -118,7 +118,7 @@ def patch_dynamodb_answers() -> None:
     from moto.dynamodb.responses import DynamoHandler
     from moto.utilities.aws_headers import amz_crc32
 
-    original = DynamoHandler.call_action.__wrapped__
+    original = DynamoHandler.call_action.__wrapped__  # type: ignore[attr-defined]  # set by amz_crc32's wraps
 
     @amz_crc32
     def call_action(self: Any) -> Any:
@@ -128,7 +128,9 @@ def patch_dynamodb_answers() -> None:
         if message is not None:
             body = json.dumps({"__type": _TYPE_PREFIX + "ValidationException", "message": message})
             headers, body = BaseResponse._enrich_response(
-                {**self.response_headers, "Content-Type": "application/x-amz-json-1.0", "status": 400}, body
+                # moto annotates the headers dict[str, str], and casts "status" to str itself.
+                {**self.response_headers, "Content-Type": "application/x-amz-json-1.0", "status": 400},  # type: ignore[dict-item]
+                body,
             )
             return 400, headers, body
         status, headers, body = original(self)

@@ -139,11 +139,16 @@ def patch_dynamodb_consumed_capacity() -> None:
         write.__name__ = method.__name__
         return write
 
-    def item_key(backend: Any, table_name: str, args: tuple, kwargs: dict) -> dict[str, Any]:
+    def item_key(
+        backend: Any, table_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
         return _key_of(backend, table_name, args[0] if args else kwargs["item_attrs"])
 
-    def given_key(backend: Any, table_name: str, args: tuple, kwargs: dict) -> dict[str, Any]:
-        return args[0] if args else kwargs["key"]
+    def given_key(
+        backend: Any, table_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
+        key: dict[str, Any] = args[0] if args else kwargs["key"]
+        return key
 
     DynamoDBBackend.put_item = counted(DynamoDBBackend.put_item, item_key)
     DynamoDBBackend.update_item = counted(DynamoDBBackend.update_item, given_key)

@@ -27,4 +27,4 @@ def patch_managed_policy_delete() -> None:
     """Gives moto's ManagedPolicy the delete above."""
     from moto.iam.models import ManagedPolicy
 
-    ManagedPolicy.delete = delete_managed_policy
+    ManagedPolicy.delete = delete_managed_policy  # type: ignore[attr-defined]  # a method moto lacks

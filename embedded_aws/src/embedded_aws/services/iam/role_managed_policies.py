@@ -23,7 +23,8 @@ AWS_POLICY = "arn:aws:iam::aws:policy/"
 def _aws_policies() -> dict[str, Any]:
     from moto.iam.aws_managed_policies import aws_managed_policies_data
 
-    return json.loads(aws_managed_policies_data)
+    policies: dict[str, Any] = json.loads(aws_managed_policies_data)
+    return policies
 
 
 def find_policy(backend: Any, arn: str) -> Any:

@@ -40,10 +40,10 @@ def topic_arn(action: str, params: dict[str, Any], region: str, account: str) ->
     if action == "CreateTopic" and params.get("Name"):
         return f"arn:aws:sns:{region}:{account}:{params['Name']}"
     for key in ("TopicArn", "TargetArn", "ResourceArn"):
-        value = params.get(key)
+        value: str | None = params.get(key)
         if value and value.startswith("arn:aws:sns:"):
             return value
-    subscription = params.get("SubscriptionArn")
+    subscription: str | None = params.get("SubscriptionArn")
     if subscription and subscription.count(":") >= 6:  # arn:aws:sns:region:account:topic:id
         return subscription.rsplit(":", 1)[0]
     return None

@@ -225,4 +225,4 @@ def patch_emf() -> None:
             log.exception("EMF extraction failed for %s", log_group_name)
         return result
 
-    LogsBackend.put_log_events = put_log_events_with_emf
+    LogsBackend.put_log_events = put_log_events_with_emf  # type: ignore[assignment]  # our replacement's own signature; registry.py checks moto's parameters

@@ -173,6 +173,7 @@ def patch_query_definitions(store: QueryDefinitions = STORE) -> None:
             raise not_found(definition_id) from None
         return json.dumps({"success": True})
 
-    LogsResponse.put_query_definition = put_query_definition
-    LogsResponse.describe_query_definitions = describe_query_definitions
-    LogsResponse.delete_query_definition = delete_query_definition
+    # Actions moto lacks, added (hence the ignores).
+    LogsResponse.put_query_definition = put_query_definition  # type: ignore[attr-defined]
+    LogsResponse.describe_query_definitions = describe_query_definitions  # type: ignore[attr-defined]
+    LogsResponse.delete_query_definition = delete_query_definition  # type: ignore[attr-defined]

@@ -124,8 +124,12 @@ class LogsMetricFilter(CloudFormationModel):
             if t.get("Unit"):
                 transformation["unit"] = t["Unit"]
             transformations.append(transformation)
+        # moto annotates the transformations str, yet stores and answers the list it is given.
         logs_backends[account_id][region_name].put_metric_filter(
-            resource_name, props.get("FilterPattern", ""), props["LogGroupName"], transformations
+            resource_name,
+            props.get("FilterPattern", ""),
+            props["LogGroupName"],
+            transformations,  # type: ignore[arg-type]
         )
         return cls(resource_name, props["LogGroupName"], account_id, region_name)
 

@@ -59,10 +59,11 @@ def patch_sqs_answers() -> None:
             raise MissingParameter("MessageBody")
         validate(self, queue, message_body, *args, **kwargs)
 
-    error_model = serialize.get_error_model
+    # moto's serialize and responses use these names without re-exporting them: hence the ignores.
+    error_model = serialize.get_error_model  # type: ignore[attr-defined]
 
     def get_error_model(exception: Exception, default_service_model: Any) -> Any:
-        shape = error_model(exception, default_service_model)
+        shape: Any = error_model(exception, default_service_model)  # reads botocore's private fields
         if default_service_model.metadata.get("serviceId") != "SQS" or (
             shape.name not in JSON_TYPES and shape.name not in STATUSES
         ):
@@ -76,7 +77,7 @@ def patch_sqs_answers() -> None:
     from moto.sqs import responses
     from moto.sqs.exceptions import MessageAttributesInvalid
 
-    validate_attributes = responses.validate_message_attributes
+    validate_attributes = responses.validate_message_attributes  # type: ignore[attr-defined]
 
     def validate_message_attributes(message_attributes: dict[str, Any]) -> None:
         for name, value in (message_attributes or {}).items():
@@ -95,13 +96,14 @@ def patch_sqs_answers() -> None:
             self._get_param("MessageSystemAttributeNames", []) or []
         )
         if names & {"All", "DeadLetterQueueSourceArn"}:
-            for message in answer.result.get("Messages", []):
+            result: Any = answer.result  # the answer's fields, a dict (moto types it object)
+            for message in result.get("Messages", []):
                 source = dead_letters.source_by_id(message["MessageId"])
                 if source is not None:
                     message.setdefault("Attributes", {})["DeadLetterQueueSourceArn"] = source
         return answer
 
     SQSBackend._validate_message = _validate_message
-    serialize.get_error_model = get_error_model
+    serialize.get_error_model = get_error_model  # type: ignore[attr-defined]
     SQSResponse.receive_message = receive_message
-    responses.validate_message_attributes = validate_message_attributes
+    responses.validate_message_attributes = validate_message_attributes  # type: ignore[attr-defined]

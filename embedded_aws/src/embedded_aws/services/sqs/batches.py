@@ -128,8 +128,9 @@ def patch_batch_answers() -> None:
 
     def send_message_batch(self: Any) -> Any:
         answer = send_batch(self)
-        if not answer.result.get("Failed"):
-            answer.result.pop("Failed", None)
+        result: Any = answer.result  # the answer's fields, a dict (moto types it object)
+        if not result.get("Failed"):
+            result.pop("Failed", None)
         return answer
 
     SQSResponse.send_message_batch = send_message_batch

@@ -37,8 +37,11 @@ def source_by_id(message_id: str) -> str | None:
 
 def arrived_at_ms(message: Any) -> float | None:
     """When the message came into the queue it is in: its move for a dead letter, else its send."""
-    moved = getattr(message, MOVED_AT_ATTRIBUTE, None)
-    return moved if moved is not None else message.sent_timestamp
+    moved: float | None = getattr(message, MOVED_AT_ATTRIBUTE, None)
+    if moved is not None:
+        return moved
+    sent: float = message.sent_timestamp
+    return sent
 
 
 def receives_here(message: Any) -> int:

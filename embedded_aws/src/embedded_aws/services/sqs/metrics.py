@@ -76,8 +76,11 @@ class SqsMetrics:
 
         with self._lock:
             counts, self._counts = self._counts, Counter()
-        for account, region, backend in list(sqs_backends.iter_backends()):
-            data = []
+        backends: list[tuple[str, str, Any]] = list(
+            sqs_backends.iter_backends()
+        )  # moto types them BaseBackend
+        for account, region, backend in backends:
+            data: list[dict[str, Any]] = []
             for queue in list(backend.queues.values()):
                 values: dict[str, float] = gauges(
                     list(queue._messages), now * 1000, fifo=bool(queue.fifo_queue)

@@ -417,7 +417,8 @@ def _take(backend: Any, source_name: str, task: MoveTask, count: int) -> list[An
     invisible to consumers for CLAIM_SECONDS."""
     _view.queue, _view.members = backend.get_queue(source_name), task.members
     try:
-        return backend.receive_message(source_name, count, 0, CLAIM_SECONDS, ["All"])
+        taken: list[Any] = backend.receive_message(source_name, count, 0, CLAIM_SECONDS, ["All"])
+        return taken
     finally:
         _view.queue, _view.members = None, set()
 
@@ -503,7 +504,7 @@ def _patch_task_view() -> None:
             return found
         return oldest_first(message for message in found if message.id in _view.members)
 
-    Queue.messages = property(messages)
+    Queue.messages = property(messages)  # type: ignore[assignment]  # moto's is a property too, typed as its getter
 
 
 def _authorized_also(response: Any, checks: Iterable[tuple[str, str]]) -> None:
