@@ -84,6 +84,107 @@ _LOCKED = (
 _sending = threading.local()
 
 
+def counted_amount(name: str, result: Any) -> int:
+    """How many messages a call of backend method `name` that answered `result` counts: the
+    messages received, the entries of a batch delete that succeeded, else one."""
+    if name == "receive_message":
+        return len(result)
+    if name == "delete_message_batch":
+        return len(result[0])
+    return 1
+
+
+def counted(name: str, method: Any, metrics: Any) -> Any:
+    """`method`, counting towards its AWS/SQS metric (`_COUNTED`) what `counted_amount` says."""
+    metric = _COUNTED[name]
+
+    def call(self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+        result = method(self, queue_name, *args, **kwargs)
+        metrics.count(self, queue_name, metric, counted_amount(name, result))
+        return result
+
+    return call
+
+
+def locked(method: Any, lock: Any) -> Any:
+    """`method`, run under `lock`."""
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return method(self, *args, **kwargs)
+
+    return call
+
+
+def sending(method: Any) -> Any:
+    """`method`, marked as a send on this thread while it runs (`patch_send_attributes`)."""
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        before, _sending.active = getattr(_sending, "active", False), True
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            _sending.active = before
+
+    return call
+
+
+def long_polling(receive: Any, lock: Any, metrics: Any) -> Any:
+    """A ReceiveMessage that takes the queue's messages under `lock`, one short receive at a
+    time (`receive`, a FIFO queue's expired groups released first), and long-polls outside it;
+    a call that returns nothing counts one empty receive."""
+    from moto.core.utils import unix_time, unix_time_millis
+
+    from embedded_aws.services.sqs import fifo
+
+    def receive_message(
+        self: Any,
+        queue_name: str,
+        count: int,
+        wait_seconds_timeout: int,
+        visibility_timeout: int,
+        message_attribute_names: list[str] | None = None,
+    ) -> Any:
+        deadline = unix_time() + (wait_seconds_timeout or 0)
+        while True:
+            with lock:
+                queue, now = self.get_queue(queue_name), unix_time_millis()
+                release_expired_groups(queue, now)
+                with fifo.groups_in_order(queue, now):
+                    result = receive(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
+            remaining = deadline - unix_time()
+            if result or remaining <= 0:
+                if not result:  # one per ReceiveMessage call, however long it waited
+                    metrics.count(self, queue_name, EMPTY_RECEIVES, 1)
+                return result
+            self.get_queue(queue_name).wait_for_messages(min(remaining, 1))
+
+    return receive_message
+
+
+def composed_message_calls(original: dict[str, Any], metrics: Any, lock: Any) -> dict[str, Any]:
+    """The backend's message calls, each wrapped in the order `patch_message_calls` lists."""
+    from embedded_aws.services.sqs import batches, fifo
+    from embedded_aws.services.sqs.limits import limited
+
+    calls = {
+        name: counted(name, method, metrics) if name in _COUNTED else method
+        for name, method in original.items()
+    }
+    receive = calls.pop("receive_message")
+    calls = {name: locked(method, lock) for name, method in calls.items()}
+    for name in ("send_message", "send_message_batch"):
+        calls[name] = sending(calls[name])
+    calls["receive_message"], calls["send_message_batch"] = limited(
+        long_polling(receive, lock, metrics), batches.per_entry(calls["send_message_batch"])
+    )
+    calls["send_message"] = batches.sized(fifo.deduplicated(calls["send_message"]))
+    calls["delete_message"] = fifo.expiring(calls["delete_message"])
+    for name in ("delete_message_batch", "change_message_visibility_batch"):
+        calls[name] = batches.checked_ids(calls[name])
+    return calls
+
+
 @declare(
     "sqs.message-calls",
     (
@@ -160,86 +261,11 @@ def patch_message_calls(metrics: Any) -> None:
        first), batch ids and counts (batches.py); FIFO
        deduplication for five minutes by scope, expired receipt handles, a group held back from
        its first message in flight on (fifo.py; that one inside the lock, with step 5)."""
-    from moto.core.utils import unix_time, unix_time_millis
     from moto.sqs.models import SQSBackend
 
-    from embedded_aws.services.sqs import batches, fifo
-    from embedded_aws.services.sqs.limits import limited
-
-    lock = threading.RLock()
     original = {name: getattr(SQSBackend, name) for name in (*_LOCKED, "receive_message")}
     original["delete_message_batch"] = delete_message_batch
-
-    def counted(name: str, method: Any) -> Any:
-        metric = _COUNTED[name]
-
-        def call(self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
-            result = method(self, queue_name, *args, **kwargs)
-            amount = (
-                len(result)
-                if name == "receive_message"
-                else len(result[0])
-                if name == "delete_message_batch"
-                else 1
-            )
-            metrics.count(self, queue_name, metric, amount)
-            return result
-
-        return call
-
-    def locked(method: Any) -> Any:
-        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-            with lock:
-                return method(self, *args, **kwargs)
-
-        return call
-
-    def sending(method: Any) -> Any:
-        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-            before, _sending.active = getattr(_sending, "active", False), True
-            try:
-                return method(self, *args, **kwargs)
-            finally:
-                _sending.active = before
-
-        return call
-
-    calls = {name: counted(name, method) if name in _COUNTED else method for name, method in original.items()}
-    receive = calls.pop("receive_message")
-    calls = {name: locked(method) for name, method in calls.items()}
-    for name in ("send_message", "send_message_batch"):
-        calls[name] = sending(calls[name])
-
-    def receive_message(
-        self: Any,
-        queue_name: str,
-        count: int,
-        wait_seconds_timeout: int,
-        visibility_timeout: int,
-        message_attribute_names: list[str] | None = None,
-    ) -> Any:
-        deadline = unix_time() + (wait_seconds_timeout or 0)
-        while True:
-            with lock:
-                queue, now = self.get_queue(queue_name), unix_time_millis()
-                release_expired_groups(queue, now)
-                with fifo.groups_in_order(queue, now):
-                    result = receive(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
-            remaining = deadline - unix_time()
-            if result or remaining <= 0:
-                if not result:  # one per ReceiveMessage call, however long it waited
-                    metrics.count(self, queue_name, EMPTY_RECEIVES, 1)
-                return result
-            self.get_queue(queue_name).wait_for_messages(min(remaining, 1))
-
-    calls["receive_message"], calls["send_message_batch"] = limited(
-        receive_message, batches.per_entry(calls["send_message_batch"])
-    )
-    calls["send_message"] = batches.sized(fifo.deduplicated(calls["send_message"]))
-    calls["delete_message"] = fifo.expiring(calls["delete_message"])
-    for name in ("delete_message_batch", "change_message_visibility_batch"):
-        calls[name] = batches.checked_ids(calls[name])
-    for name, method in calls.items():
+    for name, method in composed_message_calls(original, metrics, threading.RLock()).items():
         setattr(SQSBackend, name, method)
 
 
