@@ -181,6 +181,121 @@ def _identifier(logical_id: str, resource_json: dict[str, Any], resources_map: A
     return str(parsed[2]) if parsed else ""
 
 
+def failed_resource(
+    action: str, logical_id: str, resource_json: dict[str, Any], resources_map: Any, error: Exception
+) -> ResourceFailed:
+    """The failure of one resource's create or update, named as CloudFormation names it (an
+    updated resource by its physical id), logged."""
+    resource_type = resource_json.get("Type", "")
+    identifier = _identifier(logical_id, resource_json, resources_map)
+    if action == "UPDATE":
+        existing = resources_map._parsed_resources.get(logical_id)
+        identifier = _physical_id(existing) or identifier
+    reason = status_reason(error, resource_type, identifier)
+    log.info("stack %s: %s %s_FAILED: %s", resources_map.stack_id, logical_id, action, reason)
+    return ResourceFailed(logical_id, resource_type, identifier, action, reason)
+
+
+def creating_or_failing(create: Any) -> Any:
+    """moto's `parse_and_create_resource`, raising ResourceFailed for any error that is not
+    CloudFormation's own (a queue whose name is taken included)."""
+    from moto.cloudformation.exceptions import CloudFormationError
+
+    def parse_and_create_resource(
+        logical_id: str, resource_json: dict[str, Any], resources_map: Any, account_id: str, region_name: str
+    ) -> Any:
+        try:
+            if resource_json.get("Type") == "AWS::SQS::Queue":
+                name = _identifier(logical_id, resource_json, resources_map)
+                imports.refuse_existing_queue(name, account_id, region_name)
+            return create(logical_id, resource_json, resources_map, account_id, region_name)
+        except (ResourceFailed, CloudFormationError):
+            raise  # a resource it refers to failed first, or the template is wrong
+        except Exception as error:  # any service's error fails this resource
+            raise failed_resource("CREATE", logical_id, resource_json, resources_map, error) from error
+
+    return parse_and_create_resource
+
+
+def updating_or_failing(update: Any) -> Any:
+    """moto's `parse_and_update_resource`, raising ResourceFailed for any error that is not
+    CloudFormation's own."""
+    from moto.cloudformation.exceptions import CloudFormationError
+
+    def parse_and_update_resource(
+        logical_id: str, resource_json: dict[str, Any], resources_map: Any, account_id: str, region_name: str
+    ) -> Any:
+        try:
+            return update(logical_id, resource_json, resources_map, account_id, region_name)
+        except (ResourceFailed, CloudFormationError):
+            raise
+        except Exception as error:  # any service's error fails this resource
+            raise failed_resource("UPDATE", logical_id, resource_json, resources_map, error) from error
+
+    return parse_and_update_resource
+
+
+def foreign_error(status: int, body: Any) -> str | None:
+    """The text of an error answer that is not in CloudFormation's XML (another service's JSON
+    error that escaped), or None for a success or an XML error."""
+    text = body.decode() if isinstance(body, bytes) else str(body or "")
+    if status >= 400 and not text.lstrip().startswith("<"):
+        return text
+    return None
+
+
+def internal_failure(response: Any, message: str) -> Any:
+    """CloudFormation's InternalFailure (500) with `message`, in its XML."""
+    from moto.cloudformation.exceptions import CloudFormationError
+    from moto.core.responses import ActionResult
+
+    error = CloudFormationError("InternalFailure", message)
+    _, headers, body = response.serialized(ActionResult(error))
+    return 500, headers, body
+
+
+def answering_in_xml(call_action: Any) -> Any:
+    """moto's `CloudFormationResponse.call_action`: what escapes an action (a 500 page) or comes
+    back in another service's JSON is answered as CloudFormation's InternalFailure, in XML, so
+    its SDKs can read it."""
+
+    def call_action_answering_in_xml(self: Any) -> Any:
+        try:
+            status, headers, body = call_action(self)
+        except Exception as error:  # answered, and logged with its traceback
+            log.exception("CloudFormation %s failed", self._get_action())
+            return internal_failure(self, f"{type(error).__name__}: {error}")
+        text = foreign_error(status, body)
+        if text is not None:
+            return internal_failure(self, text)
+        return status, headers, body
+
+    return call_action_answering_in_xml
+
+
+def rolling_back_change_sets(execute: Any) -> Any:
+    """moto's `CloudFormationBackend.execute_change_set`: a change set whose execution fails rolls
+    its stack back as CreateStack and UpdateStack do (moto marked it CREATE_COMPLETE or
+    UPDATE_COMPLETE whatever happened)."""
+
+    def execute_change_set(self: Any, change_set_name: str, stack_name: str | None = None) -> None:
+        try:
+            execute(self, change_set_name, stack_name)
+        except (ResourceFailed, CustomResourceFailed) as error:
+            change_set = self.describe_change_set(change_set_name)
+            change_set.execution_status = "EXECUTE_FAILED"
+            stack = change_set.stack
+            # A custom resource's Update answered FAILED fails as its resource.
+            failure = custom_resource_failure(error) if isinstance(error, CustomResourceFailed) else error
+            if change_set.change_set_type == "CREATE":
+                roll_back_create(stack, [failure])
+            else:
+                reason = record_update_failure(stack, failure)
+                roll_back_update(stack, reason, stack.template, stack.parameters)
+
+    return execute_change_set
+
+
 @declare(
     "cloudformation.resource-failures",
     (
@@ -221,89 +336,12 @@ def patch_resource_failures() -> None:
     CloudFormation's own (those stay API errors, as the ValidationError of a bad template is on
     AWS); and CloudFormation answers an error that still escapes in its own protocol."""
     from moto.cloudformation import models, parsing, responses
-    from moto.cloudformation.exceptions import CloudFormationError
 
-    create, update = parsing.parse_and_create_resource, parsing.parse_and_update_resource
-
-    def failed(
-        action: str, logical_id: str, resource_json: dict[str, Any], resources_map: Any, error: Exception
-    ):
-        resource_type = resource_json.get("Type", "")
-        identifier = _identifier(logical_id, resource_json, resources_map)
-        if action == "UPDATE":
-            existing = resources_map._parsed_resources.get(logical_id)
-            identifier = _physical_id(existing) or identifier
-        reason = status_reason(error, resource_type, identifier)
-        log.info("stack %s: %s %s_FAILED: %s", resources_map.stack_id, logical_id, action, reason)
-        return ResourceFailed(logical_id, resource_type, identifier, action, reason)
-
-    def parse_and_create_resource(
-        logical_id: str, resource_json: dict[str, Any], resources_map: Any, account_id: str, region_name: str
-    ) -> Any:
-        try:
-            if resource_json.get("Type") == "AWS::SQS::Queue":
-                name = _identifier(logical_id, resource_json, resources_map)
-                imports.refuse_existing_queue(name, account_id, region_name)
-            return create(logical_id, resource_json, resources_map, account_id, region_name)
-        except (ResourceFailed, CloudFormationError):
-            raise  # a resource it refers to failed first, or the template is wrong
-        except Exception as error:  # any service's error fails this resource
-            raise failed("CREATE", logical_id, resource_json, resources_map, error) from error
-
-    def parse_and_update_resource(
-        logical_id: str, resource_json: dict[str, Any], resources_map: Any, account_id: str, region_name: str
-    ) -> Any:
-        try:
-            return update(logical_id, resource_json, resources_map, account_id, region_name)
-        except (ResourceFailed, CloudFormationError):
-            raise
-        except Exception as error:  # any service's error fails this resource
-            raise failed("UPDATE", logical_id, resource_json, resources_map, error) from error
-
-    parsing.parse_and_create_resource = parse_and_create_resource
-    parsing.parse_and_update_resource = parse_and_update_resource
-
-    call_action = responses.CloudFormationResponse.call_action
-
-    def call_action_answering_in_xml(self: Any) -> Any:
-        """What escapes an action (a 500 page) or comes back in another service's JSON is
-        answered as CloudFormation's InternalFailure, in XML, so its SDKs can read it."""
-        try:
-            status, headers, body = call_action(self)
-        except Exception as error:  # answered, and logged with its traceback
-            log.exception("CloudFormation %s failed", self._get_action())
-            return internal_failure(self, f"{type(error).__name__}: {error}")
-        text = body.decode() if isinstance(body, bytes) else str(body or "")
-        if status >= 400 and not text.lstrip().startswith("<"):
-            return internal_failure(self, text)
-        return status, headers, body
-
-    def internal_failure(self: Any, message: str) -> Any:
-        from moto.core.responses import ActionResult
-
-        error = CloudFormationError("InternalFailure", message)
-        _, headers, body = self.serialized(ActionResult(error))
-        return 500, headers, body
-
-    responses.CloudFormationResponse.call_action = call_action_answering_in_xml
-
-    execute = models.CloudFormationBackend.execute_change_set
-
-    def execute_change_set(self: Any, change_set_name: str, stack_name: str | None = None) -> None:
-        """A change set whose execution fails rolls its stack back as CreateStack and UpdateStack
-        do (moto marked it CREATE_COMPLETE or UPDATE_COMPLETE whatever happened)."""
-        try:
-            execute(self, change_set_name, stack_name)
-        except (ResourceFailed, CustomResourceFailed) as failure:
-            change_set = self.describe_change_set(change_set_name)
-            change_set.execution_status = "EXECUTE_FAILED"
-            stack = change_set.stack
-            if isinstance(failure, CustomResourceFailed):  # its Update was answered FAILED
-                failure = custom_resource_failure(failure)
-            if change_set.change_set_type == "CREATE":
-                roll_back_create(stack, [failure])
-            else:
-                reason = record_update_failure(stack, failure)
-                roll_back_update(stack, reason, stack.template, stack.parameters)
-
-    models.CloudFormationBackend.execute_change_set = execute_change_set
+    parsing.parse_and_create_resource = creating_or_failing(parsing.parse_and_create_resource)
+    parsing.parse_and_update_resource = updating_or_failing(parsing.parse_and_update_resource)
+    responses.CloudFormationResponse.call_action = answering_in_xml(  # type: ignore[method-assign]
+        responses.CloudFormationResponse.call_action
+    )
+    models.CloudFormationBackend.execute_change_set = rolling_back_change_sets(  # type: ignore[method-assign]
+        models.CloudFormationBackend.execute_change_set
+    )
