@@ -39,7 +39,8 @@ def policy_document_text(policy: Any) -> str | None:
     if isinstance(policy, str):
         return policy
     if isinstance(policy, dict) and isinstance(policy.get("policy_document"), str):
-        return policy["policy_document"]
+        document: str = policy["policy_document"]
+        return document
     return None
 
 
@@ -66,7 +67,7 @@ def _list_moto_modules_once() -> None:
     from moto import backends
 
     modules = frozenset(backends.list_of_moto_modules())
-    backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment,return-value]
+    backends.list_of_moto_modules = lambda: modules
 
 
 def _cache_method_names() -> None:
@@ -74,7 +75,7 @@ def _cache_method_names() -> None:
     out whether the action has a handler method."""
     from moto.core import responses
 
-    responses.method_names_from_class = functools.cache(method_names)  # type: ignore[assignment]
+    responses.method_names_from_class = functools.cache(method_names)  # type: ignore[attr-defined,assignment]  # imported there, not exported; a set stands for its list
 
 
 def _cache_policy_documents() -> None:
@@ -93,7 +94,7 @@ def _cache_policy_documents() -> None:
         else:
             policy_init(self, policy)
 
-    access_control.IAMPolicy.__init__ = iam_policy_init  # type: ignore[method-assign]
+    access_control.IAMPolicy.__init__ = iam_policy_init
 
 
 def _share_one_loader() -> None:
@@ -118,7 +119,8 @@ def _cache_camelcase() -> None:
 
     cached = functools.lru_cache(maxsize=4096)(utils.camelcase_to_underscores)
     for name in CAMELCASE_IMPORTERS:
-        importlib.import_module(name).camelcase_to_underscores = cached
+        module: Any = importlib.import_module(name)  # each imported the function by name
+        module.camelcase_to_underscores = cached
 
 
 def _draw_random_strings_at_once() -> None:
@@ -128,10 +130,10 @@ def _draw_random_strings_at_once() -> None:
     from moto.sqs import models as sqs_models
     from moto.sqs import utils as sqs_utils
 
-    MotoRandom.get_random_string = get_random_string  # type: ignore[method-assign]
+    MotoRandom.get_random_string = get_random_string
     sqs_utils.generate_receipt_handle = generate_receipt_handle
     if getattr(sqs_models, "generate_receipt_handle", None) is not None:
-        sqs_models.generate_receipt_handle = generate_receipt_handle
+        sqs_models.generate_receipt_handle = generate_receipt_handle  # type: ignore[attr-defined]  # imported there, not exported
 
 
 @declare(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import selectors
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from embedded_aws.compat.registry import T, Target, declare
 
@@ -50,7 +50,7 @@ class KeepAliveMixin(_HandlerBase):
         length = delimited_length(environ)
         if length is None:
             return environ
-        _state.body = LimitedStream(self.rfile, length)
+        _state.body = LimitedStream(cast(IO[bytes], self.rfile), length)  # a buffered socket file
         environ["wsgi.input"] = _state.body
         environ["wsgi.input_terminated"] = True  # the limited stream ends at Content-Length
         return environ
@@ -154,4 +154,4 @@ def patch_keep_alive() -> None:
     read up to Content-Length), so that wait is skipped."""
     from werkzeug import serving
 
-    serving.selectors = _Selectors()  # type: ignore[assignment]
+    serving.selectors = _Selectors()  # type: ignore[attr-defined,assignment]  # a stand-in for the module it imported

@@ -65,7 +65,8 @@ def message_member(error: str) -> str:
 
     for shape in botocore.session.get_session().get_service_model("lambda").error_shapes:
         if shape.name == error:
-            return next((name for name in shape.members if name.lower() == "message"), "message")
+            members: dict[str, Any] = getattr(shape, "members", {})  # error shapes are structures
+            return next((name for name in members if name.lower() == "message"), "message")
     return "message"
 
 
@@ -303,5 +304,5 @@ def patch_event_source_mapping_rules() -> None:
         check_update(self, uuid, spec)
         return update(self, uuid, spec)
 
-    LambdaBackend.create_event_source_mapping = create_event_source_mapping  # type: ignore[method-assign]
-    LambdaBackend.update_event_source_mapping = update_event_source_mapping  # type: ignore[method-assign]
+    LambdaBackend.create_event_source_mapping = create_event_source_mapping
+    LambdaBackend.update_event_source_mapping = update_event_source_mapping

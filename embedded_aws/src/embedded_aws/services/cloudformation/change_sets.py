@@ -177,7 +177,7 @@ def new_stack(backend: Any, name: str, parameters: dict[str, Any], **settings: A
     from moto.cloudformation.models import Stack
     from moto.cloudformation.utils import generate_stack_id
 
-    stack = Stack(
+    stack = Stack(  # type: ignore[abstract]  # moto instantiates it the same way
         stack_id=generate_stack_id(name, backend.region_name, backend.account_id),
         name=name,
         template={},
@@ -324,7 +324,7 @@ def execution_refusal(status: str, execution_status: str) -> str | None:
 
 def _template_body(response: Any, stack: Any) -> tuple[str, dict[str, Any]]:
     """The request's template (TemplateBody, TemplateURL or the stack's previous one), read."""
-    from moto.cloudformation import responses
+    from moto.cloudformation.models import Stack
 
     body = response._get_param("TemplateBody")
     if response._get_param("TemplateURL"):
@@ -333,7 +333,7 @@ def _template_body(response: Any, stack: Any) -> tuple[str, dict[str, Any]]:
         body = stack.template
     if not body:
         raise validation_error("Either Template URL or Template Body must be specified.")
-    template = responses.Stack.parse_template(body)
+    template = Stack.parse_template(body)
     if not isinstance(template, dict) or not isinstance(template.get("Resources"), dict):
         raise validation_error("Template format error: At least one Resources member must be defined.")
     return body, template
@@ -490,10 +490,11 @@ def patch_change_sets() -> None:
     """The change-set actions of moto's CloudFormation responses, replaced by the ones above."""
     from moto.cloudformation.responses import CloudFormationResponse
 
-    CloudFormationResponse.create_change_set = create_change_set  # type: ignore[method-assign]
-    CloudFormationResponse.describe_change_set = describe_change_set  # type: ignore[method-assign]
-    CloudFormationResponse.delete_change_set = delete_change_set  # type: ignore[method-assign]
-    CloudFormationResponse.execute_change_set = execute_change_set  # type: ignore[method-assign]
+    # Ours take the response object as moto's methods do; their results are moto's result types.
+    CloudFormationResponse.create_change_set = create_change_set  # type: ignore[assignment]
+    CloudFormationResponse.describe_change_set = describe_change_set  # type: ignore[assignment]
+    CloudFormationResponse.delete_change_set = delete_change_set  # type: ignore[assignment]
+    CloudFormationResponse.execute_change_set = execute_change_set  # type: ignore[assignment]
 
 
 def unsaved_stack(backend: Any) -> Any:

@@ -378,11 +378,11 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
 
     hooks = CustomResourceHooks(lifecycle or CustomResourceLifecycle())
     after_create(CustomModel, _remember)
-    CustomModel.update_from_cloudformation_json = classmethod(_as_method(hooks.update_custom_resource))  # type: ignore[method-assign,assignment]
+    CustomModel.update_from_cloudformation_json = classmethod(_as_method(hooks.update_custom_resource))  # type: ignore[assignment]  # a classmethod of ours
     CustomModel.delete = _as_method(hooks.delete_custom_resource)  # type: ignore[attr-defined]
-    CloudFormationResponse.process_cfn_response = _as_method(hooks.process_cfn_response)  # type: ignore[method-assign]
-    ResourceMap.delete = _as_method(hooks.delete_custom_resources_first)  # type: ignore[method-assign]
-    ResourceMap.update = _as_method(hooks.update_then_clean_up)  # type: ignore[method-assign]
-    Stack.create_resources = _as_method(hooks.create_resources_then_roll_back_failures)  # type: ignore[method-assign]
-    Stack.update = _as_method(hooks.update_rolling_back)  # type: ignore[method-assign]
-    Stack.delete = _as_method(hooks.delete_or_fail)  # type: ignore[method-assign]
+    CloudFormationResponse.process_cfn_response = _as_method(hooks.process_cfn_response)
+    ResourceMap.delete = _as_method(hooks.delete_custom_resources_first)
+    ResourceMap.update = _as_method(hooks.update_then_clean_up)
+    Stack.create_resources = _as_method(hooks.create_resources_then_roll_back_failures)
+    Stack.update = _as_method(hooks.update_rolling_back)
+    Stack.delete = _as_method(hooks.delete_or_fail)

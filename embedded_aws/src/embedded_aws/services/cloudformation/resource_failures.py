@@ -339,9 +339,9 @@ def patch_resource_failures() -> None:
 
     parsing.parse_and_create_resource = creating_or_failing(parsing.parse_and_create_resource)
     parsing.parse_and_update_resource = updating_or_failing(parsing.parse_and_update_resource)
-    responses.CloudFormationResponse.call_action = answering_in_xml(  # type: ignore[method-assign]
+    responses.CloudFormationResponse.call_action = answering_in_xml(
         responses.CloudFormationResponse.call_action
     )
-    models.CloudFormationBackend.execute_change_set = rolling_back_change_sets(  # type: ignore[method-assign]
+    models.CloudFormationBackend.execute_change_set = rolling_back_change_sets(
         models.CloudFormationBackend.execute_change_set
     )

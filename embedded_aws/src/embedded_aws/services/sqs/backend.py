@@ -6,7 +6,7 @@ Lambda trigger off. Every wrapper of a backend message call is composed in `patc
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, cast
 
 from embedded_aws.compat.registry import T, declare
 
@@ -287,7 +287,7 @@ def patch_retention_check() -> None:
 
     def is_message_valid_based_on_retention_period(self: Any, queue_name: str, message: Any) -> bool:
         retention = int(self.get_queue(queue_name).message_retention_period)
-        return retention + message.sent_timestamp / 1000 > unix_time()
+        return bool(retention + message.sent_timestamp / 1000 > unix_time())
 
     SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period
 
@@ -305,7 +305,7 @@ def patch_send_attributes() -> None:
     still get the full dict."""
     from moto.sqs.models import Queue
 
-    attributes = Queue.attributes.fget
+    attributes: Any = cast(property, Queue.__dict__["attributes"]).fget
 
     def queue_attributes(self: Any) -> dict[str, Any]:
         if getattr(_sending, "active", False):
@@ -315,9 +315,10 @@ def patch_send_attributes() -> None:
                 return {}
             value = self.content_based_deduplication
             return {"ContentBasedDeduplication": str(value).lower() if isinstance(value, bool) else value}
-        return attributes(self)
+        full: dict[str, Any] = attributes(self)
+        return full
 
-    Queue.attributes = property(queue_attributes)
+    Queue.attributes = property(queue_attributes)  # type: ignore[assignment]  # moto's is a property too
 
 
 _QUEUE_COUNTERS = (
@@ -397,4 +398,6 @@ def patch_lambda_trigger() -> None:
 
     # A data descriptor on the class wins over the attribute moto sets per queue: every read
     # sees no mapping, so SendMessage never receives on the mapping's behalf.
-    Queue.lambda_event_source_mappings = property(lambda self: {}, lambda self, value: None)
+    Queue.lambda_event_source_mappings = property(  # type: ignore[assignment]  # a dict attribute in moto
+        lambda self: {}, lambda self, value: None
+    )
