@@ -80,8 +80,10 @@ def synthesized(tmp_path_factory) -> tuple[Any, dict[str, Any]]:
     return app.synth(), stacks
 
 
-@pytest.fixture(scope="module")
-def annotations(synthesized) -> dict[str, list[tuple[str, str, str]]]:
+@pytest.fixture(
+    scope="module", name="annotations"
+)  # a function of that name would shadow the __future__ import
+def annotations_of_each_key(synthesized) -> dict[str, list[tuple[str, str, str]]]:
     """Each key's stack's annotations, as (level, path, text)."""
     assembly, stacks = synthesized
     return {
@@ -148,7 +150,8 @@ def prefix_of(key: str) -> str:
 def normalized(template: dict[str, Any], prefix: str) -> dict[str, Any]:
     """The template with its prefix and asset hashes masked, so two stacks compare by what differs."""
     text = json.dumps(template).replace(prefix, "<prefix>")
-    return json.loads(_ASSET_HASH.sub("<asset-hash>", text))
+    masked: dict[str, Any] = json.loads(_ASSET_HASH.sub("<asset-hash>", text))
+    return masked
 
 
 def difference(base: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,8 @@ from embedded_aws.services.cloudwatch.metric_math import extra_periods
 from embedded_aws.services.cloudwatch.resource_types import _metric_data_queries
 from embedded_aws.services.sqs import dead_letters
 from embedded_aws.services.sqs.metrics import gauges
-from stacks.config import DEAD_LETTER_EXPIRY_WARNING_DAYS, StackConfig
+from stacks.alarms import DEAD_LETTER_EXPIRY_WARNING_DAYS
+from stacks.config import StackConfig
 
 PREFIX = "labex-q05"
 MINUTE, HOUR, DAY = 60, 3600, 86400
@@ -128,7 +129,9 @@ def first_alarm(props: dict[str, Any], plan: Scenario, start: float, end: float)
     assert supported(alarm)
     rule, period = rule_of(alarm), alarm_period(alarm)
     if alarm.metric_data_queries:
-        tree, queries = math_of(alarm)
+        resolved_math = math_of(alarm)
+        assert resolved_math is not None, "supported() holds, so the metric math is resolved"
+        tree, queries = resolved_math
         wanted = {qid: (q.metric_stat.metric.metric_name, q.metric_stat.stat) for qid, q in queries.items()}
         extra = extra_periods(tree)
     else:
@@ -157,7 +160,8 @@ def stack_alarm(template, what: str) -> dict[str, Any]:
         for a in template.find_resources("AWS::CloudWatch::Alarm").values()
         if a["Properties"]["AlarmName"] == f"{PREFIX}-{what}"
     )
-    return props
+    alarm: dict[str, Any] = props
+    return alarm
 
 
 # The warning this stack had before: the DLQ's ApproximateAgeOfOldestMessage (Maximum, one minute)

@@ -19,7 +19,8 @@ def only(template: Template, resource_type: str, properties: dict) -> tuple[str,
     """The single resource of a type matching the properties: (logical id, resource)."""
     found = template.find_resources(resource_type, {"Properties": Match.object_like(properties)})
     assert len(found) == 1, f"expected one {resource_type} matching {properties}, found {len(found)}"
-    return next(iter(found.items()))
+    logical_id, resource = next(iter(found.items()))
+    return logical_id, resource
 
 
 def role_statements(template: Template, function_name: str) -> list[dict]:
@@ -30,7 +31,8 @@ def role_statements(template: Template, function_name: str) -> list[dict]:
     assert "Policies" not in role["Properties"], "inline policies on the role itself"
     policies = template.find_resources("AWS::IAM::Policy", {"Properties": {"Roles": [{"Ref": role_id}]}})
     assert len(policies) == 1
-    return next(iter(policies.values()))["Properties"]["PolicyDocument"]["Statement"]
+    statements: list[dict] = next(iter(policies.values()))["Properties"]["PolicyDocument"]["Statement"]
+    return statements
 
 
 def logical_id(template: Template, resource_type: str, properties: dict) -> str:

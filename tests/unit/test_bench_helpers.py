@@ -3,6 +3,8 @@ no AWS, so the figures `make bench` publishes rest on arithmetic that is pinned 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bench import report
@@ -75,7 +77,7 @@ def test_read_units_halve_for_eventually_consistent_reads():
 
 def test_tally_counts_calls_and_units_per_order():
     """Two orders, each an accepted PutItem plus an UpdateItem: two calls and two units per order."""
-    requests = [
+    requests: list[dict[str, Any]] = [
         {"action": "PutItem", "table": "t", "error": None, "before": None, "after": 50, "consistent": False},
         {"action": "UpdateItem", "table": "t", "error": None, "before": 50, "after": 90, "consistent": False},
         {

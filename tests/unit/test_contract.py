@@ -181,11 +181,24 @@ class FakeDynamo:
     def put_item(self, **request: Any) -> None:
         order_id = request["Item"]["id"]["S"]
         if order_id in self.denied:
-            error = {"Error": {"Code": "AccessDeniedException", "Message": "not allowed"}}
-            raise ClientError({**error, "ResponseMetadata": {"HTTPStatusCode": 400}}, "PutItem")
+            raise ClientError(
+                {
+                    "Error": {"Code": "AccessDeniedException", "Message": "not allowed"},
+                    # only the status the worker reads; a real response's metadata has four more keys
+                    "ResponseMetadata": {"HTTPStatusCode": 400},  # type: ignore[typeddict-item]
+                },
+                "PutItem",
+            )
         if order_id in self.items:
-            error = {"Error": {"Code": "ConditionalCheckFailedException", "Message": "failed"}}
-            raise ClientError({**error, "Item": self.items[order_id]}, "PutItem")
+            raise ClientError(
+                {
+                    "Error": {"Code": "ConditionalCheckFailedException", "Message": "failed"},
+                    # botocore puts the stored item beside Error (ReturnValuesOnConditionCheckFailure);
+                    # the stubs do not declare it
+                    "Item": self.items[order_id],  # type: ignore[typeddict-unknown-key]
+                },
+                "PutItem",
+            )
         self.items[order_id] = request["Item"]
 
 
@@ -267,7 +280,9 @@ def test_saved_queries_find_the_lines_the_worker_prints(printed):
     errors_query = queries["errors-by-class"]
     errors = [text for text, _ in lines if filter_regex(errors_query).search(text)]
     assert errors == [text for text, (tag, _) in lines if tag == contract.Tag.ERROR]
-    classes = [parse_glob(errors_query).search(text).group(1) for text in errors]
+    parsed = [parse_glob(errors_query).search(text) for text in errors]
+    classes = [match.group(1) for match in parsed if match]
+    assert len(classes) == len(errors)
     assert classes == [contract.Failure.CONFLICT, contract.Failure.MALFORMED, "AccessDeniedException"]
 
     one_order = queries["decisions-for-one-order"].replace("ORDER-ID", "order-a")

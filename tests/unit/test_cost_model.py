@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import fields, replace
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -202,4 +203,5 @@ def test_usage_refuses_an_unknown_architecture_and_negative_units():
     for field in fields(Usage):
         if field.name != "architecture":
             with pytest.raises(ValueError, match="must be >= 0"):
-                Usage(**{field.name: -1})
+                negative: dict[str, Any] = {field.name: -1}
+                Usage(**negative)

@@ -5,6 +5,7 @@ a discard only with a reason and an audit record. The real stack's version: test
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import boto3
 import pytest
@@ -56,7 +57,9 @@ def dead_letter(clients, queues, body: str, **attributes) -> str:
         if attributes
         else {}
     )
-    return clients.client("sqs").send_message(QueueUrl=queues.dlq_url, MessageBody=body, **extra)["MessageId"]
+    sent = clients.client("sqs").send_message(QueueUrl=queues.dlq_url, MessageBody=body, **extra)
+    message_id: str = sent["MessageId"]
+    return message_id
 
 
 def visible(clients, url: str) -> int:
@@ -238,7 +241,7 @@ def test_a_listing_tells_of_messages_another_reader_holds(aws):
 def test_a_redrive_reports_each_move_and_its_progress(aws):
     clients, queues = aws
     ids = mixed_dlq(clients, queues)
-    seen = []
+    seen: list[dict[str, Any]] = []
     result = dlq.redrive(clients, queues, progress=seen.append)
     assert result["complete"] is True and result["stopped"] == ""
     assert len(result["moved"]) == 13 and {m["class"] for m in result["moved"]} == {"pending", "stored"}

@@ -151,7 +151,8 @@ def embedded_tree() -> list[tuple[Path, str]]:
     text = ARCHITECTURE.read_text()
     block = text[text.index("```\nembedded_aws/\n") + 4 :]
     block = block[: block.index("```")]
-    lines, parents, description_column = [], [(-1, ROOT)], 0
+    lines: list[tuple[Path, str]] = []
+    parents, description_column = [(-1, ROOT)], 0
     for line in block.splitlines():
         indent = len(line) - len(line.lstrip())
         if indent >= description_column > 0:  # a description carried over from the line above

@@ -66,7 +66,7 @@ def module_name(path: Path) -> str:
 
 def imports_of(path: Path) -> set[str]:
     """Every module of ours that `path` imports, at any depth of the file (lazy imports too)."""
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -140,7 +140,7 @@ def test_there_are_no_import_circles():
 def past_the_surface(source: str) -> set[str]:
     """The embedded_aws modules and names `source` imports that its public surface does not name."""
     public = {"embedded_aws", *(f"embedded_aws.{name}" for name in embedded_aws.__all__)}
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]

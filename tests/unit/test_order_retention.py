@@ -20,14 +20,16 @@ def record(order_id: str, quantity: int) -> dict:
 
 
 def stored(client, order_id: str) -> dict:
-    return client.get_item(TableName=TABLE, Key={"id": {"S": order_id}}, ConsistentRead=True)["Item"]
+    item: dict = client.get_item(TableName=TABLE, Key={"id": {"S": order_id}}, ConsistentRead=True)["Item"]
+    return item
 
 
 class Counting:
     """A client that counts the calls it passes on."""
 
     def __init__(self, client) -> None:
-        self.client, self.calls = client, []
+        self.client = client
+        self.calls: list[str] = []
 
     def __getattr__(self, name):
         self.calls.append(name)

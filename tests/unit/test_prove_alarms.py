@@ -33,7 +33,8 @@ from ops.prove_alarms import (
     subscribers,
     verdict,
 )
-from stacks.config import ALARMS, Names
+from stacks.alarms import ALARMS
+from stacks.config import Names
 
 TOPIC = "arn:aws:sns:us-east-1:123456789012:p-alarms"
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:oncall"
@@ -438,10 +439,17 @@ def test_an_alarm_that_cannot_be_put_back_is_named_as_stuck():
     `stuck()` names the alarm, and the run is not proven (exit 1)."""
 
     class Refusing(StubCloudWatch):
-        def set_alarm_state(self, AlarmName: str, StateValue: str, **kwargs: Any) -> None:
+        def set_alarm_state(
+            self, AlarmName: str, StateValue: str, StateReason: str, StateReasonData: str | None = None
+        ) -> None:
             if StateValue != "ALARM":
                 raise ClientError({"Error": {"Code": "AccessDenied", "Message": "denied"}}, "SetAlarmState")
-            super().set_alarm_state(AlarmName=AlarmName, StateValue=StateValue, **kwargs)
+            super().set_alarm_state(
+                AlarmName=AlarmName,
+                StateValue=StateValue,
+                StateReason=StateReason,
+                StateReasonData=StateReasonData,
+            )
 
     run = prover(Refusing([alarm("p-a", "OK")]))
     (proof,) = run.run()

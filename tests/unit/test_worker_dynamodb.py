@@ -174,7 +174,7 @@ def throttled(worker):
     return ClientError(
         {
             "Error": {"Code": "ThrottlingException", "Message": "slow down"},
-            "ResponseMetadata": {"HTTPStatusCode": 400},
+            "ResponseMetadata": {"HTTPStatusCode": 400},  # type: ignore[typeddict-item]  # only the status read
         },
         "PutItem",
     )
@@ -198,7 +198,7 @@ def test_retries_stop_when_the_next_attempt_could_not_end_in_time(worker):
     budget = worker.ATTEMPT_SECONDS + worker.DEADLINE_MARGIN_SECONDS
     clock = iter([budget + 1, budget - 0.01])
     client = FlakyClient(throttled(worker), throttled(worker), throttled(worker))
-    slept = []
+    slept: list[float] = []
     with pytest.raises(worker.WriteFailed) as raised:
         worker.put_order(client, {}, remaining=lambda: next(clock), sleep=slept.append)
     assert (client.calls, raised.value.attempts, len(slept)) == (2, 2, 1)
@@ -515,7 +515,7 @@ def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(
                 raise ClientError(
                     {
                         "Error": {"Code": "ProvisionedThroughputExceededException", "Message": "hot"},
-                        "ResponseMetadata": {"HTTPStatusCode": 400},
+                        "ResponseMetadata": {"HTTPStatusCode": 400},  # type: ignore[typeddict-item]  # only the status read
                     },
                     "PutItem",
                 )

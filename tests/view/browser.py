@@ -51,11 +51,15 @@ _LAYOUT_PROBLEMS = """() => {
 
 
 def layout_problems(page: Any) -> list[str]:
-    return page.evaluate(_LAYOUT_PROBLEMS)
+    problems: list[str] = page.evaluate(_LAYOUT_PROBLEMS)
+    return problems
 
 
 def scrolls_sideways(page: Any) -> bool:
-    return page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth")
+    sideways: bool = page.evaluate(
+        "document.documentElement.scrollWidth > document.documentElement.clientWidth"
+    )
+    return sideways
 
 
 def resize(page: Any, width: int, height: int = 900) -> None:

@@ -9,14 +9,19 @@ import json
 import time
 import zipfile
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, cast
 
 from ops.aws import Clients
 from stacks.alarms import resolved
 from stacks.config import StackConfig
 
+if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch.literals import StateValueType
+    from mypy_boto3_cloudwatch.type_defs import DimensionTypeDef, MetricDatumTypeDef
+
 PREFIX = "view-test"
 REGION = "us-east-1"
-TEMPLATE = {
+TEMPLATE: dict[str, dict[str, dict[str, Any]]] = {
     "Resources": {
         "Jobs": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": f"{PREFIX}-jobs"}},
         "DeadLetters": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": f"{PREFIX}-jobs-dlq"}},
@@ -123,9 +128,9 @@ def create_resources(clients: Clients, mapping: bool = True) -> dict[str, str]:
 def create_mapping(clients: Clients, jobs_url: str) -> None:
     """The worker function and its mapping. Send nothing to the jobs queue afterwards: moto would
     try to run the function through Docker on each send."""
-    role = clients.client("iam").create_role(RoleName="worker-role", AssumeRolePolicyDocument="{}")["Role"][
-        "Arn"
-    ]
+    # Clients types only the product's services; moto needs an IAM role for the function.
+    iam: Any = clients.client("iam")  # type: ignore[call-overload]
+    role = iam.create_role(RoleName="worker-role", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
     code = io.BytesIO()
     with zipfile.ZipFile(code, "w") as archive:
         archive.writestr("app.py", "def handler(event, context):\n    return {}\n")
@@ -313,9 +318,11 @@ def create_busy_day(clients: Clients) -> None:
             ComparisonOperator="GreaterThanOrEqualToThreshold",
         )
         if state != "INSUFFICIENT_DATA":
-            cloudwatch.set_alarm_state(AlarmName=f"{PREFIX}-{what}", StateValue=state, StateReason=reason)
+            cloudwatch.set_alarm_state(
+                AlarmName=f"{PREFIX}-{what}", StateValue=cast("StateValueType", state), StateReason=reason
+            )
     minute = now // 60_000 * 60_000
-    worker = [{"Name": "FunctionName", "Value": f"{PREFIX}-worker"}]
+    worker: list[DimensionTypeDef] = [{"Name": "FunctionName", "Value": f"{PREFIX}-worker"}]
     per_minute = {
         "Accepted": [0, 1, 0, 1],
         "Duplicate": [0, 1, 1, 0],
@@ -323,7 +330,7 @@ def create_busy_day(clients: Clients) -> None:
         "Malformed": [3, 4, 4, 4],
         "Error": [0, 0, 1, 0],
     }
-    data = [
+    data: list[MetricDatumTypeDef] = [
         {
             "MetricName": name,
             "Dimensions": worker,

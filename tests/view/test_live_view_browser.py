@@ -139,7 +139,8 @@ def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
     expect(page.get_by_test_id("invocation-errors")).to_have_text("0")
 
     def background(row) -> str:
-        return row.evaluate("node => getComputedStyle(node).backgroundColor")
+        color: str = row.evaluate("node => getComputedStyle(node).backgroundColor")
+        return color
 
     assert background(duplicates.first) != background(accepted.first)
     assert path.stat().st_size > 10_000
@@ -185,6 +186,7 @@ def test_the_dlq_panel_classifies_redrives_the_safe_ones_and_discards_with_a_rea
         return [m for m in received if "panel-held" in m["Body"]] or None
 
     held = wait_for(hold_the_fourth, timeout=DEADLINE_MS / 1000, what="the fourth dead letter, held")
+    assert held is not None  # wait_for returns only a truthy answer
 
     page.goto(view.url)
     expect(page.get_by_test_id("dlq-visible")).to_have_text("3", timeout=DEADLINE_MS)

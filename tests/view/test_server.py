@@ -8,6 +8,7 @@ import http.client
 import json
 import logging
 import socket
+from typing import cast
 
 import pytest
 
@@ -46,7 +47,7 @@ class RecordingView:
 @pytest.fixture(scope="module")
 def server():
     view = RecordingView()
-    running = start_in_thread(view, token=TOKEN)
+    running = start_in_thread(cast(View, view), token=TOKEN)  # a stand-in with View's methods
     yield running, view
     running.stop()
 
@@ -333,7 +334,7 @@ def test_beyond_loopback_every_request_needs_the_token(caplog):
     address): even /healthz and the assets need the token, and a warning is logged."""
     view = RecordingView()
     with caplog.at_level(logging.WARNING, logger="ops.view"):
-        running = start_in_thread(view, host="127.0.0.2", token=TOKEN)
+        running = start_in_thread(cast(View, view), host="127.0.0.2", token=TOKEN)
     try:
         assert "beyond this machine" in caplog.text
         port = running.server.port
