@@ -4,6 +4,7 @@ without moto: when AWS refuses, which parameters a request gives, what changes n
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -57,7 +58,7 @@ def test_change_sets_aws_accepts_are_not_refused(kind, found):
 def test_given_parameters_take_previous_values_from_the_stack():
     """UsePreviousValue reads the stack's value; one the stack lacks falls back to ParameterValue,
     and a parameter with neither is left out."""
-    given = [
+    given: list[dict[str, Any]] = [
         {"ParameterKey": "Kept", "UsePreviousValue": True},
         {"ParameterKey": "New", "UsePreviousValue": True, "ParameterValue": "fallback"},
         {"ParameterKey": "Set", "ParameterValue": "2"},
@@ -75,7 +76,7 @@ def test_only_an_available_update_with_the_same_template_and_parameters_changes_
     """The FAILED "didn't contain changes" verdict needs an UPDATE, still CREATE_COMPLETE, whose
     template and parameters equal the stack's."""
     current = stack(template_dict={"Resources": {"A": {}}}, parameters={"P": "1"})
-    same = ({"Resources": {"A": {}}}, {"P": "1"})
+    same: tuple[dict[str, Any], dict[str, str]] = ({"Resources": {"A": {}}}, {"P": "1"})
     assert changes_nothing("UPDATE", "CREATE_COMPLETE", *same, current)
     assert not changes_nothing("UPDATE", "FAILED", *same, current)
     assert not changes_nothing("CREATE", "CREATE_COMPLETE", *same, current)

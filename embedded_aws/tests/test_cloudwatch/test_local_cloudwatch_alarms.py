@@ -22,7 +22,8 @@ from embedded_aws.services.cloudwatch.evaluation import (
 from embedded_aws.services.cloudwatch.evaluator import rule_of
 from embedded_aws.services.cloudwatch.messages import notification, state_reason
 
-X, O, _ = 5.0, 0.0, None  # breaching, not breaching, missing (threshold 1, >=)
+X, O = 5.0, 0.0  # breaching, not breaching (threshold 1, >=)
+_: float | None = None  # missing
 
 
 def rule(

@@ -3,10 +3,12 @@ before or after, and the hook sees what moto was given."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from embedded_aws.compat.cloudformation_models import after_create, after_update, before_delete
 
 
-def _model() -> type:
+def _model() -> Any:  # a stand-in for a moto model class, which the patches take as Any
     calls: list = []
 
     class Model:

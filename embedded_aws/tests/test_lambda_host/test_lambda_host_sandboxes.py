@@ -14,6 +14,7 @@ from embedded_aws.credentials import Credentials
 from embedded_aws.lambda_host import host as lambda_host
 from embedded_aws.lambda_host.host import LambdaHost, credentials_need_refresh, sandbox_may_serve
 from embedded_aws.lambda_host.sandbox import FunctionSpec, Throttled
+from embedded_aws.services.awslambda import metrics as lambda_metrics
 from local.session import wait_for
 
 
@@ -90,7 +91,8 @@ def host(tmp_path, monkeypatch):
         sandbox_margin=5,
         clock=clock,
     )
-    host.clock, host.issued = clock, issued
+    # the tests read their clock and the credentials issued from the host they are given
+    host.clock, host.issued = clock, issued  # type: ignore[attr-defined]
     return host
 
 
@@ -138,9 +140,7 @@ def test_reserved_concurrency_throttles_beyond_its_value(host, monkeypatch):
     """Reserved concurrency 0 throttles every invocation; 1 throttles a second one while the
     first runs. Each throttle is recorded for the Throttles metric."""
     throttles: list[str] = []
-    monkeypatch.setattr(
-        lambda_host.lambda_metrics, "record_throttle", lambda name, region: throttles.append(name)
-    )
+    monkeypatch.setattr(lambda_metrics, "record_throttle", lambda name, region: throttles.append(name))
     with pytest.raises(Throttled):
         host.invoke(spec(), {}, reserved_concurrency=0)
 
