@@ -14,6 +14,7 @@ recorded one, so fixing the difference fails the test until the case and the cou
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,7 +118,7 @@ def differences(actual: Any, expected: Any, path: str = "$") -> list[str]:
     return [] if actual == expected else [f"{path}: {actual!r} instead of {expected!r}"]
 
 
-def answer(response: dict) -> dict:
+def answer(response: Mapping[str, Any]) -> dict:
     """A boto3 response (or a ClientError's) without its metadata, with its HTTP status."""
     status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
     return {

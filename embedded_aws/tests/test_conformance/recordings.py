@@ -28,7 +28,7 @@ FUNCTION_ARN = Like(r"arn:aws:lambda:[a-z0-9-]+:\d{12}:function:[\w-]+")
 MAPPING_ARN = Like(r"arn:aws:lambda:[a-z0-9-]+:\d{12}:event-source-mapping:[0-9a-f-]{36}")
 
 
-def lambda_error(code: str, message: str, status: int = 400, member: str = "message") -> dict:
+def lambda_error(code: str, message: str | Like, status: int = 400, member: str = "message") -> dict:
     """A Lambda API error as boto3 shows it: Error, the model's Type and message members."""
     return {
         "Error": {"Code": code, "Message": message},
@@ -38,7 +38,7 @@ def lambda_error(code: str, message: str, status: int = 400, member: str = "mess
     }
 
 
-def query_error(code: str, message: str, query_code: str, status: int = 400) -> dict:
+def query_error(code: str, message: str | Like, query_code: str, status: int = 400) -> dict:
     """An error of a query-compatible service (SQS, CloudWatch) in the JSON protocol, as boto3
     shows it: with the query code and Type Sender."""
     return {
@@ -86,7 +86,7 @@ def record(
     message_attributes: object = None,
 ) -> Exactly:
     """An SQS record of a Lambda event: exactly these keys (ABSENT ones not at all)."""
-    attributes = {name: ANY for name in (FIFO_ATTRIBUTES if fifo else STANDARD_ATTRIBUTES)}
+    attributes: dict[str, object] = {name: ANY for name in (FIFO_ATTRIBUTES if fifo else STANDARD_ATTRIBUTES)}
     attributes["ApproximateReceiveCount"] = receive_count
     return Exactly(
         {

@@ -235,4 +235,6 @@ def test_refusals_of_a_missing_table_or_item(emulator):
         config=Config(parameter_validation=False, retries={"max_attempts": 1}),
     )
     name = new_table(dynamodb, "rec-ddb-noitem")
-    check("dynamodb.put-without-item", answer(refused(lambda: unvalidated.put_item(TableName=name)).response))
+    # no Item on purpose: the request DynamoDB refuses
+    without_item = refused(lambda: unvalidated.put_item(TableName=name))  # type: ignore[call-arg]
+    check("dynamodb.put-without-item", answer(without_item.response))

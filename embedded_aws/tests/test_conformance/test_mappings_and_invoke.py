@@ -260,7 +260,10 @@ def dead_letters(session, dlq_url: str, count: int) -> list[dict]:
         timeout=20,
         what=f"{count} dead letter(s)",
     )
-    return sqs.receive_message(QueueUrl=dlq_url, MaxNumberOfMessages=10, VisibilityTimeout=0)["Messages"]
+    letters: list[dict] = sqs.receive_message(QueueUrl=dlq_url, MaxNumberOfMessages=10, VisibilityTimeout=0)[
+        "Messages"
+    ]
+    return letters
 
 
 def same_id(messages: list[dict], source_ids: set[str]) -> list[dict]:

@@ -32,7 +32,8 @@ def delivered(sqs, url: str) -> dict:
         what="the delivery",
     )
     sqs.delete_message(QueueUrl=url, ReceiptHandle=messages[0]["ReceiptHandle"])
-    return messages[0]
+    message: dict = messages[0]
+    return message
 
 
 def test_sns_to_sqs_raw_and_enveloped(emulator):

@@ -177,7 +177,9 @@ def completed(sqs, source_arn: str) -> dict:
         listed = answer(sqs.list_message_move_tasks(SourceArn=source_arn))
         return listed if listed["Results"][0]["Status"] == "COMPLETED" else None
 
-    return wait_for(done, timeout=10, what="the task to complete")
+    task = wait_for(done, timeout=10, what="the task to complete")
+    assert task is not None  # wait_for returns only a truthy value
+    return task
 
 
 def test_move_task_refusals(emulator):

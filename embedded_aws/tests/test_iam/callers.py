@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from typing import Any
 
 import boto3
 import pytest
@@ -15,7 +16,7 @@ def policy(*statements: dict) -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
 
 
-def user(emulator, statements: list[dict], service: str = "sns") -> tuple[str, object]:
+def user(emulator, statements: list[dict], service: str = "sns") -> tuple[str, Any]:
     """An IAM user with exactly `statements` (none: no policy at all), its ARN and a `service`
     client signing as it."""
     iam, name = emulator.client("iam"), f"caller-{uuid.uuid4().hex[:8]}"
@@ -24,7 +25,8 @@ def user(emulator, statements: list[dict], service: str = "sns") -> tuple[str, o
         iam.put_user_policy(UserName=name, PolicyName="inline", PolicyDocument=policy(*statements))
     key = iam.create_access_key(UserName=name)["AccessKey"]
     env = emulator.aws_env()
-    return arn, boto3.client(
+    # the stubs type a client only for a literal service name; the callers name theirs at run time
+    return arn, boto3.client(  # type: ignore[call-overload]
         service,
         endpoint_url=env["AWS_ENDPOINT_URL"],
         region_name=env["AWS_REGION"],

@@ -95,9 +95,10 @@ def test_an_explicit_deny_in_the_trust_policy_wins():
 
 
 def _role(emulator, statements: list[dict]) -> str:
-    return emulator.client("iam").create_role(
+    arn: str = emulator.client("iam").create_role(
         RoleName=f"trust-{uuid.uuid4().hex[:8]}", AssumeRolePolicyDocument=json.dumps(trust(*statements))
     )["Role"]["Arn"]
+    return arn
 
 
 ASSUME_ANY = {"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": "*"}

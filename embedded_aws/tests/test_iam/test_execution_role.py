@@ -40,13 +40,14 @@ def test_only_a_role_trusting_cloudformation_can_be_its_execution_role():
 
 
 def _role(emulator, service: str) -> str:
-    return emulator.client("iam").create_role(
+    arn: str = emulator.client("iam").create_role(
         RoleName=f"exec-{uuid.uuid4().hex[:8]}", AssumeRolePolicyDocument=_trust(service)
     )["Role"]["Arn"]
+    return arn
 
 
 def _settled(cloudformation, name: str) -> dict:
-    return wait_for(
+    settled: dict | None = wait_for(
         lambda: (
             stack
             if not (stack := cloudformation.describe_stacks(StackName=name)["Stacks"][0])[
@@ -57,6 +58,8 @@ def _settled(cloudformation, name: str) -> dict:
         timeout=30,
         what=f"stack {name} to settle",
     )
+    assert settled is not None  # wait_for returns only a truthy value
+    return settled
 
 
 @pytest.mark.e2e

@@ -8,6 +8,7 @@ import base64
 import json
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from local.session import LocalSession
 from tests.e2e.conftest import function_zip, logs_statement, make_role
@@ -48,7 +49,7 @@ def create_function(
 @dataclass
 class Invocation:
     function_error: str | None
-    payload: object
+    payload: Any  # the decoded JSON answer
     raw: bytes
     log: list[str]
 

@@ -7,6 +7,7 @@ is an empty event."""
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pytest
 from botocore.exceptions import ClientError
@@ -51,7 +52,8 @@ def test_reserved_concurrency_in_use_is_too_many_requests(emulator):
     response = throttled.value.response
     assert response["ResponseMetadata"]["HTTPStatusCode"] == 429
     assert response["Error"]["Code"] == "TooManyRequestsException"
-    assert response["Reason"] == "ReservedFunctionConcurrentInvocationLimitExceeded"
+    # Lambda's error carries Reason, which the stubs' ClientError response does not name
+    assert cast(dict, response)["Reason"] == "ReservedFunctionConcurrentInvocationLimitExceeded"
     assert invocations(emulator, p.name) == []
     admin.delete_function_concurrency(FunctionName=p.name)
     assert no_retries.invoke(FunctionName=p.name, Payload=b"{}")["StatusCode"] == 200
