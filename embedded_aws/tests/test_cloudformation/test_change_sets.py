@@ -7,6 +7,8 @@ not there. Small templates of their own, through the CloudFormation API."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
@@ -55,7 +57,8 @@ def changes(description: dict) -> dict[str, dict]:
 
 
 def stack_of(cloudformation, name: str) -> dict:
-    return cloudformation.describe_stacks(StackName=name)["Stacks"][0]
+    stack: dict = cloudformation.describe_stacks(StackName=name)["Stacks"][0]
+    return stack
 
 
 def test_a_create_then_an_update_by_change_set_as_the_cdk_cli_deploys(emulator):
@@ -185,7 +188,7 @@ def test_change_sets_and_stacks_that_are_not_there_answer_as_on_aws(emulator):
     cloudformation.delete_change_set(ChangeSetName=created["ChangeSetId"])
     cloudformation.delete_change_set(ChangeSetName=created["ChangeSetId"])
 
-    def error(call, **arguments) -> dict:
+    def error(call, **arguments) -> Mapping[str, Any]:
         with pytest.raises(ClientError) as raised:
             call(**arguments)
         return raised.value.response["Error"]

@@ -79,7 +79,8 @@ def test_create_update_failed_update_and_delete_reach_the_function(emulator):
     cloudformation = emulator.client("cloudformation")
 
     def status() -> str:
-        return cloudformation.describe_stacks(StackName=name)["Stacks"][0]["StackStatus"]
+        current: str = cloudformation.describe_stacks(StackName=name)["Stacks"][0]["StackStatus"]
+        return current
 
     stack_id = cloudformation.create_stack(StackName=name, TemplateBody=template(name, role, "v1"))["StackId"]
     wait_for(lambda: status() == "CREATE_COMPLETE", timeout=30, what="the stack to be created")
@@ -148,7 +149,8 @@ def test_a_failed_create_rolls_the_stack_back(emulator):
     ]
 
     def status() -> str:
-        return cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"]
+        current: str = cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"]
+        return current
 
     wait_for(lambda: status() == "ROLLBACK_COMPLETE", timeout=30, what="the stack to roll back")
     assert "Outputs" not in cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0]
@@ -185,7 +187,8 @@ def test_an_answer_to_a_create_an_update_added_leaves_the_updated_stack_updated(
     without = {"Resources": {k: v for k, v in full["Resources"].items() if k != "Probe"}}
 
     def status() -> str:
-        return cloudformation.describe_stacks(StackName=name)["Stacks"][0]["StackStatus"]
+        current: str = cloudformation.describe_stacks(StackName=name)["Stacks"][0]["StackStatus"]
+        return current
 
     cloudformation.create_stack(StackName=name, TemplateBody=json.dumps(without))
     wait_for(lambda: status() == "CREATE_COMPLETE", timeout=30, what="the stack to be created")

@@ -45,7 +45,7 @@ def retained(emulator, name: str) -> str:
     dynamodb, sqs = emulator.client("dynamodb"), emulator.client("sqs")
     dynamodb.create_table(TableName=f"{name}-orders", **KEY)
     dynamodb.put_item(TableName=f"{name}-orders", Item=ITEM)
-    url = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
+    url: str = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
     sqs.send_message(QueueUrl=url, MessageBody="an order a human must look at")
     return url
 
@@ -63,7 +63,10 @@ def import_change_set(cloudformation, stack: str, resources: dict, to_import: li
         TemplateBody=body(resources, outputs),
         ResourcesToImport=to_import,
     )
-    return cloudformation.describe_change_set(StackName=created["StackId"], ChangeSetName=created["Id"])
+    described: dict = cloudformation.describe_change_set(
+        StackName=created["StackId"], ChangeSetName=created["Id"]
+    )
+    return described
 
 
 def to_import(name: str, url: str) -> list:

@@ -52,13 +52,16 @@ def deploy(cloudformation, name: str, resources: dict, method: str, change_set_t
 
 def wait_for_status(cloudformation, name: str, wanted: str) -> dict:
     def stack() -> dict:
-        return cloudformation.describe_stacks(StackName=name)["Stacks"][0]
+        described: dict = cloudformation.describe_stacks(StackName=name)["Stacks"][0]
+        return described
 
-    return wait_for(
+    reached = wait_for(
         lambda: stack() if stack()["StackStatus"] == wanted else None,
         timeout=30,
         what=lambda: f"{name} to reach {wanted} (it is {stack()['StackStatus']})",
     )
+    assert reached is not None  # wait_for returns only a truthy value
+    return reached
 
 
 def events(cloudformation, name: str) -> list[tuple[str, str, str]]:

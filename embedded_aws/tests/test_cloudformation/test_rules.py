@@ -121,7 +121,7 @@ def _refused(call) -> tuple[str, str]:
 
 
 def _settled(cloudformation, name: str) -> str:
-    return wait_for(
+    settled: str | None = wait_for(
         lambda: (
             status
             if not (
@@ -132,6 +132,8 @@ def _settled(cloudformation, name: str) -> str:
         timeout=30,
         what=f"stack {name} to settle",
     )
+    assert settled is not None  # wait_for returns only a truthy value
+    return settled
 
 
 @pytest.mark.e2e

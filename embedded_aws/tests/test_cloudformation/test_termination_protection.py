@@ -6,6 +6,8 @@ change set's REVIEW_IN_PROGRESS stack as the CDK CLI sets it. Small templates of
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
@@ -25,7 +27,8 @@ def template(queue_name: str) -> str:
 
 
 def stack_of(cloudformation, name: str) -> dict:
-    return cloudformation.describe_stacks(StackName=name)["Stacks"][0]
+    stack: dict = cloudformation.describe_stacks(StackName=name)["Stacks"][0]
+    return stack
 
 
 def created(cloudformation, name: str, **extra) -> dict:
@@ -37,7 +40,7 @@ def created(cloudformation, name: str, **extra) -> dict:
     )
 
 
-def refused_delete(cloudformation, stack_name: str) -> dict:
+def refused_delete(cloudformation, stack_name: str) -> Mapping[str, Any]:
     with pytest.raises(ClientError) as refused:
         cloudformation.delete_stack(StackName=stack_name)
     return refused.value.response

@@ -23,7 +23,10 @@ STATE_TIMEOUT = 40  # a 60 s period is 5 s locally; an alarm needs a few periods
 
 
 def alarm_state(session: LocalSession, name: str) -> str:
-    return session.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"][0]["StateValue"]
+    state: str = session.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"][0][
+        "StateValue"
+    ]
+    return state
 
 
 def wait_for_state(session: LocalSession, name: str, state: str) -> None:

@@ -110,6 +110,7 @@ def test_reserved_concurrency_zero_throttles_every_batch(emulator):
             Period=60,
             Statistics=["Sum"],
         )["Datapoints"]
-        return sum(point["Sum"] for point in points)
+        summed: float = sum(point["Sum"] for point in points)
+        return summed
 
     assert wait_for(throttles, timeout=10, what="Throttles datapoints") >= 2

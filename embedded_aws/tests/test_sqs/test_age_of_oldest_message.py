@@ -41,7 +41,8 @@ def sqs(monkeypatch):
 
 
 def url(sqs, name: str) -> str:
-    return sqs.get_queue_url(QueueName=name)["QueueUrl"]
+    queue_url: str = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+    return queue_url
 
 
 def queue(name: str) -> Queue:
@@ -57,6 +58,7 @@ def shift_sends(name: str, milliseconds: int, body: str | None = None) -> None:
     """Move the first send of the queue's messages (or of the one with `body`) into the past."""
     for message in queue(name)._messages:
         if body is None or message.body == body:
+            assert message.sent_timestamp is not None  # set when it was sent
             message.sent_timestamp -= milliseconds
 
 
@@ -111,7 +113,7 @@ def test_receives_before_the_move_do_not_count_towards_the_dlqs_three(sqs):
     sqs.send_message(QueueUrl=url(sqs, "jobs"), MessageBody="failing job")
     move_to_dlq(sqs)
     for message in queue("jobs-dlq")._messages:
-        message.dead_letter_moved_at_ms -= 3_600_000
+        message.dead_letter_moved_at_ms -= 3_600_000  # type: ignore[attr-defined]  # our patch sets it
     assert 3600 <= age_of("jobs-dlq") < 3605
     receive(sqs, "jobs-dlq", 2)
     assert 3600 <= age_of("jobs-dlq") < 3605

@@ -34,6 +34,7 @@ def queues():
 def age(queue_name: str, seconds: float) -> None:
     """Move every message's first enqueue `seconds` into the past."""
     for message in sqs_backends[ACCOUNT][REGION].queues[queue_name]._messages:
+        assert message.sent_timestamp is not None  # set when it was sent
         message.sent_timestamp -= int(seconds * 1000)
 
 

@@ -21,9 +21,10 @@ def queue(emulator):
 
 
 def receive(sqs, url: str, wait: int = 0) -> list[dict]:
-    return sqs.receive_message(
+    messages: list[dict] = sqs.receive_message(
         QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=60, WaitTimeSeconds=wait
     ).get("Messages", [])
+    return messages
 
 
 def test_at_the_in_flight_cap_a_short_poll_fails_and_a_long_poll_returns_nothing(queue):

@@ -41,14 +41,18 @@ def sqs(emulator):
 
 def queue(sqs, name: str, dlq: str | None = None, max_receive: int = 2) -> str:
     """A queue (with a redrive policy to `dlq`, if given); returns its URL."""
-    attributes = {
-        "RedrivePolicy": json.dumps({"deadLetterTargetArn": arn(dlq), "maxReceiveCount": max_receive})
-    }
-    return sqs.create_queue(QueueName=name, Attributes=attributes if dlq else {})["QueueUrl"]
+    attributes = (
+        {"RedrivePolicy": json.dumps({"deadLetterTargetArn": arn(dlq), "maxReceiveCount": max_receive})}
+        if dlq
+        else {}
+    )
+    url: str = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+    return url
 
 
 def url_of(sqs, name: str) -> str:
-    return sqs.get_queue_url(QueueName=name)["QueueUrl"]
+    url: str = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+    return url
 
 
 def counters(sqs, name: str) -> dict[str, int]:
@@ -84,17 +88,20 @@ def fail_until_dead(sqs, name: str, dlq: str, expected: int) -> None:
 
 
 def tasks(sqs, dlq: str, limit: int = 10) -> list[dict]:
-    return sqs.list_message_move_tasks(SourceArn=arn(dlq), MaxResults=limit)["Results"]
+    results: list[dict] = sqs.list_message_move_tasks(SourceArn=arn(dlq), MaxResults=limit)["Results"]
+    return results
 
 
 def finished(sqs, dlq: str, timeout: float = 20) -> dict:
     """The most recent task on `dlq`, once it is no longer RUNNING or CANCELLING."""
-    return wait_for(
+    task = wait_for(
         lambda: next((t for t in tasks(sqs, dlq, 1) if t["Status"] not in ("RUNNING", "CANCELLING")), None),
         timeout=timeout,
         interval=0.05,
         what=f"the move task on {dlq} to end",
     )
+    assert task is not None  # wait_for returns only a truthy value
+    return task
 
 
 def drain(sqs, name: str, expected: int) -> list[dict]:
@@ -131,7 +138,9 @@ def denied(call) -> str:
         call()
     assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
     assert refused.value.response["Error"]["Code"] == "AccessDenied"
-    return re.search(r"not authorized to perform: (sqs:\w+)", str(refused.value)).group(1)
+    named = re.search(r"not authorized to perform: (sqs:\w+)", str(refused.value))
+    assert named, str(refused.value)
+    return named.group(1)
 
 
 def test_redrive_sends_each_poison_message_back_to_its_own_source_queue(sqs):
@@ -215,6 +224,7 @@ def test_rate_is_honoured_oldest_first_and_later_messages_stay(sqs, figure):
         interval=0.05,
         what="a RUNNING task part way through",
     )
+    assert running is not None  # wait_for returns only a truthy value
     assert running["MaxNumberOfMessagesPerSecond"] == 10 and running["TaskHandle"]
     task = finished(sqs, dlq)
     elapsed = time.monotonic() - began
@@ -451,7 +461,8 @@ def test_the_aws_cli_starts_and_lists_a_task(emulator, sqs):
             check=False,
         )
         assert run.returncode == 0, run.stderr
-        return json.loads(run.stdout)
+        answered: dict = json.loads(run.stdout)
+        return answered
 
     assert aws("start-message-move-task", "--source-arn", arn(dlq))["TaskHandle"]
     finished(sqs, dlq)
@@ -473,6 +484,7 @@ def query(emulator, action: str, **params: str) -> tuple[int, str]:
     SigV4Auth(
         Credentials(env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"]), "sqs", env["AWS_REGION"]
     ).add_auth(request)
+    assert request.url is not None  # given above
     prepared = urllib.request.Request(
         request.url, data=body.encode(), headers=dict(request.headers), method="POST"
     )
