@@ -117,7 +117,7 @@ def _controller(config) -> bool:
 def _shared_root(config) -> Path:
     """The run's directory for its one embedded AWS: the controller's base temp, which a worker's
     own base temp sits in."""
-    root = config._tmp_path_factory.getbasetemp()
+    root: Path = config._tmp_path_factory.getbasetemp()
     if getattr(config, "workerinput", None) is not None:
         root = root.parent
     return root / "shared-aws"

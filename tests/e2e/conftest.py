@@ -46,7 +46,7 @@ LAMBDA_TRUST = json.dumps(
 def make_role(session: LocalSession, name: str, statements: list[dict]) -> str:
     """A function role with exactly the given inline statements; returns its ARN."""
     iam = session.client("iam")
-    arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=LAMBDA_TRUST)["Role"]["Arn"]
+    arn: str = iam.create_role(RoleName=name, AssumeRolePolicyDocument=LAMBDA_TRUST)["Role"]["Arn"]
     if statements:
         iam.put_role_policy(
             RoleName=name,

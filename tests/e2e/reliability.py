@@ -70,7 +70,8 @@ class Stack:
 
     def take_dead_letters(self) -> list[str]:
         """Every body in the DLQ, removed so the next test starts from an empty DLQ."""
-        url, bodies = self.env["DLQ_URL"], []
+        url = self.env["DLQ_URL"]
+        bodies: list[str] = []
         while True:
             messages = self.sqs.receive_message(
                 QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=120

@@ -52,7 +52,9 @@ def inbox(stack):
 
 
 def state(session, name: str) -> str:
-    return session.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"][0]["StateValue"]
+    alarms = session.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"]
+    value: str = alarms[0]["StateValue"]
+    return value
 
 
 def wait_state(session, name: str, wanted: str) -> None:
@@ -100,13 +102,16 @@ def notification(session, inbox: str, alarm: str, new_state: str, since: datetim
         seen.extend(take_notifications(sqs, inbox))
         return next((m for m in seen if m["AlarmName"] == alarm and entered(m, new_state, since)), None)
 
-    return wait_for(arrived, timeout=DEADLINE, what=f"a {new_state} notification for {alarm}")
+    message = wait_for(arrived, timeout=DEADLINE, what=f"a {new_state} notification for {alarm}")
+    assert message is not None  # wait_for returns only a truthy answer
+    return message
 
 
 def notifications(session, inbox: str, alarms: set[str], new_state: str, since: datetime) -> set[str]:
     """Wait until each of `alarms` was notified entering `new_state` at `since` or later (one
     reader for all: a message read while waiting for one alarm is not lost for another)."""
-    sqs, found = session.client("sqs"), set()
+    sqs = session.client("sqs")
+    found: set[str] = set()
 
     def all_arrived() -> bool:
         found.update(
@@ -214,13 +219,14 @@ def test_ops_cost_prices_the_lab_scenario_from_the_local_metrics(stack):
 
     def counted() -> bool:
         report.update(cost.measure(clients, target, 10, Prices.load()))
-        return (
+        enough: bool = (
             report["metrics"]["sqs_sent"] >= 4
             and report["metrics"]["lambda_invocations"] >= 4
             and report["metrics"]["dynamodb_write_units"] >= 4
             and report["metrics"]["sqs_empty_receives"] > 0
             and report["metrics"]["logs_incoming_bytes"] > 0
         )
+        return enough
 
     wait_for(
         counted, timeout=DEADLINE, what=lambda: f"the lab scenario in ops cost, last {report.get('metrics')}"
@@ -506,6 +512,7 @@ def test_an_interrupted_prove_alarms_puts_every_alarm_back(stack, signum):
     )
     try:
         seen = []
+        assert run.stderr is not None  # piped above
         for line in run.stderr:
             seen.append(line)
             if line.startswith("WAITING"):
@@ -572,8 +579,12 @@ def test_every_other_failure_of_the_operations_table_reaches_the_topic(stack, in
     write, a conflict and dead letters: the tests above.)"""
     session, env, _outputs = stack
     for what in ("malformed-jobs", "orders-throttled", "failed-records", "worker-throttles", "worker-errors"):
+
+        def out_of_alarm(what: str = what) -> bool:
+            return state(session, f"{PREFIX}-{what}") != "ALARM"
+
         wait_for(
-            lambda what=what: state(session, f"{PREFIX}-{what}") != "ALARM",
+            out_of_alarm,
             timeout=DEADLINE,
             interval=0.25,
             what=f"{PREFIX}-{what} out of ALARM (earlier tests set states)",
@@ -634,9 +645,11 @@ def test_a_deleted_table_and_too_little_time_for_a_write_are_failed_records(stac
     lambda_api, function, table = session.client("lambda"), env["FUNCTION_NAME"], env["ORDERS_TABLE"]
 
     def sent(order: dict) -> str:
-        return session.client("sqs").send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))[
+        sqs = session.client("sqs")
+        message_id: str = sqs.send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))[
             "MessageId"
         ]
+        return message_id
 
     def errors_of(message_id: str) -> list[str]:
         return [

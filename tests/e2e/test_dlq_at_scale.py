@@ -64,7 +64,7 @@ def test_a_dlq_ten_times_its_in_flight_cap_is_redriven_completely(emulator, figu
 
 def test_a_listing_beside_a_redrive_loses_nothing_and_each_is_told(emulator, made):
     safe = made.fill(pending=600, conflicts=5)
-    done = {}
+    done: dict[str, dict] = {}
     operator = lambda: Clients(Endpoint.from_env(emulator.aws_env()))
     redriving = threading.Thread(
         target=lambda: done.setdefault("redrive", dlq.redrive(operator(), made.queues, hold_seconds=HOLD))

@@ -95,6 +95,7 @@ def test_sqs_move_task_moves_what_is_left_and_completes(stack, operator):
         return task if task["Status"] != "RUNNING" else None
 
     task = wait_for(finished, timeout=60, what="the move task to finish")
+    assert task is not None  # wait_for returns only a truthy answer
     assert (
         task["Status"],
         task["ApproximateNumberOfMessagesMoved"],

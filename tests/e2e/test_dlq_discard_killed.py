@@ -77,6 +77,7 @@ class StopAtDelete:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def send(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, list, bytes]:
+        assert self.upstream.hostname is not None  # the embedded AWS's http URL
         connection = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=60)
         try:
             kept = {k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP}

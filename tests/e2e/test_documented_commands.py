@@ -244,12 +244,14 @@ def test_ops_view_line_serves_until_ctrl_c(shell):
         printed: list[str] = []
 
         def url() -> str | None:
+            assert view.stdout is not None  # piped above
             printed.append(view.stdout.readline())
             found = re.search(r"http://\S+token=\S+", printed[-1])
             assert printed[-1] or found, f"ops view ended: {''.join(printed)}"
             return found[0] if found else None
 
         address = wait_for(url, timeout=60, what="the view's URL")
+        assert address is not None  # wait_for returns only a truthy answer
         with urllib.request.urlopen(address, timeout=10) as page:
             assert page.status == 200 and "<html" in page.read().decode().lower()
     finally:
@@ -409,10 +411,15 @@ def test_the_worker_uploaded_by_hand_runs_at_the_next_delivery(shell, tmp_path):
 
 def view_snapshot(session: LocalSession) -> dict:
     """What the view `make up` serves answers now (its token from the state file)."""
-    base, token = re.fullmatch(r"(http://localhost:\d+/)\?token=([\w-]+)", session.state["view_url"]).groups()
+    state = session.state
+    assert state is not None, "no state file: `make up` is not running"
+    address = re.fullmatch(r"(http://localhost:\d+/)\?token=([\w-]+)", state["view_url"])
+    assert address is not None, state["view_url"]
+    base, token = address.groups()
     request = urllib.request.Request(base + "api/snapshot", headers={"X-View-Token": token})
     with urllib.request.urlopen(request, timeout=30) as response:
-        return json.load(response)
+        snapshot: dict = json.load(response)
+        return snapshot
 
 
 def test_the_labs_clean_up_as_documented_then_down_leaves_nothing_running(shell):

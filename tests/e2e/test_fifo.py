@@ -113,16 +113,24 @@ def poisoned(stacks):
         )
         stack.send_group("a", GROUP_A)
     for stack in stacks.values():
+
+        def first_failure(stack: FifoStack = stack) -> bool:
+            return ("failed", "a-2") in timeline(stack.records(since))
+
         wait_for(
-            lambda stack=stack: ("failed", "a-2") in timeline(stack.records(since)),
+            first_failure,
             timeout=SETTLE,
             interval=0.3,
             what="the poison's first failure",
         )
         stack.send_group("b", GROUP_B)
     for stack in stacks.values():
+
+        def poison_dead_and_drained(stack: FifoStack = stack) -> bool:
+            return stack.dead() >= 1 and stack.drained()
+
         wait_for(
-            lambda stack=stack: stack.dead() >= 1 and stack.drained(),
+            poison_dead_and_drained,
             timeout=SETTLE,
             interval=0.5,
             what="the poison in the DLQ and the jobs queue empty",

@@ -149,6 +149,7 @@ def test_iam_denial_fails_the_message_instead_of_acknowledging_it(emulator):
     errors = wait_for(
         lambda: len(error_lines()) >= 2 and error_lines(), timeout=30, what="both deliveries' ERROR lines"
     )
+    assert isinstance(errors, list)  # wait_for returns only a truthy answer: the lines, not False
     assert len(errors) == 2 and all(e["error"] == "AccessDeniedException" for e in errors)
     assert "(AccessDeniedException)" in errors[0]["message"]
     assert f"is not authorized to perform: dynamodb:PutItem on resource: {denied_arn}" in errors[0]["message"]
@@ -197,6 +198,7 @@ def test_invoke_api_runs_the_deployed_code(emulator):
             Period=60,
             Statistics=["Sum"],
         )
-        return sum(point["Sum"] for point in points["Datapoints"])
+        total: float = sum(point["Sum"] for point in points["Datapoints"])
+        return total
 
     wait_for(lambda: errors() == 2, timeout=10, what="two Errors for direct")

@@ -214,10 +214,13 @@ def held_receipt_handle(session: LocalSession, queue_url: str, body: str) -> str
             QueueUrl=queue_url, MaxNumberOfMessages=10, VisibilityTimeout=300, WaitTimeSeconds=1
         ).get("Messages", []):
             if message["MessageId"] == message_id:
-                return message["ReceiptHandle"]
+                handle: str = message["ReceiptHandle"]
+                return handle
         return None
 
-    return wait_for(received, timeout=30, what=f"message {message_id} on {queue_url}")
+    found = wait_for(received, timeout=30, what=f"message {message_id} on {queue_url}")
+    assert found is not None  # wait_for returns only a truthy answer
+    return found
 
 
 def test_worker_role_can_do_its_job_and_nothing_else(stack, figure):

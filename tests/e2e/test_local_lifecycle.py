@@ -45,6 +45,7 @@ def test_ctrl_c_during_up_stops_what_it_started(tmp_path):
     try:
 
         def deploying() -> bool:
+            assert up.stderr is not None  # piped above
             seen.append(up.stderr.readline())
             assert seen[-1], f"make up ended early: {''.join(seen)}"
             return seen[-1].startswith("cdk ")
