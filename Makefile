@@ -90,12 +90,19 @@ demo: setup
 
 ## Lint, layout and types (seconds): ruff's default and security rules (pyproject.toml), ruff
 ## format, mypy strict with boto3's stubs. `.venv/bin/ruff format .` fixes the layout.
+# The tests: strict, except that test functions and fixtures need no annotations (their bodies are
+# still checked). The embedded AWS's tests import their helpers from their own folder (pytest's
+# rootdir) and have a conftest.py of their own, so they are a run of their own.
+MYPY_TESTS := --allow-untyped-defs --allow-untyped-calls --allow-incomplete-defs --allow-any-generics \
+  --allow-untyped-decorators --exclude tests/artifacts --explicit-package-bases
 lint: setup
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy lambda/worker
 	$(VENV)/bin/mypy lambda/reference_seeder
+	$(VENV)/bin/mypy $(MYPY_TESTS) tests conftest.py
+	MYPYPATH=embedded_aws/tests $(VENV)/bin/mypy $(MYPY_TESTS) embedded_aws/tests
 
 ## The whole test suite (unit, infra, end-to-end against the embedded AWS, the browser tests),
 ## test files side by side in TEST_WORKERS processes sharing one embedded AWS; lint first.
