@@ -7,6 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+# moto's signatures of the two classmethods, as the patches' targets declare them.
+CREATE_PARAMETERS = ("cls", "resource_name", "cloudformation_json", "account_id", "region_name", "kwargs")
+UPDATE_PARAMETERS = (
+    "cls",
+    "original_resource",
+    "new_resource_name",
+    "cloudformation_json",
+    "account_id",
+    "region_name",
+)
+
 # hook(resource, cloudformation_json, account_id, region_name, kwargs): kwargs are moto's extra
 # arguments to create (StackId, ResourceType, ...), empty for an update.
 Hook = Callable[[Any, dict[str, Any], str, str, dict[str, Any]], None]

@@ -4,22 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.cloudformation_models import after_create, after_update
+from embedded_aws.compat.cloudformation_models import (
+    CREATE_PARAMETERS,
+    UPDATE_PARAMETERS,
+    after_create,
+    after_update,
+)
 from embedded_aws.compat.registry import T, declare
 
 
 @declare(
     "lambda.inline-code-update",
     "a CloudFormation update of a function with inline code",
-    T(
-        "moto.awslambda.models:LambdaFunction.update_from_cloudformation_json",
-        "cls",
-        "original_resource",
-        "new_resource_name",
-        "cloudformation_json",
-        "account_id",
-        "region_name",
-    ),
+    T("moto.awslambda.models:LambdaFunction.update_from_cloudformation_json", *UPDATE_PARAMETERS),
     fixes_moto=(
         "an update of a function with Code.ZipFile reads the source text as a base64 zip; an update drops"
         " Architectures and TracingConfig"
@@ -63,15 +60,7 @@ def _apply_settings(function: Any, cloudformation_json: dict[str, Any], *_: Any)
         "a function's Architectures and TracingConfig from its template at create (at update: the "
         "inline-code patch above)"
     ),
-    T(
-        "moto.awslambda.models:LambdaFunction.create_from_cloudformation_json",
-        "cls",
-        "resource_name",
-        "cloudformation_json",
-        "account_id",
-        "region_name",
-        "kwargs",
-    ),
+    T("moto.awslambda.models:LambdaFunction.create_from_cloudformation_json", *CREATE_PARAMETERS),
     fixes_moto=(
         "AWS::Lambda::Function drops Architectures and TracingConfig: an arm64 function reads x86_64 and "
         "an Active-traced one PassThrough"

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from embedded_aws.compat.cloudformation_models import after_create
+from embedded_aws.compat.cloudformation_models import CREATE_PARAMETERS, UPDATE_PARAMETERS, after_create
 from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason
 from embedded_aws.services.cloudformation.lifecycle import (
@@ -337,24 +337,8 @@ class CustomResourceHooks:
         "custom resources get Update and Delete; FAILED, or a resource's failure, fails and rolls back; "
         "an update deletes the resources it removes last"
     ),
-    T(
-        "moto.cloudformation.custom_model:CustomModel.create_from_cloudformation_json",
-        "cls",
-        "resource_name",
-        "cloudformation_json",
-        "account_id",
-        "region_name",
-        "kwargs",
-    ),
-    T(
-        "moto.cloudformation.custom_model:CustomModel.update_from_cloudformation_json",
-        "cls",
-        "original_resource",
-        "new_resource_name",
-        "cloudformation_json",
-        "account_id",
-        "region_name",
-    ),
+    T("moto.cloudformation.custom_model:CustomModel.create_from_cloudformation_json", *CREATE_PARAMETERS),
+    T("moto.cloudformation.custom_model:CustomModel.update_from_cloudformation_json", *UPDATE_PARAMETERS),
     T("moto.cloudformation.custom_model:CustomModel.delete", adds=True),
     T("moto.cloudformation.responses:CloudFormationResponse.process_cfn_response", "self"),
     T("moto.cloudformation.parsing:ResourceMap.delete", "self"),

@@ -13,7 +13,13 @@ import functools
 import json
 from typing import Any
 
-from embedded_aws.compat.cloudformation_models import after_create, after_update, before_delete
+from embedded_aws.compat.cloudformation_models import (
+    CREATE_PARAMETERS,
+    UPDATE_PARAMETERS,
+    after_create,
+    after_update,
+    before_delete,
+)
 from embedded_aws.compat.registry import T, declare
 
 AWS_POLICY = "arn:aws:iam::aws:policy/"
@@ -64,24 +70,8 @@ def attach_listed(backend: Any, role: Any, arns: Any) -> None:
         "a CloudFormation role's ManagedPolicyArns attached (AWS's own policies from moto's copy), "
         "detached before the role is deleted"
     ),
-    T(
-        "moto.iam.models:Role.create_from_cloudformation_json",
-        "cls",
-        "resource_name",
-        "cloudformation_json",
-        "account_id",
-        "region_name",
-        "kwargs",
-    ),
-    T(
-        "moto.iam.models:Role.update_from_cloudformation_json",
-        "cls",
-        "original_resource",
-        "new_resource_name",
-        "cloudformation_json",
-        "account_id",
-        "region_name",
-    ),
+    T("moto.iam.models:Role.create_from_cloudformation_json", *CREATE_PARAMETERS),
+    T("moto.iam.models:Role.update_from_cloudformation_json", *UPDATE_PARAMETERS),
     T(
         "moto.iam.models:Role.delete_from_cloudformation_json",
         "cls",
