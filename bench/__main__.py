@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import report
+from bench.report import progress
 from bench.variants import ROOT
 
 # (batch size, messages, repeats, PutItem round trip in ms), run in order while the pipeline
@@ -27,10 +28,6 @@ PIPELINE_PLAN: list[tuple[int, int, int, float]] = [
     (1, 10000, 1, 0),
 ]
 BACKLOG = {1: 50, 10: 100}
-
-
-def progress(message: str) -> None:
-    print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
 def _previous(path: Path) -> dict[str, Any]:

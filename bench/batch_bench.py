@@ -205,12 +205,6 @@ def run(progress: Callable[[str], None], rounds: int = 15, held_rounds: int = 7)
     }
 
 
-def _progress(message: str) -> None:
-    import sys
-
-    print(f"bench: {message}", file=sys.stderr, flush=True)
-
-
 def run_in_a_fresh_process() -> dict[str, Any]:
     """`run` in a new interpreter. The handlers create their clients once per process, as on
     Lambda (Powertools' when imported, ours on first use), so in a process where they already
@@ -220,7 +214,9 @@ def run_in_a_fresh_process() -> dict[str, Any]:
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(run, _progress).result()
+        from bench.report import progress
+
+        return pool.submit(run, progress).result()
 
 
 def render(result: dict[str, Any]) -> str:
@@ -264,6 +260,6 @@ def render(result: dict[str, Any]) -> str:
 if __name__ == "__main__":
     from bench import report
 
-    found = run(_progress)
+    found = run(report.progress)
     print(render(found))
     report.update_page(render(found), begin=BLOCK_BEGIN, end=BLOCK_END)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bench.cost_report import FLOOR_GOAL, POWERTOOLS_GOAL, ROUND_TRIP_MS, SERVICES, Tag, render
-from bench.variants import LABELS, ROOT, VARIANTS, BenchContext, handler_of
+from bench.variants import LABELS, VARIANTS, BenchContext, handler_of
 
 BATCH_SIZES = (1, 10)
 # Redeliveries per first delivery. SQS standard delivers at least once and redelivers what a
@@ -288,10 +288,6 @@ def run(
     return cost
 
 
-def _progress(message: str) -> None:
-    print(f"bench: {message}", file=sys.stderr, flush=True)
-
-
 def run_in_a_fresh_process(batches: Mapping[str, Any], orders: int = 20) -> dict[str, Any]:
     """`run` in a new interpreter: the handlers keep their clients per process, as on Lambda, so
     in one where they already ran against another endpoint they would still call that one."""
@@ -299,7 +295,9 @@ def run_in_a_fresh_process(batches: Mapping[str, Any], orders: int = 20) -> dict
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(run, dict(batches), orders, _progress).result()
+        from bench.report import progress
+
+        return pool.submit(run, dict(batches), orders, progress).result()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -315,17 +313,15 @@ def main(argv: list[str] | None = None) -> int:
         print("bench.cost_bench: --orders must be a multiple of 10, at least 10", file=sys.stderr)
         return 2
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    path = ROOT / "bench" / "results.json"
-    results = json.loads(path.read_text())
-    if "batches" not in results:
-        print("bench.cost_bench: bench/results.json has no batch figures; run `make bench`", file=sys.stderr)
-        return 1
-    results["cost"] = run(results["batches"], args.orders, _progress)
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    print(render(results["cost"]))
-    if not args.no_docs:
-        report.update_page(report.render(results))
-    return 0
+    return report.rerun_part(
+        "bench.cost_bench",
+        "batches",
+        "batch figures",
+        "cost",
+        lambda results: run(results["batches"], args.orders, report.progress),
+        render,
+        write_docs=not args.no_docs,
+    )
 
 
 if __name__ == "__main__":

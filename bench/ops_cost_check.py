@@ -170,24 +170,19 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from bench import report
-    from bench.variants import ROOT
 
     parser = argparse.ArgumentParser(prog="python -m bench.ops_cost_check", description=__doc__)
     parser.add_argument("--no-docs", action="store_true")
     args = parser.parse_args(argv)
-    path = ROOT / "bench" / "results.json"
-    results = json.loads(path.read_text())
-    if "cost" not in results:
-        print("bench.ops_cost_check: bench/results.json has no cost table; run `make bench`", file=sys.stderr)
-        return 1
-    results["ops_cost"] = run_alone(
-        results["cost"], lambda m: print(f"bench: {m}", file=sys.stderr, flush=True)
+    return report.rerun_part(
+        "bench.ops_cost_check",
+        "cost",
+        "cost table",
+        "ops_cost",
+        lambda results: run_alone(results["cost"], report.progress),
+        render_ops_check,
+        write_docs=not args.no_docs,
     )
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    print(render_ops_check(results["ops_cost"]))
-    if not args.no_docs:
-        report.update_page(report.render(results))
-    return 0
 
 
 if __name__ == "__main__":

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
+import sys
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,7 @@ from typing import Any
 from bench.stats import markdown_table, spread_cell
 from bench.variants import LABELS, ROOT, VARIANTS
 
+RESULTS_FILE = ROOT / "bench" / "results.json"
 BLOCK_BEGIN = "<!-- bench:begin (written by `make bench`) -->"
 BLOCK_END = "<!-- bench:end -->"
 OVERHEAD_GOAL = 1.15
@@ -268,3 +272,31 @@ def update_page(
     _, tail = rest.split(end, 1)
     page.write_text(f"{head}{begin}\n{markdown}{end}{tail}")
     return True
+
+
+def progress(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def rerun_part(
+    program: str,
+    needs: str,
+    missing: str,
+    key: str,
+    measure: Callable[[dict[str, Any]], dict[str, Any]],
+    render_part: Callable[[dict[str, Any]], str],
+    write_docs: bool,
+) -> int:
+    """`python -m bench.<part>`: one part measured again beside the last `make bench`'s figures:
+    `measure` reads the part it `needs` from bench/results.json, its result goes under `key`, is
+    printed and, with `write_docs`, fills the generated block of docs/benchmarks.md."""
+    results: dict[str, Any] = json.loads(RESULTS_FILE.read_text())
+    if needs not in results:
+        print(f"{program}: bench/results.json has no {missing}; run `make bench`", file=sys.stderr)
+        return 1
+    results[key] = measure(results)
+    RESULTS_FILE.write_text(json.dumps(results, indent=2) + "\n")
+    print(render_part(results[key]))
+    if write_docs:
+        update_page(render(results))
+    return 0
