@@ -94,7 +94,7 @@ def run(pipeline: Any, table: Mapping[str, Any], progress: Callable[[str], None]
         entries = [{"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start : start + 10])]
         pipeline.sqs.send_message_batch(QueueUrl=pipeline.env["QUEUE_URL"], Entries=entries)
     wait_for(
-        lambda: pipeline.stored() - base == orders and not pipeline._outstanding(),
+        lambda: pipeline.stored() - base == orders and not pipeline.outstanding(),
         timeout=SETTLE_SECONDS,
         interval=0.5,
         what=f"{orders} orders stored and the jobs queue empty",

@@ -73,7 +73,7 @@ class Pipeline:
         # No `cdk destroy`: the emulator keeps everything in memory, so stopping it removes it all.
         self.session.stop_emulator()
 
-    def _outstanding(self) -> int:
+    def outstanding(self) -> int:
         from ops.observe import queue_counters
 
         counters = queue_counters(self.sqs, self.env["QUEUE_URL"])
@@ -90,7 +90,7 @@ class Pipeline:
         from local.session import wait_for
         from ops.observe import executions
 
-        if self._outstanding():
+        if self.outstanding():
             raise RuntimeError("the jobs queue is not empty before a run")
         run_id = uuid.uuid4().hex[:8]
         bodies = [json.dumps({"id": f"tp-{run_id}-{i}", "quantity": 1 + i % 10}) for i in range(messages)]
@@ -137,7 +137,7 @@ class Pipeline:
             what=f"{messages} orders stored at batch size {batch_size}",
         )
         wait_for(
-            lambda: self._outstanding() == 0,
+            lambda: self.outstanding() == 0,
             timeout=max(deadline - time.monotonic(), 1),
             interval=0.05,
             what=f"{messages} messages acknowledged at batch size {batch_size}",

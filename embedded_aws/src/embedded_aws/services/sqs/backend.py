@@ -9,6 +9,7 @@ import threading
 from typing import Any, cast
 
 from embedded_aws.compat.registry import T, declare
+from embedded_aws.services.sqs.metrics import DELETED, EMPTY_RECEIVES, RECEIVED, SENT
 
 
 def delete_message_batch(self: Any, queue_name: str, receipts: list[dict[str, Any]]) -> Any:
@@ -65,12 +66,11 @@ def release_expired_groups(queue: Any, now_ms: float) -> None:
 
 # What a send, a receive and a delete count towards (services/sqs/metrics.py), by method.
 _COUNTED = {
-    "send_message": "NumberOfMessagesSent",
-    "receive_message": "NumberOfMessagesReceived",
-    "delete_message": "NumberOfMessagesDeleted",
-    "delete_message_batch": "NumberOfMessagesDeleted",  # each entry that succeeded
+    "send_message": SENT,
+    "receive_message": RECEIVED,
+    "delete_message": DELETED,
+    "delete_message_batch": DELETED,  # each entry that succeeded
 }
-EMPTY_RECEIVES = "NumberOfEmptyReceives"  # "ReceiveMessage API calls that did not return a message"
 _LOCKED = (
     "send_message",
     "send_message_batch",

@@ -24,12 +24,10 @@ from embedded_aws.services.cloudwatch.metrics import datum, publish
 from embedded_aws.services.sqs import dead_letters
 
 NAMESPACE = "AWS/SQS"
-COUNTERS = (
-    "NumberOfMessagesSent",
-    "NumberOfMessagesReceived",
-    "NumberOfMessagesDeleted",
-    "NumberOfEmptyReceives",
-)
+# The counted metrics (services/sqs/backend.py counts them as the calls happen).
+SENT, RECEIVED, DELETED = "NumberOfMessagesSent", "NumberOfMessagesReceived", "NumberOfMessagesDeleted"
+EMPTY_RECEIVES = "NumberOfEmptyReceives"  # "ReceiveMessage API calls that did not return a message"
+COUNTERS = (SENT, RECEIVED, DELETED, EMPTY_RECEIVES)
 RECEIVES_LEFT_OUT_OF_AGE = 3  # a standard queue's message received this often is not in the age
 
 
