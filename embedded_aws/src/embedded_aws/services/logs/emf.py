@@ -199,7 +199,8 @@ def ingestion(log_group_name: str, log_events: list[dict[str, Any]], now_ms: int
     fixes_moto="Logs does not extract embedded-metric-format metrics nor publish AWS/Logs metrics",
 )
 def patch_emf() -> None:
-    """Extract EMF from every event PutLogEvents stores (after moto has stored them)."""
+    """After moto has stored a PutLogEvents' events: count them in AWS/Logs, and extract EMF from
+    each. Neither ever fails the caller."""
     from moto.logs.models import LogsBackend
 
     from embedded_aws.services.cloudwatch.metrics import publish as put
@@ -222,7 +223,7 @@ def patch_emf() -> None:
                 if now_ms - MAX_AGE_MS <= event["timestamp"] <= now_ms + MAX_AHEAD_MS:
                     publish(backend.account_id, backend.region_name, extract(event["message"]), now_ms)
         except Exception:  # metric extraction never fails the caller
-            log.exception("EMF extraction failed for %s", log_group_name)
+            log.exception("AWS/Logs metrics or EMF extraction failed for %s", log_group_name)
         return result
 
     LogsBackend.put_log_events = put_log_events_with_emf  # type: ignore[assignment]  # our replacement's own signature; registry.py checks moto's parameters
