@@ -28,19 +28,19 @@ from bench.cost_report import render_ops_check
 GOAL = 0.10  # at most this far from the table's total, either way
 ORDERS = 300
 BATCH_SIZE = 10
-RESEND_EVERY = 10  # one order in ten is sent twice (the table's duplicate share)
 SETTLE_SECONDS = 180.0
 
 
-def _mix(run_id: str) -> tuple[list[str], int]:
-    """The bodies to send, resends included (right after the batch their first copy is in), and how
-    many orders they hold."""
+def _mix(run_id: str, duplicate_share: float) -> tuple[list[str], int]:
+    """The bodies to send, with the table's share of orders sent a second time (right after the
+    batch their first copy is in), and how many orders they hold."""
+    resend_every = round(1 / duplicate_share)
     bodies = [json.dumps({"id": f"oc-{run_id}-{i}", "quantity": 1 + i % 10}) for i in range(ORDERS)]
     sent: list[str] = []
     for start in range(0, ORDERS, 10):
         chunk = bodies[start : start + 10]
         sent += chunk
-        sent += [body for i, body in enumerate(chunk, start) if i % RESEND_EVERY == 0]
+        sent += [body for i, body in enumerate(chunk, start) if i % resend_every == 0]
     return sent, ORDERS
 
 
@@ -48,19 +48,12 @@ def comparable(report: Mapping[str, Any], prices: Any) -> dict[str, Any]:
     """`ops cost`'s report without what the table leaves out: the producer's sends, the empty
     receives and the metric-hours. SQS requests are ops cost's own estimate of the consumer's
     receives and deletes (one each per invocation, at most one per message)."""
-    from ops.cost_model import Usage, price
+    from ops.cost import usage_of
+    from ops.cost_model import price
 
-    sums = report["metrics"]
-    invocations = sums["lambda_invocations"]
-    usage = Usage(
-        sqs_requests=min(invocations, sums["sqs_received"]) + min(invocations, sums["sqs_deleted"]),
-        invocations=invocations,
-        gb_seconds=report["units"]["gb_seconds"],
-        architecture=report["function"]["architecture"],
-        write_units=sums["dynamodb_write_units"],
-        read_units=sums["dynamodb_read_units"],
-        log_bytes=sums["logs_incoming_bytes"],
-    )
+    left_out = {"sqs_sent": 0.0, "sqs_empty_receives": 0.0}
+    function = report["function"]
+    usage = usage_of({**report["metrics"], **left_out}, function["memory_mb"], function["architecture"], 0)
     cost = price(usage, prices, orders=report["orders"]).as_json()
     by_service = {k: v for k, v in cost["by_service_per_million_orders"].items() if k != "metrics"}
     orders = report["orders"] or 1
@@ -85,7 +78,7 @@ def run(pipeline: Any, table: Mapping[str, Any], progress: Callable[[str], None]
     pipeline.set_batch_size(BATCH_SIZE)
     clients = Clients(Endpoint.from_env(pipeline.session.aws_env()))
     target = resolve_target(clients, pipeline.session.prefix)
-    bodies, orders = _mix(uuid.uuid4().hex[:8])
+    bodies, orders = _mix(uuid.uuid4().hex[:8], table["duplicate_share"])
     deliveries = len(bodies)
     base = pipeline.stored()
     started_ms = int(time.time() * 1000) - 1000
