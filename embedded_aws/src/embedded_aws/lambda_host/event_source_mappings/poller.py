@@ -24,7 +24,7 @@ from embedded_aws.lambda_host.event_source_mappings import filters as event_filt
 from embedded_aws.lambda_host.event_source_mappings.records import acknowledged_ids, sqs_record
 from embedded_aws.lambda_host.event_source_mappings.scaling import Scaling, concurrency_limit
 from embedded_aws.lambda_host.sandbox import FunctionSpec, InvocationResult, Throttled
-from embedded_aws.profiling import timer
+from embedded_aws.profiling import count, timer
 
 MAPPING_REFRESH_SECONDS = 0.5
 # A poller's long poll. The Lambda service waits up to 20 s; an idle poller then costs one
@@ -272,6 +272,8 @@ class MappingPoller:
                     MessageAttributeNames=["All"],
                     **visibility,
                 ).get("Messages", [])
+            if messages:  # LOCAL_PROFILE: the receives SQS bills as non-empty (bench/ops_cost_check.py)
+                count("poller receive with messages")
             received += len(messages)
             patterns = self._patterns(self.mapping) if messages else []
             dropped = []
