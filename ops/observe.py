@@ -99,7 +99,8 @@ def log_events(logs: Any, log_group: str, start_time: int | None = None) -> Iter
         yield from page["events"]
 
 
-def _record(event: dict[str, Any]) -> LogRecord | None:
+def parse_record(event: dict[str, Any]) -> LogRecord | None:
+    """A log event as the worker's line about a record; None for any other line."""
     parsed = CONTRACT.parse_line(event["message"])
     if parsed is None:
         return None
@@ -109,7 +110,7 @@ def _record(event: dict[str, Any]) -> LogRecord | None:
 
 def log_records(logs: Any, log_group: str, start_time: int | None = None) -> list[LogRecord]:
     """The worker's JOB / WRITE / RESULT / ERROR lines, parsed, in time order."""
-    records = [record for record in map(_record, log_events(logs, log_group, start_time)) if record]
+    records = [record for record in map(parse_record, log_events(logs, log_group, start_time)) if record]
     return sorted(records, key=lambda record: record.timestamp)
 
 
@@ -125,7 +126,7 @@ def worker_log(logs: Any, log_group: str, start_time: int | None = None) -> Work
     for event in log_events(logs, log_group, start_time):
         if event["message"].startswith("START RequestId:"):
             executions += 1
-        elif record := _record(event):
+        elif record := parse_record(event):
             records.append(record)
     return WorkerLog(sorted(records, key=lambda record: record.timestamp), executions)
 

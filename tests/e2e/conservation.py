@@ -48,15 +48,13 @@ def check_conservation(stack: Stack, batch_size: int, figure) -> None:
     assert len(bodies) >= 1000
     stack.send(bodies)
     stack.wait_settled()
-    stack.assert_no_abnormal_ends(since)
+    log = stack.run_log(since)
 
     stored = stack.items(f"{tag}-")
     missing = sorted(set(versions) - set(stored))
     if missing:
-        job_ids = {r.data["message_id"]: r.data["id"] for r in stack.records(since, "JOB")}
-        errors = [
-            r.data for r in stack.records(since, "ERROR") if job_ids.get(r.data.get("message_id")) in missing
-        ]
+        job_ids = {r.data["message_id"]: r.data["id"] for r in log.of("JOB") + log.cut if r.tag == "JOB"}
+        errors = [r.data for r in log.of("ERROR") if job_ids.get(r.data.get("message_id")) in missing]
         raise AssertionError(
             f"{len(missing)} order(s) never stored, e.g. {missing[:3]}; their errors: {errors[:6]}"
         )
@@ -70,7 +68,7 @@ def check_conservation(stack: Stack, batch_size: int, figure) -> None:
     dead_expected = [b for b in bodies if b not in winners.values()]
 
     dead = stack.take_dead_letters()
-    writes = [r.data for r in stack.records(since, "WRITE") if str(r.data["id"]).startswith(f"{tag}-")]
+    writes = [r.data for r in log.of("WRITE") if str(r.data["id"]).startswith(f"{tag}-")]
     accepted = [w for w in writes if w["outcome"] == "Accepted"]
     # A write whose reply timed out (a busy emulator) is retried; if it had gone in, the retry
     # is rejected with the identical item: the order's first write, logged as a duplicate.
@@ -84,12 +82,14 @@ def check_conservation(stack: Stack, batch_size: int, figure) -> None:
     # A write whose reply timed out with no time left to retry fails its record (ERROR), and SQS
     # delivers it again; if it had gone in, that delivery is rejected with the identical item:
     # the order's first write, logged as a duplicate one delivery later.
-    job_ids = {r.data["message_id"]: r.data["id"] for r in stack.records(since, "JOB")}
+    # An invocation that did not return (its function timed out) acknowledged none of its
+    # records: each is delivered again, and a write it made is acknowledged as a duplicate then.
+    job_ids = {r.data["message_id"]: r.data["id"] for r in log.of("JOB")}
     timed_out = {
         job_ids.get(r.data.get("message_id"))
-        for r in stack.records(since, "ERROR")
+        for r in log.of("ERROR")
         if r.data.get("error") == "ReadTimeoutError"
-    }
+    } | {r.data["id"] for r in log.cut if r.tag == "JOB"}
     first_ids = {a["id"] for a in accepted} | {w["id"] for w in first_by_retry}
     first_by_redelivery = list(
         {
@@ -100,9 +100,7 @@ def check_conservation(stack: Stack, batch_size: int, figure) -> None:
     )
     first = Counter(w["id"] for w in first_by_retry) + Counter(w["id"] for w in first_by_redelivery)
     duplicates = [
-        r
-        for r in stack.records(since, "RESULT")
-        if str(r.data["id"]).startswith(f"{tag}-") and r.data["duplicate"]
+        r for r in log.of("RESULT") if str(r.data["id"]).startswith(f"{tag}-") and r.data["duplicate"]
     ]
     assert Counter(dead) == Counter(dead_expected)
     unaccounted = Counter({order_id: 1 for order_id in versions}) - first - Counter(w["id"] for w in accepted)
@@ -124,7 +122,8 @@ def check_conservation(stack: Stack, batch_size: int, figure) -> None:
             "timed-out attempt)"
             if first_by_retry or first_by_redelivery
             else ""
-        ),
+        )
+        + (f"; invocations that did not return, redelivered: {dict(log.ends)}" if log.ends else ""),
     )
 
 

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -34,6 +35,44 @@ SETTLE_SECONDS = 300  # a deadline, not a wait
 # is the same as with five, in 24-36 s instead of 60-90. The default five is proven message by
 # message in test_reliability_bad_input.py and in the lab scenario.
 TWO_RECEIVES = {"max_receive_count": "2", "target": "local"}  # below AWS's advice: tests only
+
+
+@dataclass
+class RunLog:
+    """The worker's lines since a time, split by whether their invocation returned. An invocation
+    that did not (a timeout on a saturated machine) had none of its records deleted: SQS delivers
+    each again, so its RESULT lines acknowledged nothing, and a write it made is an order's first
+    write that a later delivery acknowledges as a duplicate."""
+
+    returned: list[observe.LogRecord] = field(default_factory=list)
+    cut: list[observe.LogRecord] = field(default_factory=list)
+    ends: Counter[str] = field(default_factory=Counter)  # invocations that did not return, by status
+
+    def of(self, tag: str) -> list[observe.LogRecord]:
+        return [r for r in self.returned if r.tag == tag]
+
+    @classmethod
+    def read(cls, logs: object, log_group: str, since: int) -> RunLog:
+        """Lambda writes an invocation's lines together, START to REPORT, in its sandbox's stream;
+        a REPORT with a Status ends an invocation that did not return."""
+        run, pending = cls(), dict[str, list[observe.LogRecord]]()
+        for event in observe.log_events(logs, log_group, since):
+            stream, message = event.get("logStreamName", ""), event["message"]
+            if message.startswith("START RequestId:"):
+                pending[stream] = []
+            elif message.startswith("REPORT RequestId:"):
+                records = pending.pop(stream, [])
+                if "\tStatus: " in message:
+                    run.ends[message.rsplit("Status: ", 1)[1].split()[0]] += 1
+                    run.cut += records
+                else:
+                    run.returned += records
+            elif record := observe.parse_record(event):
+                pending.setdefault(stream, []).append(record)
+        for records in pending.values():
+            run.returned += records
+        run.returned.sort(key=lambda record: record.timestamp)
+        return run
 
 
 class Stack:
@@ -86,6 +125,9 @@ class Stack:
 
     def records(self, since: int, tag: str) -> list[observe.LogRecord]:
         return [r for r in observe.log_records(self.logs, self.env["LOG_GROUP"], since) if r.tag == tag]
+
+    def run_log(self, since: int) -> RunLog:
+        return RunLog.read(self.logs, self.env["LOG_GROUP"], since)
 
     def assert_no_abnormal_ends(self, since: int) -> None:
         """Exact counts below assume every invocation returned; a timeout (a machine too loaded

@@ -233,7 +233,7 @@ def test_ops_reads_the_worker_lines_as_the_outcomes_they_are(printed):
     events = [
         {"timestamp": index, "logStreamName": "s", "message": text} for index, text in enumerate(printed)
     ]
-    records = [record for event in events if (record := observe._record(event)) is not None]
+    records = [record for event in events if (record := observe.parse_record(event)) is not None]
     outcomes = [delivery["outcome"] for delivery in snapshot.deliveries(records)]
     assert outcomes == ["accepted", "duplicate", "conflict", "malformed", "write_failed"]
     assert [snapshot.OUTCOME_WORDS[outcome] for outcome in outcomes][-1] == "write failed"
