@@ -207,10 +207,10 @@ def decisions(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
             "id": record.data.get("id"),
             "outcome": record.data.get("outcome"),
             "decision": record.data.get("decision"),
-            "condition": record.data.get("condition"),
+            "condition": record.data.get("condition", observe.CONTRACT.CONDITION),
             "requested": record.data.get("requested"),
             "previous": record.data.get("previous"),
-            "stored": record.data.get("stored"),
+            "stored": observe.CONTRACT.stored_by(record.data),
         }
         for record in records
         if record.tag == Tag.WRITE
@@ -275,11 +275,11 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
                 current = open_in[record.stream] = start(record, None, data.get("id"))
             current.update(
                 outcome=observe.CONTRACT.delivery_of_decision(data.get(observe.CONTRACT.DECISION_FIELD)),
-                condition=data.get("condition"),
+                condition=data.get("condition", observe.CONTRACT.CONDITION),
                 write_outcome=data.get("outcome"),
                 requested=data.get("requested"),
                 previous=data.get("previous"),
-                stored=data.get("stored"),
+                stored=observe.CONTRACT.stored_by(data),
             )
         elif record.tag == Tag.ERROR:
             if current is None or current["message_id"] != data.get("message_id"):

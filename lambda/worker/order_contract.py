@@ -22,6 +22,10 @@ METRICS_NAMESPACE_ENV = "METRICS_NAMESPACE"
 ORDER_RETENTION_SECONDS_ENV = "ORDER_RETENTION_SECONDS"
 EXPIRES_AT_FIELD = "expires_at"
 
+# The worker's one write: a PutItem that succeeds only while the order id is not stored. A WRITE
+# line leaves it out (it never varies); readers show it from here.
+CONDITION = "attribute_not_exists(id)"
+
 # One namespace for every deployment: the worker's function name is the metrics' one dimension.
 METRICS_NAMESPACE = "IdempotentOrderConsumer"
 
@@ -111,6 +115,15 @@ _FAILURE_DELIVERIES = {Failure.MALFORMED: Delivery.MALFORMED, Failure.CONFLICT: 
 def delivery_of_decision(decision: Any) -> Delivery:
     """What a WRITE line's `decision` comes to; one that is not a decision is a failed write."""
     return _DECISION_DELIVERIES.get(decision, Delivery.WRITE_FAILED)
+
+
+def stored_by(write: Mapping[str, Any]) -> Any:
+    """The item the table holds after a WRITE line's write: the requested one if the write was
+    accepted, the previous one if the condition failed. The line leaves it out, being one of the
+    two (lines written before it was left out carry it)."""
+    if "stored" in write:
+        return write["stored"]
+    return write.get("requested") if write.get("outcome") == WriteOutcome.ACCEPTED else write.get("previous")
 
 
 def delivery_of_failure(error: Any) -> Delivery:

@@ -227,4 +227,4 @@ def test_handler_and_stack_agree_on_the_decision_metrics(worker):
     """The alarms and dashboard name the metrics the worker emits, in the namespace it uses."""
     assert worker.METRICS_NAMESPACE_ENV == WORKER_METRICS_NAMESPACE_ENV
     assert worker.DEFAULT_METRICS_NAMESPACE == METRICS_NAMESPACE
-    assert worker.DECISIONS == DECISION_METRICS
+    assert tuple(metric.value for metric in worker.Metric) == DECISION_METRICS

@@ -11,6 +11,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from ops.observe import CONTRACT
 from tests.unit.conftest import ORDERS_TABLE, create_table, mocked_aws
 
 TABLE = ORDERS_TABLE
@@ -65,9 +66,12 @@ def test_first_write_stores_item_and_logs_job_write_result(worker, client, capsy
     assert json.loads(lines[-1])["Accepted"] == 1  # the batch's metrics line
     assert lines[2] == 'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}'
     write = json.loads(lines[1][len("WRITE ") :])
-    assert write["outcome"] == "Accepted" and write["previous"] is None
-    assert write["condition"] == "attribute_not_exists(id)"
-    assert write["stored"] == {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
+    assert write["outcome"] == "Accepted"
+    assert write["requested"] == {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
+    # Neither the constant condition nor the stored item (the requested one here) costs log bytes.
+    # A first write has no previous item to log.
+    assert set(write) == {"decision", "id", "outcome", "requested"}
+    assert CONTRACT.stored_by(write) == write["requested"]
 
 
 def test_identical_copy_is_acknowledged_as_duplicate_and_item_unchanged(worker, client, capsys):
@@ -306,15 +310,15 @@ def test_each_record_counts_its_decision_in_a_metrics_line_printed_with_its_line
     worker.handle_event({"Records": batch}, client, TABLE)
     lines = capsys.readouterr().out.splitlines()
     metrics = [(index, json.loads(line)) for index, line in enumerate(lines) if line.startswith("{")]
-    decided = [next(name for name in worker.DECISIONS if emf[name]) for _, emf in metrics]
-    assert decided == ["Accepted", "Duplicate", "Conflict", "Malformed", "Accepted"]
-    for _, emf in metrics:
-        assert sum(emf[name] for name in worker.DECISIONS) == 1
+    decided = [[name for name in CONTRACT.DECISIONS if name in emf] for _, emf in metrics]
+    assert decided == [["Accepted"], ["Duplicate"], ["Conflict"], ["Malformed"], ["Accepted"]]
+    for (_, emf), (name,) in zip(metrics, decided, strict=True):
+        assert emf[name] == 1
         (directive,) = emf["_aws"]["CloudWatchMetrics"]
         assert directive == {
             "Namespace": "TestNamespace",
             "Dimensions": [["FunctionName"]],
-            "Metrics": [{"Name": name, "Unit": "Count"} for name in worker.DECISIONS],
+            "Metrics": [{"Name": name, "Unit": "Count"}],
         }
         assert emf["FunctionName"] == "labex-q05-worker"
         assert abs(emf["_aws"]["Timestamp"] - time.time() * 1000) < 60_000
@@ -445,7 +449,7 @@ def test_each_records_lines_are_printed_together_as_soon_as_it_is_done(worker, c
     worker.handle_event({"Records": batch}, Staggered(client, ["a", "b"]), TABLE, in_flight=2)
     lines = capsys.readouterr().out.splitlines()
     written = [
-        ("EMF", next(name for name in worker.DECISIONS if json.loads(line)[name]))
+        ("EMF", next(name for name in CONTRACT.DECISIONS if name in json.loads(line)))
         if line.startswith("{")
         else (line.split(" ", 1)[0], json.loads(line.split(" ", 1)[1]).get("id"))
         for line in lines

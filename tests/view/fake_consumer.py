@@ -42,13 +42,11 @@ def write_line(decision: str, previous: dict | None, requested: dict = ITEM) -> 
     outcome = "Accepted" if previous is None else "ConditionalCheckFailed"
     return "WRITE " + json.dumps(
         {
-            "condition": "attribute_not_exists(id)",
             "decision": decision,
             "id": requested["id"],
             "outcome": outcome,
-            "previous": previous,
             "requested": requested,
-            "stored": previous or requested,
+            **({"previous": previous} if previous is not None else {}),
         },
         sort_keys=True,
     )
