@@ -166,7 +166,7 @@ def render_ops_check(check: Mapping[str, Any]) -> str:
     left = check["left_out"]
     counts = check["measured"]["counts"]
     records = check["deliveries"] / counts["invocations"] if counts["invocations"] else 0
-    billed = counts["billed_ms"] / counts["invocations"] if counts["invocations"] else 0
+    duration = counts["duration_ms"] / counts["invocations"] if counts["invocations"] else 0
     off = [
         f"{HEADINGS[s]} {_ratio(check['ratios'][s])}"
         for s in SERVICES
@@ -205,8 +205,8 @@ def render_ops_check(check: Mapping[str, Any]) -> str:
         )
         + "\n\n**`ops cost` against the cost table** (for information, no goal): the table prices the "
         "worker's micro-benchmarked function time with a 5 ms round trip and full batches of 10; this "
-        f"run's batches held {records:.1f} records on average and its invocations were billed "
-        f"{billed:.0f} ms each, mostly waiting for the embedded AWS's answers and for a core it shares "
+        f"run's batches held {records:.1f} records on average and its invocations ran {duration:.0f} ms "
+        "each (Duration, init aside), mostly waiting for the embedded AWS's answers and for a core it shares "
         "with them.\n\n"
         + markdown_table(
             header,
