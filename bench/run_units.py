@@ -16,7 +16,6 @@ check's reference, bench/ops_cost_check.py): arithmetic over what the run left b
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -24,6 +23,7 @@ from typing import Any
 
 from bench.stats import write_units
 from ops.cost_model import Usage, sqs_billed_requests
+from ops.observe import report_fields
 
 # LOCAL_PROFILE counter names (embedded_aws/profiling.py; the poller's in lambda_host).
 RECEIVES_WITH_MESSAGES = "poller receive with messages"
@@ -31,21 +31,6 @@ RECEIVES = "http sqs:ReceiveMessage"
 DELETES = ("http sqs:DeleteMessageBatch", "http sqs:DeleteMessage")
 PUT_ITEMS = "http dynamodb:PutItem"
 SQS_BATCH = 10  # the most messages one ReceiveMessage returns
-
-_FIELD = re.compile(r"^([A-Za-z ]+): ([0-9.]+) (?:ms|MB)$")
-
-
-def report_fields(message: str) -> dict[str, float] | None:
-    """The numeric fields of a Lambda REPORT line (`{"Billed Duration": 1201.0, "Memory Size":
-    256.0, ...}`); None for any other line."""
-    if not message.startswith("REPORT RequestId: "):
-        return None
-    fields = {}
-    for part in message.split("\t")[1:]:
-        found = _FIELD.match(part.strip())
-        if found:
-            fields[found.group(1)] = float(found.group(2))
-    return fields
 
 
 def billed_of_report(message: str) -> tuple[int, int] | None:

@@ -10,6 +10,11 @@ what CloudWatch bills its custom metrics by). A metric with no data in the perio
 is named under `missing`: on AWS that may be a quiet period, on the embedded AWS a metric it does
 not publish (docs/cost.md).
 
+Lambda bills each cold start's INIT phase like the invocation since 2025-08-01 (AWS Compute Blog,
+"AWS Lambda standardizes billing for INIT Phase"), and no metric carries it: CloudWatch's Duration
+is the handler's time. It is read from the worker's log group, the `Init Duration` of the period's
+REPORT lines (FilterLogEvents with a filter pattern, so only cold starts' lines come back).
+
 SQS bills requests, not messages, and CloudWatch counts messages: the estimate is one SendMessage
 per message sent, one ReceiveMessage per invocation (at most one per message received) plus every
 empty receive, one DeleteMessageBatch per invocation (at most one per message deleted), each under
@@ -88,15 +93,32 @@ def metric_hours(series: Mapping[str, list[list[float]]], period: int) -> float:
     return hours
 
 
+INIT_PATTERN = '"Init Duration"'
+
+
+def init_phases(logs: Any, log_group: str, start_ms: int, end_ms: int) -> tuple[float, int]:
+    """(milliseconds, cold starts): the INIT phases of the period's invocations, from their REPORT
+    lines (an INIT_REPORT line, of an init that failed, is not an invocation's)."""
+    total, count = 0.0, 0
+    for event in observe.log_events(logs, log_group, start_ms, end_ms, INIT_PATTERN):
+        fields = observe.report_fields(event["message"])
+        if fields and "Init Duration" in fields:
+            total, count = total + fields["Init Duration"], count + 1
+    return total, count
+
+
 def usage_of(sums: Mapping[str, float], memory_mb: int, architecture: str, hours: float) -> Usage:
-    """The billed units behind the period's metric sums (the SQS estimate is the module's)."""
+    """The billed units behind the period's metric sums and INIT time (the SQS estimate is the
+    module's); a run billed as Lambda bills it, handler and init time rounded up together."""
     invocations = sums["lambda_invocations"]
     receives = min(invocations, sums["sqs_received"]) + sums["sqs_empty_receives"]
     deletes = min(invocations, sums["sqs_deleted"])
     return Usage(
         sqs_requests=sums["sqs_sent"] + receives + deletes,
         invocations=invocations,
-        gb_seconds=estimated_gb_seconds(sums["lambda_duration_ms"], invocations, memory_mb),
+        gb_seconds=estimated_gb_seconds(
+            sums["lambda_duration_ms"] + sums.get("lambda_init_ms", 0.0), invocations, memory_mb
+        ),
         architecture=architecture,
         write_units=sums["dynamodb_write_units"],
         read_units=sums["dynamodb_read_units"],
@@ -125,6 +147,13 @@ def measure(
     series = observe.metric_series(clients.client("cloudwatch"), metrics, start_ms, now_ms, period)
     sums = {key: math.fsum(value for _, value in points) for key, points in series.items()}
     missing = sorted(f"{ns} {name}" for key, (ns, name, _, _) in metrics.items() if not series[key])
+    try:
+        sums["lambda_init_ms"], sums["lambda_cold_starts"] = init_phases(
+            clients.client("logs"), target.log_group, start_ms, now_ms
+        )
+    except Exception as error:  # noqa: BLE001 - named under `missing`, as a metric without data is
+        sums["lambda_init_ms"] = sums["lambda_cold_starts"] = 0.0
+        missing.append(f"Lambda Init Duration (REPORT lines: {error_line(error)})")
     memory_mb, architecture, shape_from = function_shape(clients, target)
     hours = metric_hours(series, period)
     usage = usage_of(sums, memory_mb, architecture, hours)
@@ -164,7 +193,8 @@ def format_text(report: dict[str, Any]) -> str:
     used = (
         f"units: {units['sqs_requests']:,.0f} SQS requests, {units['invocations']:,.0f} invocations, "
         f"{units['gb_seconds']:,.3f} GB-s ({function['architecture']}, {function['memory_mb']} MB from "
-        f"{function['from']}), {units['write_units']:,.0f} WRU, {units['read_units']:,.0f} RRU, "
+        f"{function['from']}; {report['metrics'].get('lambda_cold_starts', 0):,.0f} cold starts' init "
+        f"included), {units['write_units']:,.0f} WRU, {units['read_units']:,.0f} RRU, "
         f"{units['log_bytes']:,.0f} log bytes, {units['metric_hours']:,.0f} metric-hours"
     )
     lines = [

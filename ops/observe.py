@@ -9,6 +9,7 @@ share one definition of what "the state of the consumer" is.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -91,12 +92,39 @@ class LogRecord:
     data: dict[str, Any]
 
 
-def log_events(logs: Any, log_group: str, start_time: int | None = None) -> Iterator[dict[str, Any]]:
+def log_events(
+    logs: Any,
+    log_group: str,
+    start_time: int | None = None,
+    end_time: int | None = None,
+    pattern: str | None = None,
+) -> Iterator[dict[str, Any]]:
+    """FilterLogEvents over the group, every page; `pattern` is a filter pattern."""
     kwargs: dict[str, Any] = {"logGroupName": log_group}
     if start_time is not None:
         kwargs["startTime"] = start_time
+    if end_time is not None:
+        kwargs["endTime"] = end_time
+    if pattern is not None:
+        kwargs["filterPattern"] = pattern
     for page in logs.get_paginator("filter_log_events").paginate(**kwargs):
         yield from page["events"]
+
+
+_REPORT_FIELD = re.compile(r"^([A-Za-z ]+): ([0-9.]+) (?:ms|MB)$")
+
+
+def report_fields(message: str) -> dict[str, float] | None:
+    """The numeric fields of a Lambda REPORT line (`{"Billed Duration": 1201.0, "Memory Size":
+    256.0, "Init Duration": 412.5, ...}`); None for any other line."""
+    if not message.startswith("REPORT RequestId: "):
+        return None
+    fields = {}
+    for part in message.split("\t")[1:]:
+        found = _REPORT_FIELD.match(part.strip())
+        if found:
+            fields[found.group(1)] = float(found.group(2))
+    return fields
 
 
 def parse_record(event: dict[str, Any]) -> LogRecord | None:

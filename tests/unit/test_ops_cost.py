@@ -214,3 +214,33 @@ def test_custom_metrics_are_billed_by_the_hours_they_are_sent_in():
     series = {f"decision_{name}": points for name in DECISION_METRICS}
     assert len(DECISION_METRICS) == 5 and metric_hours(series, 60) == 10
     assert metric_hours({f"decision_{ACCEPTED}": [[0, 1.0]]}, 7200) == 2
+
+
+def test_cold_starts_init_is_billed_from_the_report_lines(aws, capsys):
+    """Lambda bills a cold start's INIT phase, which CloudWatch's Duration leaves out: `ops cost`
+    adds the Init Duration of the period's REPORT lines (not an INIT_REPORT's, nor an older one's)
+    to the GB-seconds, and counts the cold starts."""
+    a_run_of_orders(aws)
+    logs, group = boto3.client("logs"), Names.log_group_of(NAMES.worker_function)
+    logs.create_log_group(logGroupName=group)
+    logs.create_log_stream(logGroupName=group, logStreamName="s")
+    now = int(time.time() * 1000)
+    report = "REPORT RequestId: {}\tDuration: 20.00 ms\tBilled Duration: {} ms\tMemory Size: 256 MB\tMax Memory Used: 80 MB"
+    lines = [
+        (now - 3 * 3600_000, report.format("old", 421) + "\tInit Duration: 400.00 ms"),
+        (now - 120_000, report.format("a", 331) + "\tInit Duration: 310.50 ms"),
+        (now - 110_000, report.format("b", 21)),
+        (now - 100_000, "INIT_REPORT Init Duration: 999.00 ms\tPhase: init\tStatus: error"),
+        (now - 90_000, report.format("c", 310) + "\tInit Duration: 289.50 ms"),
+    ]
+    logs.put_log_events(
+        logGroupName=group,
+        logStreamName="s",
+        logEvents=[{"timestamp": at, "message": text} for at, text in lines],
+    )
+    code, report_json, err = run_json(capsys)
+    assert code == 0, err
+    assert report_json["metrics"]["lambda_init_ms"] == 600.0
+    assert report_json["metrics"]["lambda_cold_starts"] == 2
+    assert report_json["units"]["gb_seconds"] == pytest.approx(estimated_gb_seconds(2200 + 600, 110, 256))
+    assert not any("Init Duration" in name for name in report_json["missing"])

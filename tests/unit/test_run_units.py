@@ -17,8 +17,8 @@ from bench.run_units import (
     item_bytes,
     lambda_units,
     log_bytes,
-    report_fields,
 )
+from ops.observe import report_fields
 
 LOCAL_REPORT = (
     "REPORT RequestId: 1f0c\tDuration: 690.12 ms\tBilled Duration: 1201 ms\tMemory Size: 256 MB"
