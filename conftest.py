@@ -38,16 +38,21 @@ if not os.environ.get("OPS_HISTORY"):
     os.environ["OPS_HISTORY"] = str(Path(_history_dir) / "history.sqlite3")
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: a long wait is slow (`make quick` skips it)
 def pytest_collection_modifyitems(config, items):
     """Modules that wait longest first (`long_wait(seconds)`, about how long the module takes):
     `make test` hands files to its workers in collection order (--dist loadfile
     --no-loadscope-reorder), so the long ones start at once instead of behind dozens of quick
-    files, and the quick ones fill the gaps. Scheduling only: nothing asserts the figure."""
+    files, and the quick ones fill the gaps. Scheduling only: nothing asserts the figure. Every
+    test with a long wait is also `slow`, whether or not its module says so."""
 
     def waits(item) -> float:
         marker = item.get_closest_marker("long_wait")
         return marker.args[0] if marker else 0
 
+    for item in items:
+        if waits(item) and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: -waits(item))
 
 
