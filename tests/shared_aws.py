@@ -22,6 +22,11 @@ from tests.conftest import synth_assembly
 
 # Short local timeouts (keeping the 6x rule) so retries and redrives take seconds, not minutes.
 FAST_TIMEOUTS = {"function_timeout_seconds": "2", "visibility_timeout_seconds": "12"}
+# Two concurrent invocations per stack unless a test asks for more (the stack's default is 10):
+# every sandbox is a cold start, about half a CPU-second (a fresh interpreter importing boto3),
+# and the suite is CPU-bound; a full run started 189 of them. Tests about concurrency set
+# max_concurrency themselves.
+TEST_CONCURRENCY = {"max_concurrency": "2"}
 
 
 @contextmanager
@@ -71,7 +76,7 @@ class SharedAWS:
         """The real stack under `context["prefix"]`, deployed with the CDK CLI from an assembly
         synthesized here; deleted afterwards so its pollers stop."""
         self.bootstrap_once()
-        session = LocalSession(self.state_dir, context=context)
+        session = LocalSession(self.state_dir, context={**TEST_CONCURRENCY, **context})
         session.deploy(
             bootstrap=False, assembly=synth_assembly(session.context, workdir / f"assembly.{session.prefix}")
         )

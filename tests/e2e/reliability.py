@@ -35,6 +35,8 @@ SETTLE_SECONDS = 300  # a deadline, not a wait
 # is the same as with five, in 24-36 s instead of 60-90. The default five is proven message by
 # message in test_reliability_bad_input.py and in the lab scenario.
 TWO_RECEIVES = {"max_receive_count": "2", "target": "local"}  # below AWS's advice: tests only
+# The five pollers AWS starts a mapping with, each able to invoke at once: the races need them.
+FIVE_POLLERS = {"max_concurrency": "5"}
 
 
 @dataclass

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from tests.e2e.reliability import TWO_RECEIVES, deployed, now_ms
+from tests.e2e.reliability import FIVE_POLLERS, TWO_RECEIVES, deployed, now_ms
 from tests.shared_aws import FAST_TIMEOUTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(45)]
@@ -22,7 +22,7 @@ def stack(shared_aws, tmp_path_factory):
         "relconflict",
         1,
         tmp_path_factory.mktemp("relconflict"),
-        {**FAST_TIMEOUTS, **TWO_RECEIVES},
+        {**FAST_TIMEOUTS, **TWO_RECEIVES, **FIVE_POLLERS},
     ) as deployed_stack:
         yield deployed_stack
 

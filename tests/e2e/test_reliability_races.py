@@ -15,7 +15,8 @@ from local.session import wait_for
 from ops import observe
 from stacks.lambda_code import load_lambda, package_files
 from tests.e2e.conftest import WORKER_TIMEOUT, drained, pipeline, put_item_on, table
-from tests.e2e.reliability import deployed, now_ms
+from tests.e2e.reliability import FIVE_POLLERS, deployed, now_ms
+from tests.shared_aws import FAST_TIMEOUTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(30)]
 
@@ -23,7 +24,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(30)]
 @pytest.fixture(scope="module")
 def stack(shared_aws, tmp_path_factory):
     """Batch size 1: five pollers take one message each, so copies are processed concurrently."""
-    with deployed(shared_aws, "relrace", 1, tmp_path_factory.mktemp("relrace")) as deployed_stack:
+    with deployed(
+        shared_aws, "relrace", 1, tmp_path_factory.mktemp("relrace"), {**FAST_TIMEOUTS, **FIVE_POLLERS}
+    ) as deployed_stack:
         yield deployed_stack
 
 
