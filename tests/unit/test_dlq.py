@@ -12,22 +12,17 @@ import pytest
 
 from ops import dlq
 from ops.dlq_cli import format_listing, format_redrive
-from tests.unit.conftest import create_table, mocked_aws
+from tests.unit.conftest import MotoClients, create_table, mocked_aws
 
 ORDERS = "orders"
 AUDIT = "dlq-audit"
-
-
-class Clients:
-    def client(self, service):
-        return boto3.client(service)
 
 
 @pytest.fixture
 def aws(monkeypatch):
     monkeypatch.setattr(dlq, "END_OF_QUEUE_WAIT_SECONDS", 0)  # moto's short poll sees every message
     with mocked_aws():
-        clients = Clients()
+        clients = MotoClients()
         sqs = clients.client("sqs")
         queues = dlq.Queues(
             dlq_url=sqs.create_queue(QueueName="jobs-dlq")["QueueUrl"],
@@ -275,7 +270,7 @@ def test_send_batches_keep_to_ten_messages_and_one_mebibyte():
     assert [len(b) for b in dlq.send_batches([letter(half), letter(half), letter(half, a="b")])] == [2, 1]
 
 
-class FailingDeletes(Clients):
+class FailingDeletes(MotoClients):
     """SQS whose DeleteMessage fails (the receipt handle expired, a permission was revoked)."""
 
     def client(self, service):
@@ -354,7 +349,7 @@ class Clock:
         return self.now
 
 
-class Steered(Clients):
+class Steered(MotoClients):
     """SQS whose calls move a fake clock and can fail chosen ChangeMessageVisibilityBatch
     entries, as a lapsed hold does; everything else is moto's."""
 
@@ -509,7 +504,7 @@ def test_a_discard_says_not_found_only_when_the_end_was_reached(aws):
     with pytest.raises(dlq.DlqError, match=r"not among the first 10 messages read .*run again later"):
         dlq.discard(clients, queues, "no-such-message", "gone", max_held=10)
 
-    class EmptyPolls(Clients):
+    class EmptyPolls(MotoClients):
         def client(self, service):
             client = boto3.client(service)
             if service == "sqs":
@@ -548,7 +543,7 @@ def test_a_delete_answered_after_its_hold_could_end_is_not_confirmed(aws):
     ids = mixed_dlq(clients, queues)
     clock = Clock()
 
-    class SlowDelete(Clients):
+    class SlowDelete(MotoClients):
         def client(self, service):
             client = boto3.client(service)
             if service == "sqs":
@@ -577,7 +572,7 @@ def test_a_confirmation_that_cannot_be_written_leaves_requested_not_confirmed(aw
     clients, queues = aws
     ids = mixed_dlq(clients, queues)
 
-    class NoConfirmation(Clients):
+    class NoConfirmation(MotoClients):
         def client(self, service):
             client = boto3.client(service)
             if service == "logs":

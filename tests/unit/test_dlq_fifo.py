@@ -5,25 +5,19 @@ from __future__ import annotations
 
 import json
 
-import boto3
 import pytest
 
 from ops import dlq
-from tests.unit.conftest import create_table, mocked_aws
+from tests.unit.conftest import MotoClients, create_table, mocked_aws
 
 ORDERS = "orders"
-
-
-class Clients:
-    def client(self, service):
-        return boto3.client(service)
 
 
 @pytest.fixture
 def aws(monkeypatch):
     monkeypatch.setattr(dlq, "END_OF_QUEUE_WAIT_SECONDS", 0)
     with mocked_aws():
-        clients = Clients()
+        clients = MotoClients()
         sqs = clients.client("sqs")
         fifo = {"FifoQueue": "true"}
         queues = dlq.Queues(
