@@ -55,12 +55,15 @@ class SharedAWS:
                 self.session.start_emulator(free_port(), leases=self.leases)
         return self.session
 
-    def bootstrap_once(self) -> None:
+    def bootstrap_once(self, assembly: Path) -> None:
         """`cdk bootstrap` the first time any worker deploys a stack (modules that deploy
-        nothing do not wait for it)."""
+        nothing do not wait for it), reading the caller's synthesized assembly: run in the app's
+        directory without one, the CLI would synthesize the app again (a Node and a jsii start,
+        13-40 CPU-s) only to bootstrap."""
         with _locked(self.root / "aws.lock"):
             marker = self.root / "bootstrapped"
             if not marker.exists():
+                self.session.deployment.assembly = assembly
                 self.session.bootstrap()
                 marker.touch()
 
@@ -75,11 +78,10 @@ class SharedAWS:
     def stack(self, context: dict[str, str], workdir: Path) -> Iterator[LocalSession]:
         """The real stack under `context["prefix"]`, deployed with the CDK CLI from an assembly
         synthesized here; deleted afterwards so its pollers stop."""
-        self.bootstrap_once()
         session = LocalSession(self.state_dir, context={**TEST_CONCURRENCY, **context})
-        session.deploy(
-            bootstrap=False, assembly=synth_assembly(session.context, workdir / f"assembly.{session.prefix}")
-        )
+        assembly = synth_assembly(session.context, workdir / f"assembly.{session.prefix}")
+        self.bootstrap_once(assembly)
+        session.deploy(bootstrap=False, assembly=assembly)
         try:
             yield session
         finally:

@@ -75,9 +75,9 @@ def forget_kept(session: LocalSession) -> None:
 
 
 def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
-    shared_aws.bootstrap_once()
     session = LocalSession(shared_aws.state_dir, context=CONTEXT)
     assembly = synth_assembly(session.context, tmp_path / "assembly")
+    shared_aws.bootstrap_once(assembly)
     session.deploy(bootstrap=False, assembly=assembly)
     try:
         started = int(time.time() * 1000) - 1000

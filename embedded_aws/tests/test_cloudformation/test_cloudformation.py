@@ -27,11 +27,12 @@ ORDER = {"id": {"S": "cfn-order"}, "quantity": {"N": "2"}, "total_cents": {"N": 
 def deployments(shared_aws, tmp_path_factory):
     """Deploy with removal=retain, then the same stack again with a changed batch size and
     timeouts; yields (first session, outputs before, updated session, outputs after)."""
-    shared_aws.bootstrap_once()
     workdir = tmp_path_factory.mktemp(PREFIX)
     context = {**FAST_TIMEOUTS, "prefix": PREFIX, "removal": "retain"}
     first = LocalSession(shared_aws.state_dir, context=context)
-    before = first.deploy(bootstrap=False, assembly=synth_assembly(first.context, workdir / "first"))
+    assembly = synth_assembly(first.context, workdir / "first")
+    shared_aws.bootstrap_once(assembly)
+    before = first.deploy(bootstrap=False, assembly=assembly)
     first.client("dynamodb").put_item(TableName=before["OrdersTableName"], Item=ORDER)
     changed = {
         **context,
