@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cost_report import SERVICES, render_ops_check
-from bench.run_units import RunCounts
+from bench.run_units import RunCounts, log_bytes
 
 GOAL = 0.10  # ops cost at most this far from the measured total, either way
 ORDERS = 300
@@ -183,7 +183,7 @@ def run(pipeline: Any, table: Mapping[str, Any], progress: Callable[[str], None]
             and sums[duplicate] >= deliveries - orders
             and sums["sqs_deleted"] >= deliveries
             and sums["dynamodb_write_units"] >= deliveries
-            and sums["logs_incoming_bytes"] >= sum(len(m.encode()) for m in log_messages)
+            and sums["logs_incoming_bytes"] >= log_bytes(log_messages)
         )
 
     progress("ops cost check: waiting for the metrics of the whole run")

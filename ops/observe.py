@@ -168,12 +168,20 @@ def executions(logs: Any, log_group: str, start_time: int | None = None) -> int:
     )
 
 
+def report_status(message: str) -> str | None:
+    """The Status of a REPORT line (timeout, error): an invocation that did not return; None for
+    one that did, and for any other line."""
+    if not message.startswith("REPORT RequestId:") or "\tStatus: " not in message:
+        return None
+    return message.rsplit("Status: ", 1)[1].split()[0]
+
+
 def abnormal_ends(logs: Any, log_group: str, start_time: int | None = None) -> Counter[str]:
     """Invocations that did not return, by the Status on their REPORT line (timeout, error)."""
     return Counter(
-        event["message"].rsplit("Status: ", 1)[1].split()[0]
+        status
         for event in log_events(logs, log_group, start_time)
-        if event["message"].startswith("REPORT RequestId:") and "\tStatus: " in event["message"]
+        if (status := report_status(event["message"])) is not None
     )
 
 

@@ -63,7 +63,7 @@ class SharedAWS:
         with _locked(self.root / "aws.lock"):
             marker = self.root / "bootstrapped"
             if not marker.exists():
-                self.session.deployment.assembly = assembly
+                self.session.assembly = assembly
                 self.session.bootstrap()
                 marker.touch()
 

@@ -53,11 +53,11 @@ def check_conservation(stack: Stack, batch_size: int, figure) -> None:
     stack.send(bodies)
     stack.wait_settled()
     log = stack.run_log(since)
+    job_ids = {r.data["message_id"]: r.data["id"] for r in [*log.returned, *log.cut] if r.tag == "JOB"}
 
     stored = stack.items(f"{tag}-")
     missing = sorted(set(versions) - set(stored))
     if missing:
-        job_ids = {r.data["message_id"]: r.data["id"] for r in log.of("JOB") + log.cut if r.tag == "JOB"}
         errors = [r.data for r in log.of("ERROR") if job_ids.get(r.data.get("message_id")) in missing]
         raise AssertionError(
             f"{len(missing)} order(s) never stored, e.g. {missing[:3]}; their errors: {errors[:6]}"
@@ -88,7 +88,6 @@ def check_conservation(stack: Stack, batch_size: int, figure) -> None:
     # the order's first write, logged as a duplicate one delivery later.
     # An invocation that did not return (its function timed out) acknowledged none of its
     # records: each is delivered again, and a write it made is acknowledged as a duplicate then.
-    job_ids = {r.data["message_id"]: r.data["id"] for r in log.of("JOB")}
     timed_out = {
         job_ids.get(r.data.get("message_id"))
         for r in log.of("ERROR")

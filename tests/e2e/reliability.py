@@ -57,15 +57,16 @@ class RunLog:
     def read(cls, logs: object, log_group: str, since: int) -> RunLog:
         """Lambda writes an invocation's lines together, START to REPORT, in its sandbox's stream;
         a REPORT with a Status ends an invocation that did not return."""
-        run, pending = cls(), dict[str, list[observe.LogRecord]]()
+        run = cls()
+        pending: dict[str, list[observe.LogRecord]] = {}
         for event in observe.log_events(logs, log_group, since):
             stream, message = event.get("logStreamName", ""), event["message"]
             if message.startswith("START RequestId:"):
                 pending[stream] = []
             elif message.startswith("REPORT RequestId:"):
                 records = pending.pop(stream, [])
-                if "\tStatus: " in message:
-                    run.ends[message.rsplit("Status: ", 1)[1].split()[0]] += 1
+                if (status := observe.report_status(message)) is not None:
+                    run.ends[status] += 1
                     run.cut += records
                 else:
                     run.returned += records
