@@ -73,12 +73,15 @@ class DeadLetterQueues:
                 TableName=self.queues.orders_table,
                 Item={"id": {"S": f"kept-{n}"}, "quantity": {"N": "2"}, "total_cents": {"N": "600"}},
             )
-        bodies = (
-            [json.dumps({"id": f"pending-{n}", "quantity": 1}) for n in range(pending)]
-            + [json.dumps({"id": f"kept-{n}", "quantity": 2}) for n in range(stored)]
-            + [json.dumps({"id": f"kept-{stored + n}", "quantity": 9}) for n in range(conflicts)]
-            + [f"not json {n}" for n in range(malformed)]
-        )
+        # The ones a redrive may not move go in first: held from the first pages to the end of the
+        # run, they are the holds that must be extended.
+        unsafe = [json.dumps({"id": f"kept-{stored + n}", "quantity": 9}) for n in range(conflicts)] + [
+            f"not json {n}" for n in range(malformed)
+        ]
+        safe = [json.dumps({"id": f"pending-{n}", "quantity": 1}) for n in range(pending)] + [
+            json.dumps({"id": f"kept-{n}", "quantity": 2}) for n in range(stored)
+        ]
+        bodies = unsafe + safe
         sqs = self.clients.client("sqs")
         for start in range(0, len(bodies), 10):
             sqs.send_message_batch(
@@ -87,7 +90,7 @@ class DeadLetterQueues:
                     {"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start : start + 10])
                 ],
             )
-        return set(bodies[: pending + stored])
+        return set(safe)
 
     def drain(self, url: str) -> list[str]:
         """Every body in a queue nobody else reads (deleted as read)."""

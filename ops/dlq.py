@@ -202,6 +202,7 @@ class DeadLetterReader:
         self.unread_visible = 0  # what SQS still counted as visible when reading stopped
         self.stopped = ""  # why reading stopped before the end, when it did
         self.lapsed = 0  # holds that could not be extended
+        self.extended = 0  # holds extended (ChangeMessageVisibilityBatch entries SQS took)
         self.repeats = 0  # messages received again after their hold lapsed or they were let go
         self.threads = threads
         self._pool: ThreadPoolExecutor | None = None
@@ -323,6 +324,7 @@ class DeadLetterReader:
                 hold.lapsed = True
             else:
                 hold.until = asked + seconds[i]
+        self.extended += len(batch) - len(failed)
         return len(failed)
 
     def extend_one(self, message_id: str) -> Hold:
@@ -666,8 +668,8 @@ def redrive(
     delete), stepping past the rest; a dry run moves nothing and holds what it read. Returns per
     class found, moved and failed; the first LISTED moves (old and new message id) and failures,
     with how many more there were (`moved_not_listed`, `failures_not_listed`); whether the whole
-    queue was seen, how many messages another reader held, how many holds lapsed and how many
-    messages came round again (held, not counted twice)."""
+    queue was seen, how many messages another reader held, how many holds were extended and how
+    many lapsed, and how many messages came round again (held, not counted twice)."""
     report = RedriveReport(parse_classes(",".join(classes)), dry_run)
     sqs = clients.client("sqs")
     stopped = ""
@@ -703,7 +705,7 @@ def redrive(
                 f"SQS returned no messages although it counts {source.unread_visible} visible (its "
                 "in-flight cap, or its counters lagging): run again"
             )
-        lapsed, repeats = source.lapsed, source.repeats
+        lapsed, repeats, extended = source.lapsed, source.repeats, source.extended
     return {
         "classes": list(report.classes),
         "dry_run": dry_run,
@@ -714,6 +716,7 @@ def redrive(
         "failures_not_listed": report.failures_not_listed,
         "complete": complete,
         "in_flight_elsewhere": elsewhere,
+        "extended_holds": extended,
         "lapsed_holds": lapsed,
         "seen_again": repeats,
         "stopped": stopped,

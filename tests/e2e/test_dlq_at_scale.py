@@ -54,7 +54,9 @@ def test_a_dlq_ten_times_its_in_flight_cap_is_redriven_completely(emulator, figu
     assert found["sent_each_safe_once"] and found["sent"] == 1_980  # none unsafe, none twice
     assert found["left"] == (20, 0)  # the unsafe ones, released
     assert found["max_held"] <= 30  # the unsafe ones and one page, never the queue
-    assert found["seconds"] > 2 * HOLD  # the holds were extended, not outlasted
+    # The unsafe ones were held from their page to the end of the run, extended as they neared
+    # their end, never lapsed (how long the run took depends on the machine; this does not).
+    assert result["extended_holds"] > 0 and result["lapsed_holds"] == 0 and result["seen_again"] == 0, found
     figure(
         "dlq redrive at scale",
         f"2,000 dead letters behind an in-flight cap of 200, hold {HOLD} s: 1,980 moved "

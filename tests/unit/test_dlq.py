@@ -418,6 +418,7 @@ def test_holds_are_extended_in_batches_of_ten_and_a_lapsed_hold_is_not_counted_t
     assert result["counts"]["malformed"]["found"] == 25 and result["complete"] is True
     assert result["lapsed_holds"] == 10 and result["seen_again"] == 10
     assert steered.extended and max(steered.extended) <= 10
+    assert result["extended_holds"] == sum(steered.extended) - 10  # every entry SQS took
     assert "10 hold(s) could not be extended and lapsed" in format_redrive(result)
     assert visible(clients, queues.dlq_url) == 25
 
