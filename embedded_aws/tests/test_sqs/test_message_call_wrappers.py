@@ -60,3 +60,59 @@ def test_a_send_is_marked_while_it_runs_and_unmarked_after_even_when_it_fails():
     with pytest.raises(ValueError, match="refused"):
         backend.sending(fails)(None)
     assert not getattr(backend._sending, "active", False)
+
+
+class _Queue:
+    fifo_queue = False
+
+    def __init__(self) -> None:
+        self._messages_lock = threading.Condition()
+        self.pending_messages: set[object] = set()
+
+
+class _Backend:
+    def __init__(self) -> None:
+        self.queue = _Queue()
+
+    def get_queue(self, queue_name: str) -> _Queue:
+        return self.queue
+
+
+def test_a_long_poll_that_finds_nothing_waits_for_a_change_not_for_visible_messages():
+    """A long poll whose receives find nothing (as on a FIFO queue whose visible messages wait
+    behind their group's message in flight) receives again only after a second or a change, not
+    in a loop (it spun a core for the whole wait); a delete of that message wakes it at once."""
+    backend_ = _Backend()
+    receives: list[float] = []
+    deleted = threading.Event()
+    lock = threading.RLock()
+
+    def receive(
+        sqs: object, queue_name: str, count: int, wait: int, visibility: int, names: object
+    ) -> list[str]:
+        receives.append(0)
+        return ["next of the group"] if deleted.is_set() else []
+
+    def delete(sqs: object, queue_name: str, handle: str) -> None:
+        deleted.set()
+
+    poll = backend.long_polling(receive, lock, _Metrics())
+    delete_waking = backend.locked(backend.notifying(delete), lock)
+    timer = threading.Timer(1.5, delete_waking, (backend_, "jobs", "handle"))
+    timer.start()
+    try:
+        found = poll(backend_, "jobs", 10, 20, 30)
+    finally:
+        timer.cancel()
+    assert found == ["next of the group"]
+    # One receive at the start, one after the first second, one woken by the delete (a spinning
+    # poll made thousands); the poll returned long before its 20 s.
+    assert 2 <= len(receives) <= 4, len(receives)
+
+
+def test_an_empty_long_poll_counts_one_empty_receive():
+    """However often it looked, a long poll that ends with nothing counts one empty receive."""
+    metrics = _Metrics()
+    poll = backend.long_polling(lambda *args: [], threading.RLock(), metrics)
+    assert poll(_Backend(), "jobs", 10, 1, 30) == []
+    assert metrics.counts == [("jobs", "NumberOfEmptyReceives", 1)]

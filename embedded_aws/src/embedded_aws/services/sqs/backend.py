@@ -80,6 +80,15 @@ _LOCKED = (
     "change_message_visibility_batch",
     "purge_queue",
 )
+# The calls after which a long poll's receive may find what it did not before (sends wake it
+# through moto's Queue.add_message).
+_RELEASING = (
+    "delete_message",
+    "delete_message_batch",
+    "change_message_visibility",
+    "change_message_visibility_batch",
+    "purge_queue",
+)
 # True while a send runs on this thread: `Queue.attributes` then skips its counters.
 _sending = threading.local()
 
@@ -132,7 +141,13 @@ def sending(method: Any) -> Any:
 def long_polling(receive: Any, lock: Any, metrics: Any) -> Any:
     """A ReceiveMessage that takes the queue's messages under `lock`, one short receive at a
     time (`receive`, a FIFO queue's expired groups released first), and long-polls outside it;
-    a call that returns nothing counts one empty receive."""
+    a call that returns nothing counts one empty receive.
+
+    Between receives it waits for the queue to change (`notifying`: a send, a delete, a
+    visibility change or a purge) or for a second to pass (a visibility timeout or a delay
+    ending), never for "a message is visible": a FIFO queue whose visible messages all wait behind
+    their group's message in flight has visible messages no receive returns, and a wait for those
+    returned at once, a core spinning for the whole long poll."""
     from moto.core.utils import unix_time, unix_time_millis
 
     from embedded_aws.services.sqs import fifo
@@ -152,14 +167,35 @@ def long_polling(receive: Any, lock: Any, metrics: Any) -> Any:
                 release_expired_groups(queue, now)
                 with fifo.groups_in_order(queue, now):
                     result = receive(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
-            remaining = deadline - unix_time()
-            if result or remaining <= 0:
+                remaining = deadline - unix_time()
+                waiting = not result and remaining > 0
+                if waiting:  # taken before `lock` is let go: no change can slip in unnoticed
+                    queue._messages_lock.acquire()
+            if not waiting:
                 if not result:  # one per ReceiveMessage call, however long it waited
                     metrics.count(self, queue_name, EMPTY_RECEIVES, 1)
                 return result
-            self.get_queue(queue_name).wait_for_messages(min(remaining, 1))
+            try:
+                queue._messages_lock.wait(min(remaining, 1))
+            finally:
+                queue._messages_lock.release()
 
     return receive_message
+
+
+def notifying(method: Any) -> Any:
+    """`method`, waking the queue's long polls when it succeeds (moto's `Queue.add_message` wakes
+    them on a send; a delete, a visibility change or a purge can release a FIFO group or make
+    a message visible, and only a send did)."""
+
+    def call(self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+        result = method(self, queue_name, *args, **kwargs)
+        changed = self.get_queue(queue_name)._messages_lock
+        with changed:
+            changed.notify_all()
+        return result
+
+    return call
 
 
 def composed_message_calls(original: dict[str, Any], metrics: Any, lock: Any) -> dict[str, Any]:
@@ -172,6 +208,8 @@ def composed_message_calls(original: dict[str, Any], metrics: Any, lock: Any) ->
         for name, method in original.items()
     }
     receive = calls.pop("receive_message")
+    for name in _RELEASING:
+        calls[name] = notifying(calls[name])
     calls = {name: locked(method, lock) for name, method in calls.items()}
     for name in ("send_message", "send_message_batch"):
         calls[name] = sending(calls[name])
