@@ -14,6 +14,7 @@ first one of the series has none. Arithmetic of two series is computed where bot
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,9 @@ def _tokens(text: str) -> list[tuple[str, str]] | None:
     return found
 
 
+# Every alarm's expressions are read again at each tick of the evaluator: the
+# trees are immutable, so each text is parsed once.
+@functools.lru_cache(maxsize=1024)
 def parse(text: str | None) -> Node | None:
     """The expression's tree, or None when it uses anything this emulator does not evaluate."""
     tokens = _tokens(text or "")
