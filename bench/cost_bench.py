@@ -27,7 +27,15 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bench.cost_report import FLOOR_GOAL, POWERTOOLS_GOAL, ROUND_TRIP_MS, SERVICES, Tag, render
+from bench.cost_report import (
+    CHECKED_LINES,
+    CHECKED_PLATFORM_LINE,
+    FLOOR_GOAL,
+    POWERTOOLS_GOAL,
+    ROUND_TRIP_MS,
+    SERVICES,
+    render,
+)
 from bench.variants import LABELS, VARIANTS, BenchContext, handler_of
 
 BATCH_SIZES = (1, 10)
@@ -181,17 +189,21 @@ def price_all(
     rows: dict[str, Any] = {}
     for size in BATCH_SIZES:
         key = str(size)
-        result_bytes = math.fsum(
-            measured["handlers"]["ours"][key][d]["log_bytes_by_kind"].get(Tag.RESULT, 0) * share
-            for d, share in deliveries.items()
-        )
         per_batch = 1 + duplicate_share  # deliveries per order, in batches of `size`
+        checked_bytes = (
+            math.fsum(
+                measured["handlers"]["ours"][key][d]["log_bytes_by_kind"].get(tag, 0) * share
+                for d, share in deliveries.items()
+                for tag in CHECKED_LINES
+            )
+            + len(PLATFORM_LINES[CHECKED_PLATFORM_LINE].encode()) * per_batch / size
+        )
         floor = Usage(
             sqs_requests=2 * per_batch / size,
             invocations=per_batch / size,
             gb_seconds=billed_gb_seconds([1], memory_mb) * per_batch / size,  # AWS bills 1 ms at least
             write_units=per_batch,
-            log_bytes=result_bytes,
+            log_bytes=checked_bytes,
         )
         cells: dict[str, tuple[Any, dict[str, Any] | None]] = {"floor": (floor, None)}
         for variant in VARIANTS:

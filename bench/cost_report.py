@@ -16,13 +16,19 @@ FLOOR_GOAL = 1.10  # this worker at most 10% over the floor
 POWERTOOLS_GOAL = 1.5  # and at least 1.5x cheaper than Powertools
 SERVICES = ("sqs", "lambda", "dynamodb", "logs")
 
-# Which lines someone reads: the lab's RESULT pipeline, the operators' tools, the alarms.
+# The lines the lab's own check (local/scenario.py) reads in a run without errors, which the
+# floor counts: WRITE (accepted writes, conditional rejections) and RESULT (deliveries handled,
+# duplicates acknowledged) per delivery, and START (executions) per invocation.
+CHECKED_LINES = (Tag.WRITE, Tag.RESULT)
+CHECKED_PLATFORM_LINE = "START"
+
+# Which lines someone reads: the lab's check, the operators' tools, the alarms.
 LINE_USERS = {
     Tag.JOB: "ops tools: `ops status`, `ops view`, `ops history` pair a record's JOB, WRITE and RESULT lines (ops/snapshot.py)",
-    Tag.WRITE: "ops tools: the conditional write's outcome and decision of each record (ops/snapshot.py)",
-    Tag.RESULT: "the lab's check (filters RESULT lines, verbatim); ops tools",
+    Tag.WRITE: "the lab's check (accepted writes, conditional rejections); ops tools: the conditional write's outcome and decision of each record (ops/snapshot.py)",
+    Tag.RESULT: "the lab's check (deliveries handled, duplicates acknowledged; the README's RESULT pipeline, verbatim); ops tools",
     "EMF": "the alarms and dashboard (stacks/monitoring.py) and `ops cost`'s order count: CloudWatch makes the decision metrics from it",
-    "START": "ops tools count invocations by it (ops/observe.py)",
+    "START": "the lab's check (executions); ops tools count invocations by it (ops/observe.py)",
     "END": "nobody here",
     "REPORT": "ops tools read a failed invocation's Status on it (ops/observe.py)",
 }
@@ -105,8 +111,9 @@ def render(cost: Mapping[str, Any]) -> str:
         "DynamoDB: units counted from item sizes in the embedded DynamoDB, both tables. Logs: the bytes "
         "of every line each handler printed, plus Lambda's START, END and REPORT per invocation; "
         "metrics (per metric-hour, not per order) and storage are left out. Floor: one WRU per delivery, "
-        "a receive and a delete per batch, an invocation per batch billed 1 ms, and the RESULT lines the "
-        "lab's check reads.\n\n" + table
+        "a receive and a delete per batch, an invocation per batch billed 1 ms, and the lines the lab's "
+        "own check (`local/scenario.py`) reads, as this worker prints them: WRITE and RESULT per delivery, "
+        "START per invocation.\n\n" + table
     )
     logs = cost.get("log_lines")
     if logs:
@@ -128,8 +135,9 @@ def render(cost: Mapping[str, Any]) -> str:
             "carries only what its readers need: WRITE leaves out the condition (always the same), the "
             "stored item (the requested or the previous one, which it holds) and a first write's empty "
             "previous item, and EMF names only the "
-            "record's own decision, not four zeros; the product's JOB, WRITE and RESULT stay, so this "
-            "worker stays above a floor that counts only RESULT.\n\n"
+            "record's own decision, not four zeros. What the floor leaves out, the product requires: a JOB "
+            "line per record, and the decision metrics the alarms need (EMF); END and REPORT come with "
+            "the text log format.\n\n"
             + markdown_table(["line", "bytes per order", "$ per million orders", "read by"], rows)
         )
     return text + "\n"
