@@ -36,7 +36,7 @@ from ops import observe
 from ops.aws import Clients, error_line
 from ops.cost_model import PRICES_FILE, PriceError, Prices, Usage, estimated_gb_seconds, price
 from ops.snapshot import Target, TargetError, resolve_target
-from ops.terminal import safe, safe_lines
+from ops.terminal import Progress, safe, safe_lines
 from stacks.config import DECISION_METRICS, FUNCTION_MEMORY_MB, METRICS_NAMESPACE
 
 # The stack's architecture (stacks/function.py), used when the function's configuration cannot be
@@ -96,15 +96,37 @@ def metric_hours(series: Mapping[str, list[list[float]]], period: int) -> float:
 INIT_PATTERN = '"Init Duration"'
 
 
-def init_phases(logs: Any, log_group: str, start_ms: int, end_ms: int) -> tuple[float, int]:
+def init_phases(
+    logs: Any,
+    log_group: str,
+    start_ms: int,
+    end_ms: int,
+    progress: Callable[[tuple[int, int]], None] = lambda _: None,
+) -> tuple[float, int]:
     """(milliseconds, cold starts): the INIT phases of the period's invocations, from their REPORT
-    lines (an INIT_REPORT line, of an init that failed, is not an invocation's)."""
+    lines (an INIT_REPORT line, of an init that failed, is not an invocation's). `progress` gets
+    (cold starts so far, timestamp reached) at every line read: FilterLogEvents pages through a
+    long period for minutes."""
     total, count = 0.0, 0
     for event in observe.log_events(logs, log_group, start_ms, end_ms, INIT_PATTERN):
         fields = observe.report_fields(event["message"])
         if fields and "Init Duration" in fields:
             total, count = total + fields["Init Duration"], count + 1
+        progress((count, int(event.get("timestamp", start_ms))))
     return total, count
+
+
+def init_progress(start_ms: int, end_ms: int) -> Callable[[tuple[int, int]], str]:
+    """The progress line of `init_phases`: cold starts so far and how much of the period is read."""
+
+    def line(figures: tuple[int, int]) -> str:
+        count, reached = figures
+        share = (reached - start_ms) / max(end_ms - start_ms, 1)
+        return (
+            f"reading cold starts (REPORT lines): {count} so far, {min(max(share, 0), 1):.0%} of the period"
+        )
+
+    return line
 
 
 def usage_of(sums: Mapping[str, float], memory_mb: int, architecture: str, hours: float) -> Usage:
@@ -137,9 +159,15 @@ def function_shape(clients: Clients, target: Target) -> tuple[int, str, str]:
 
 
 def measure(
-    clients: Clients, target: Target, since_minutes: float, prices: Prices, now_ms: int | None = None
+    clients: Clients,
+    target: Target,
+    since_minutes: float,
+    prices: Prices,
+    now_ms: int | None = None,
+    progress: Callable[[Callable[[Any], str]], Callable[[Any], None]] = lambda _: lambda _: None,
 ) -> dict[str, Any]:
-    """The period's metrics, units and dollars, as `--json` prints them."""
+    """The period's metrics, units and dollars, as `--json` prints them. `progress` makes the
+    reporter of a long step from its line (`ops.terminal.Progress`); by default nothing is said."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     start_ms = now_ms - int(since_minutes * 60_000)
     period = period_for(since_minutes)
@@ -149,7 +177,11 @@ def measure(
     missing = sorted(f"{ns} {name}" for key, (ns, name, _, _) in metrics.items() if not series[key])
     try:
         sums["lambda_init_ms"], sums["lambda_cold_starts"] = init_phases(
-            clients.client("logs"), target.log_group, start_ms, now_ms
+            clients.client("logs"),
+            target.log_group,
+            start_ms,
+            now_ms,
+            progress(init_progress(start_ms, now_ms)),
         )
     except Exception as error:  # noqa: BLE001 - named under `missing`, as a metric without data is
         sums["lambda_init_ms"] = sums["lambda_cold_starts"] = 0.0
@@ -237,7 +269,7 @@ def run(args: argparse.Namespace, clients: Clients) -> int:
         except PriceError as error:
             raise CostError(str(error)) from None
         target = resolve_target(clients, args.prefix, args.stack)
-        report = measure(clients, target, args.since, prices)
+        report = measure(clients, target, args.since, prices, progress=Progress)
     except (CostError, TargetError) as error:
         print(safe(f"error: {error}"), file=sys.stderr)
         return 1

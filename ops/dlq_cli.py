@@ -11,7 +11,7 @@ from typing import Any
 from ops import dlq
 from ops.aws import Clients, error_line
 from ops.snapshot import TargetError, resolve_target
-from ops.terminal import safe, safe_lines
+from ops.terminal import Progress, safe, safe_lines
 
 
 def add_commands(commands: Any, common: Any) -> None:
@@ -79,24 +79,11 @@ def _classes(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-class Progress:
-    """One line on stderr at most once a second while a redrive runs."""
-
-    def __init__(self, every: float = 1.0) -> None:
-        import time
-
-        self.clock, self.every, self.last = time.monotonic, every, time.monotonic()
-
-    def __call__(self, figures: dict[str, Any]) -> None:
-        if self.clock() - self.last < self.every:
-            return
-        self.last = self.clock()
-        print(
-            f"seen {figures['seen']}, moved {figures['moved']}, held {figures['held']}, "
-            f"{figures['per_second']:g}/s",
-            file=sys.stderr,
-            flush=True,
-        )
+def redrive_progress(figures: dict[str, Any]) -> str:
+    return (
+        f"seen {figures['seen']}, moved {figures['moved']}, held {figures['held']}, "
+        f"{figures['per_second']:g}/s"
+    )
 
 
 def _age(seconds: int | None) -> str:
@@ -200,7 +187,7 @@ def run(args: argparse.Namespace, clients: Clients) -> int:
                 args.classes,
                 dry_run=args.dry_run,
                 hold_seconds=args.hold_seconds,
-                progress=Progress(),
+                progress=Progress(redrive_progress),
             )
             print(json.dumps(result, indent=2, sort_keys=True) if args.json else format_redrive(result))
             return 1 if result["failures"] or not result["complete"] else 0

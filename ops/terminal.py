@@ -5,7 +5,11 @@ raw, they act on the operator's terminal. `safe` shows them as escapes instead."
 
 from __future__ import annotations
 
+import sys
+import time
 import unicodedata
+from collections.abc import Callable
+from typing import Any
 
 # Cc: C0 and C1 controls and DEL (ESC and CSI among them); Cf: format characters such as the
 # bidirectional overrides and zero-width joiners; Zl/Zp: line and paragraph separators.
@@ -29,3 +33,21 @@ def safe(text: str) -> str:
 def safe_lines(lines: list[str]) -> str:
     """Lines joined for printing, each made safe: data cannot add or break a line."""
     return "\n".join(safe(line) for line in lines)
+
+
+class Progress:
+    """One line on stderr at most once `every` seconds while long work runs (`line` makes it from
+    the figures the work reports); nothing for work done within the first `every` seconds."""
+
+    def __init__(
+        self, line: Callable[[Any], str], every: float = 1.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.line, self.every, self.clock = line, every, clock
+        self.last = clock()
+
+    def __call__(self, figures: Any) -> None:
+        now = self.clock()
+        if now - self.last < self.every:
+            return
+        self.last = now
+        print(safe(self.line(figures)), file=sys.stderr, flush=True)

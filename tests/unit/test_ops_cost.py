@@ -12,7 +12,7 @@ import boto3
 import pytest
 
 from ops.__main__ import main
-from ops.cost import metric_hours, period_for, usage_of
+from ops.cost import init_phases, init_progress, metric_hours, period_for, usage_of
 from ops.cost_model import Prices, Usage, estimated_gb_seconds, price
 from ops.observe import CONTRACT
 from stacks.config import DECISION_METRICS, DEFAULT_PREFIX, METRICS_NAMESPACE, Names
@@ -244,3 +244,38 @@ def test_cold_starts_init_is_billed_from_the_report_lines(aws, capsys):
     assert report_json["metrics"]["lambda_cold_starts"] == 2
     assert report_json["units"]["gb_seconds"] == pytest.approx(estimated_gb_seconds(2200 + 600, 110, 256))
     assert not any("Init Duration" in name for name in report_json["missing"])
+
+
+def test_reading_the_cold_starts_says_how_far_it_has_got():
+    """A long period's REPORT lines take FilterLogEvents pages: the read reports the cold starts
+    found and the share of the period read, as `ops cost` prints it once a second on stderr."""
+
+    class Logs:
+        def get_paginator(self, name):
+            assert name == "filter_log_events"
+            report = (
+                "REPORT RequestId: {}\tDuration: 1.00 ms\tBilled Duration: 2 ms\tInit Duration: 100.00 ms"
+            )
+            pages = [
+                {"events": [{"timestamp": 1_250, "message": report.format("a")}]},
+                {"events": [{"timestamp": 1_750, "message": report.format("b")}]},
+            ]
+            return type("Paginator", (), {"paginate": lambda self, **kwargs: pages})()
+
+    reported: list[tuple[int, int]] = []
+    assert init_phases(Logs(), "group", 1_000, 2_000, reported.append) == (200.0, 2)
+    assert reported == [(1, 1_250), (2, 1_750)]
+    line = init_progress(1_000, 2_000)
+    assert line(reported[0]) == "reading cold starts (REPORT lines): 1 so far, 25% of the period"
+    assert line((2, 5_000)).endswith("100% of the period")
+
+
+def test_progress_says_nothing_of_work_done_within_a_second_then_once_a_second(capsys):
+    """ops' progress line (ops/terminal.py): quiet at first, then at most one line a second."""
+    from ops.terminal import Progress
+
+    clock = iter([0.0, 0.5, 1.2, 2.3])
+    progress = Progress(lambda n: f"done {n}", clock=lambda: next(clock))
+    for n in range(1, 4):
+        progress(n)
+    assert capsys.readouterr().err == "done 2\ndone 3\n"
