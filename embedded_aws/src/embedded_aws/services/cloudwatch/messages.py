@@ -201,6 +201,7 @@ def configuration_item(alarm: Any, kind: str, when: float) -> dict[str, Any]:
 
 
 @cache
+@cache  # botocore's endpoint data: a megabyte of JSON, parsed again by every new session
 def region_description(region: str) -> str:
     """ "US East (N. Virginia)": the Region field of an alarm notification is the display name."""
     import botocore.session
