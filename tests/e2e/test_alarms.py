@@ -17,115 +17,39 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from local.session import ROOT, LocalError, wait_for
+from local.session import ROOT, wait_for
 from ops import cost, observe
 from ops.aws import Clients, Endpoint
 from ops.cost_model import Prices
 from ops.prove_alarms import REASON
 from ops.snapshot import resolve_target
 from stacks.config import METRICS_NAMESPACE, Names
-from tests.e2e.conftest import subscribe_queue
-from tests.shared_aws import FAST_TIMEOUTS
+from tests.e2e.alarms import (
+    DEADLINE,
+    alarm_stack,
+    decision_sums,
+    notification,
+    out_of_alarm,
+    send,
+    state,
+    subscribed_inbox,
+    wait_state,
+)
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(100)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(80)]
 
 PREFIX = "alarms"
-DEADLINE = 60  # a few scaled periods, on a loaded machine
 
 
 @pytest.fixture(scope="module")
 def stack(shared_aws, tmp_path_factory):
-    with shared_aws.stack({**FAST_TIMEOUTS, "prefix": PREFIX}, tmp_path_factory.mktemp(PREFIX)) as session:
-        yield session, session.user_env(), session.outputs()
+    with alarm_stack(shared_aws, tmp_path_factory, PREFIX) as deployed:
+        yield deployed
 
 
 @pytest.fixture(scope="module")
 def inbox(stack):
-    """An SQS queue subscribed to the stack's alarm topic, as an on-call tool would be, with the
-    queue policy that lets the topic deliver (without it AWS, and the embedded AWS, deliver nothing)."""
-    session, _, outputs = stack
-    sqs = session.client("sqs")
-    url = sqs.create_queue(QueueName=f"{PREFIX}-oncall-inbox")["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    subscribe_queue(session, outputs["AlarmTopicArn"], url, arn)
-    return url
-
-
-def state(session, name: str) -> str:
-    alarms = session.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"]
-    value: str = alarms[0]["StateValue"]
-    return value
-
-
-def wait_state(session, name: str, wanted: str) -> None:
-    wait_for(
-        lambda: state(session, name) == wanted, timeout=DEADLINE, interval=0.25, what=f"{name} in {wanted}"
-    )
-
-
-def out_of_alarm(session, name: str) -> datetime:
-    """Wait until `name` has left an ALARM an earlier test (or a failed write on a loaded machine)
-    set: the decision alarms hold it for ten minutes, 50 s here. Returns the time from which a
-    notification is this test's own."""
-    wait_for(
-        lambda: state(session, name) != "ALARM",
-        timeout=DEADLINE,
-        interval=0.25,
-        what=f"{name} out of ALARM (an earlier failure set it)",
-    )
-    return datetime.now(UTC) - timedelta(seconds=1)
-
-
-def take_notifications(sqs, inbox: str) -> list[dict]:
-    """The alarm messages waiting in the inbox (at most ten), parsed, and deleted from it."""
-    found = []
-    for message in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get(
-        "Messages", []
-    ):
-        found.append(json.loads(json.loads(message["Body"])["Message"]))
-        sqs.delete_message(QueueUrl=inbox, ReceiptHandle=message["ReceiptHandle"])
-    return found
-
-
-def entered(message: dict, new_state: str, since: datetime | None) -> bool:
-    """`message` reports a change into `new_state` at `since` or later."""
-    changed = datetime.strptime(message["StateChangeTime"], "%Y-%m-%dT%H:%M:%S.%f%z")
-    return message["NewStateValue"] == new_state and (since is None or changed >= since)
-
-
-def notification(session, inbox: str, alarm: str, new_state: str, since: datetime | None = None) -> dict:
-    """The CloudWatch alarm message for `alarm` entering `new_state` (at `since` or later), as
-    delivered to the inbox."""
-    sqs, seen = session.client("sqs"), []
-
-    def arrived() -> dict | None:
-        seen.extend(take_notifications(sqs, inbox))
-        return next((m for m in seen if m["AlarmName"] == alarm and entered(m, new_state, since)), None)
-
-    message = wait_for(arrived, timeout=DEADLINE, what=f"a {new_state} notification for {alarm}")
-    assert message is not None  # wait_for returns only a truthy answer
-    return message
-
-
-def notifications(session, inbox: str, alarms: set[str], new_state: str, since: datetime) -> set[str]:
-    """Wait until each of `alarms` was notified entering `new_state` at `since` or later (one
-    reader for all: a message read while waiting for one alarm is not lost for another)."""
-    sqs = session.client("sqs")
-    found: set[str] = set()
-
-    def all_arrived() -> bool:
-        found.update(
-            m["AlarmName"]
-            for m in take_notifications(sqs, inbox)
-            if m["AlarmName"] in alarms and entered(m, new_state, since)
-        )
-        return found == alarms
-
-    try:
-        wait_for(all_arrived, timeout=DEADLINE, what=f"{new_state} notifications for {sorted(alarms)}")
-    except LocalError as error:
-        raise AssertionError(f"{error}; arrived: {sorted(found)}") from None
-    return found
+    return subscribed_inbox(stack, PREFIX)
 
 
 def prove_alarms(session, *args: str) -> subprocess.CompletedProcess:
@@ -139,27 +63,6 @@ def prove_alarms(session, *args: str) -> subprocess.CompletedProcess:
         text=True,
         timeout=180,
     )
-
-
-def send(session, env, order: dict) -> None:
-    session.client("sqs").send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))
-
-
-def decision_sums(session, function_name: str, since: datetime) -> dict[str, float]:
-    cloudwatch = session.client("cloudwatch")
-    sums = {}
-    for name in ("Accepted", "Duplicate", "Conflict", "Malformed", "Error"):
-        points = cloudwatch.get_metric_statistics(
-            Namespace=METRICS_NAMESPACE,
-            MetricName=name,
-            Dimensions=[{"Name": "FunctionName", "Value": function_name}],
-            StartTime=since,
-            EndTime=datetime.now(UTC) + timedelta(minutes=1),
-            Period=60,
-            Statistics=["Sum"],
-        )
-        sums[name] = sum(point["Sum"] for point in points["Datapoints"])
-    return sums
 
 
 def test_every_alarm_exists_with_its_name_and_starts_without_alarming(stack):
@@ -569,124 +472,3 @@ def test_a_topic_policy_without_the_cloudwatch_allow_refuses_every_alarm_action(
         for m in arrived
         if "prove-alarms" in m["Body"]
     ] == []
-
-
-def test_every_other_failure_of_the_operations_table_reaches_the_topic(stack, inbox):
-    """docs/operations.md's failures, each to its first alarm within a minute: a malformed body
-    -> malformed-jobs; DynamoDB throttling past the worker's retries -> orders-throttled and
-    failed-records; Lambda throttling (reserved concurrency 0) -> worker-throttles; an invocation
-    that fails as a whole (a configuration without the table's name) -> worker-errors. (A denied
-    write, a conflict and dead letters: the tests above.)"""
-    session, env, _outputs = stack
-    for what in ("malformed-jobs", "orders-throttled", "failed-records", "worker-throttles", "worker-errors"):
-
-        def out_of_alarm(what: str = what) -> bool:
-            return state(session, f"{PREFIX}-{what}") != "ALARM"
-
-        wait_for(
-            out_of_alarm,
-            timeout=DEADLINE,
-            interval=0.25,
-            what=f"{PREFIX}-{what} out of ALARM (earlier tests set states)",
-        )
-    since = datetime.now(UTC) - timedelta(seconds=1)
-    send(session, env, {"id": "no-quantity"})
-    session.inject_fault(
-        action="PutItem",
-        table=env["ORDERS_TABLE"],
-        code="ProvisionedThroughputExceededException",
-        status=400,
-        count=4,
-    )  # one invocation's attempts
-    send(session, env, {"id": "throttled-order", "quantity": 3})
-    wanted = {f"{PREFIX}-{what}" for what in ("malformed-jobs", "orders-throttled", "failed-records")}
-    assert notifications(session, inbox, wanted, "ALARM", since) == wanted
-
-    lambda_api, function = session.client("lambda"), env["FUNCTION_NAME"]
-    lambda_api.put_function_concurrency(FunctionName=function, ReservedConcurrentExecutions=0)
-    try:
-        send(session, env, {"id": "throttled-invocation", "quantity": 1})
-        assert (
-            notification(session, inbox, f"{PREFIX}-worker-throttles", "ALARM", since)["Trigger"][
-                "MetricName"
-            ]
-            == "Throttles"
-        )
-    finally:
-        lambda_api.delete_function_concurrency(FunctionName=function)
-
-    configuration = lambda_api.get_function_configuration(FunctionName=function)["Environment"]["Variables"]
-    broken = {key: value for key, value in configuration.items() if key != "TABLE_NAME"}
-    lambda_api.update_function_configuration(FunctionName=function, Environment={"Variables": broken})
-    try:
-        send(session, env, {"id": "broken-config", "quantity": 1})
-        assert (
-            notification(session, inbox, f"{PREFIX}-worker-errors", "ALARM", since)["Trigger"]["MetricName"]
-            == "Errors"
-        )
-    finally:
-        lambda_api.update_function_configuration(
-            FunctionName=function, Environment={"Variables": configuration}
-        )
-
-
-def test_a_deleted_table_and_too_little_time_for_a_write_are_failed_records(stack, inbox):
-    """Two failures inside a record, each counted in the worker's Error decision (the metric
-    failed-records watches) and notified: the orders table deleted (ResourceNotFoundException) and
-    a function timeout lowered below what one write may take (OutOfTime, never a half-done write).
-    (A timeout of the whole invocation counts in Lambda's Errors: tests/e2e/test_lambda_host.py::
-    test_invoke_api_runs_the_deployed_code; Errors reaching worker-errors: the test above. A poison
-    record in a batch counts alone and the rest is acknowledged: tests/unit/test_worker_dynamodb.py::
-    test_each_record_counts_its_decision_in_a_metrics_line_printed_with_its_lines.)"""
-    session, env, _ = stack
-    alarm = f"{PREFIX}-failed-records"
-    since = out_of_alarm(session, alarm)
-    dynamodb, logs = session.client("dynamodb"), session.client("logs")
-    lambda_api, function, table = session.client("lambda"), env["FUNCTION_NAME"], env["ORDERS_TABLE"]
-
-    def sent(order: dict) -> str:
-        sqs = session.client("sqs")
-        message_id: str = sqs.send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))[
-            "MessageId"
-        ]
-        return message_id
-
-    def errors_of(message_id: str) -> list[str]:
-        return [
-            r.data["error"]
-            for r in observe.log_records(logs, f"/aws/lambda/{function}")
-            if r.tag == "ERROR" and r.data.get("message_id") == message_id
-        ]
-
-    shape = dynamodb.describe_table(TableName=table)["Table"]
-    dynamodb.delete_table(TableName=table)
-    try:
-        message_id = sent({"id": "no-table", "quantity": 2})
-        assert (
-            wait_for(lambda: errors_of(message_id), timeout=DEADLINE, what="the missing table's ERROR line")[
-                0
-            ]
-            == "ResourceNotFoundException"
-        )
-    finally:
-        dynamodb.create_table(
-            TableName=table,
-            KeySchema=shape["KeySchema"],
-            AttributeDefinitions=shape["AttributeDefinitions"],
-            BillingMode="PAY_PER_REQUEST",
-        )
-
-    timeout = lambda_api.get_function_configuration(FunctionName=function)["Timeout"]
-    lambda_api.update_function_configuration(FunctionName=function, Timeout=1)
-    try:
-        message_id = sent({"id": "no-time", "quantity": 2})
-        assert (
-            wait_for(lambda: errors_of(message_id), timeout=DEADLINE, what="the short timeout's ERROR line")[
-                0
-            ]
-            == "OutOfTime"
-        )
-    finally:
-        lambda_api.update_function_configuration(FunctionName=function, Timeout=timeout)
-    assert notification(session, inbox, alarm, "ALARM", since)["Trigger"]["MetricName"] == "Error"
-    assert decision_sums(session, function, since)["Error"] >= 2

@@ -1,0 +1,133 @@
+"""What the alarm tests share (test_alarms.py, test_alarms_failures.py): a stack with short local
+timeouts and an on-call inbox subscribed to its alarm topic, and the reads of alarm states and of
+the notifications that reach the inbox."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+
+from local.session import LocalError, wait_for
+from stacks.config import METRICS_NAMESPACE
+from tests.e2e.conftest import subscribe_queue
+from tests.shared_aws import FAST_TIMEOUTS
+
+DEADLINE = 60  # a few scaled periods, on a loaded machine
+
+
+@contextmanager
+def alarm_stack(shared_aws, tmp_path_factory, prefix: str) -> Iterator[tuple]:
+    """(session, the user's environment, the stack's outputs) of a stack under `prefix`."""
+    with shared_aws.stack({**FAST_TIMEOUTS, "prefix": prefix}, tmp_path_factory.mktemp(prefix)) as session:
+        yield session, session.user_env(), session.outputs()
+
+
+def subscribed_inbox(stack: tuple, prefix: str) -> str:
+    """An SQS queue subscribed to the stack's alarm topic, as an on-call tool would be, with the
+    queue policy that lets the topic deliver (without it AWS, and the embedded AWS, deliver nothing)."""
+    session, _, outputs = stack
+    sqs = session.client("sqs")
+    url: str = sqs.create_queue(QueueName=f"{prefix}-oncall-inbox")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    subscribe_queue(session, outputs["AlarmTopicArn"], url, arn)
+    return url
+
+
+def state(session, name: str) -> str:
+    alarms = session.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"]
+    value: str = alarms[0]["StateValue"]
+    return value
+
+
+def wait_state(session, name: str, wanted: str) -> None:
+    wait_for(
+        lambda: state(session, name) == wanted, timeout=DEADLINE, interval=0.25, what=f"{name} in {wanted}"
+    )
+
+
+def out_of_alarm(session, name: str) -> datetime:
+    """Wait until `name` has left an ALARM an earlier test (or a failed write on a loaded machine)
+    set: the decision alarms hold it for ten minutes, 50 s here. Returns the time from which a
+    notification is this test's own."""
+    wait_for(
+        lambda: state(session, name) != "ALARM",
+        timeout=DEADLINE,
+        interval=0.25,
+        what=f"{name} out of ALARM (an earlier failure set it)",
+    )
+    return datetime.now(UTC) - timedelta(seconds=1)
+
+
+def take_notifications(sqs, inbox: str) -> list[dict]:
+    """The alarm messages waiting in the inbox (at most ten), parsed, and deleted from it."""
+    found = []
+    for message in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10, WaitTimeSeconds=1).get(
+        "Messages", []
+    ):
+        found.append(json.loads(json.loads(message["Body"])["Message"]))
+        sqs.delete_message(QueueUrl=inbox, ReceiptHandle=message["ReceiptHandle"])
+    return found
+
+
+def entered(message: dict, new_state: str, since: datetime | None) -> bool:
+    """`message` reports a change into `new_state` at `since` or later."""
+    changed = datetime.strptime(message["StateChangeTime"], "%Y-%m-%dT%H:%M:%S.%f%z")
+    return message["NewStateValue"] == new_state and (since is None or changed >= since)
+
+
+def notification(session, inbox: str, alarm: str, new_state: str, since: datetime | None = None) -> dict:
+    """The CloudWatch alarm message for `alarm` entering `new_state` (at `since` or later), as
+    delivered to the inbox."""
+    sqs, seen = session.client("sqs"), []
+
+    def arrived() -> dict | None:
+        seen.extend(take_notifications(sqs, inbox))
+        return next((m for m in seen if m["AlarmName"] == alarm and entered(m, new_state, since)), None)
+
+    message = wait_for(arrived, timeout=DEADLINE, what=f"a {new_state} notification for {alarm}")
+    assert message is not None  # wait_for returns only a truthy answer
+    return message
+
+
+def notifications(session, inbox: str, alarms: set[str], new_state: str, since: datetime) -> set[str]:
+    """Wait until each of `alarms` was notified entering `new_state` at `since` or later (one
+    reader for all: a message read while waiting for one alarm is not lost for another)."""
+    sqs = session.client("sqs")
+    found: set[str] = set()
+
+    def all_arrived() -> bool:
+        found.update(
+            m["AlarmName"]
+            for m in take_notifications(sqs, inbox)
+            if m["AlarmName"] in alarms and entered(m, new_state, since)
+        )
+        return found == alarms
+
+    try:
+        wait_for(all_arrived, timeout=DEADLINE, what=f"{new_state} notifications for {sorted(alarms)}")
+    except LocalError as error:
+        raise AssertionError(f"{error}; arrived: {sorted(found)}") from None
+    return found
+
+
+def send(session, env, order: dict) -> None:
+    session.client("sqs").send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))
+
+
+def decision_sums(session, function_name: str, since: datetime) -> dict[str, float]:
+    cloudwatch = session.client("cloudwatch")
+    sums = {}
+    for name in ("Accepted", "Duplicate", "Conflict", "Malformed", "Error"):
+        points = cloudwatch.get_metric_statistics(
+            Namespace=METRICS_NAMESPACE,
+            MetricName=name,
+            Dimensions=[{"Name": "FunctionName", "Value": function_name}],
+            StartTime=since,
+            EndTime=datetime.now(UTC) + timedelta(minutes=1),
+            Period=60,
+            Statistics=["Sum"],
+        )
+        sums[name] = sum(point["Sum"] for point in points["Datapoints"])
+    return sums
