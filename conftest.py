@@ -54,6 +54,42 @@ def pytest_collection_modifyitems(config, items):
         if waits(item) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: -waits(item))
+    if getattr(config, "workerinput", None) is not None:  # for the controller's scheduler (below)
+        found = {item.nodeid.split("::", 1)[0]: waits(item) for item in items if waits(item)}
+        path = _shared_root(config) / WAITS_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}")
+        partial.write_text(json.dumps(found))
+        partial.replace(path)  # every worker writes the same; a reader never sees half of one
+
+
+WAITS_FILE = "long-waits.json"
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, with one change. xdist hands a worker its next file while it still runs
+    the last two tests of its current one, and by default that is the next in line: the next
+    longest. Queued behind a long module's last two long tests, it stretched the run by its whole
+    length (test_local_cloudwatch.py's 40 s behind test_alarms.py's 200). So a worker busy with a
+    long module (`long_wait`) is handed the next quick file instead; a worker on quick files
+    takes the longest left. Scheduling only, as the order above."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # type: ignore[import-untyped]  # no py.typed
+
+    waits_path = _shared_root(config) / WAITS_FILE
+
+    class LongModulesNeverQueued(LoadFileScheduling):  # type: ignore[misc]  # untyped base
+        def _assign_work_unit(self, node):
+            waits = json.loads(waits_path.read_text()) if waits_path.exists() else {}
+            running = self.assigned_work.get(node, {})
+            busy_long = any(waits.get(scope) and not all(done.values()) for scope, done in running.items())
+            quick = next((scope for scope in self.workqueue if not waits.get(scope)), None)
+            if busy_long and quick is not None:
+                self.workqueue.move_to_end(quick, last=False)
+            super()._assign_work_unit(node)
+
+    return LongModulesNeverQueued(config, log)
 
 
 _ANNOUNCED: list[bool] = []

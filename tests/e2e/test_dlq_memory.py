@@ -11,7 +11,7 @@ import pytest
 from bench.dlq_memory import held_bodies_redrive
 from local.session import LocalSession, free_port
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(15)]
 
 CEILING_MB = 150  # issue 27's done-condition
 

@@ -24,7 +24,7 @@ from tests.e2e.conftest import (
     table,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(25)]
 
 PROBE = """
 import json, time

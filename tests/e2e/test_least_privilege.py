@@ -15,7 +15,7 @@ from ops import observe
 from tests.e2e.conftest import ACCOUNT, function_zip
 from tests.shared_aws import FAST_TIMEOUTS
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(20)]
 
 PREFIX = "lpriv"  # this module's stack in the shared embedded AWS
 WORKER = f"{PREFIX}-worker"

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long_wait(40)]
 
 # package.json's Node, which npx (and conftest.py, for the tests) puts first on PATH.
 NODE_BIN = ROOT / "node_modules" / ".bin"

@@ -16,7 +16,7 @@ from ops.view.server import View, start_in_thread
 from tests.view.browser import layout_problems, screenshot, scrolls_sideways
 from tests.view.fake_consumer import ALARMS, BAD_DELIVERIES, LONG_ID, PREFIX, REGION, create_busy_day
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long_wait(15)]
 
 DEADLINE_MS = 20_000
 POLL_MS = 300_000

@@ -24,7 +24,7 @@ from test_event_source_mappings.support import (
 )
 from tests.e2e.conftest import ACCOUNT, consume_statement, emulator, function_zip, logs_statement, make_role  # noqa: F401
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(20)]
 
 
 def process_alive(pid: int) -> bool:
