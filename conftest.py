@@ -4,6 +4,7 @@ figures printed at the end, and the order test files are handed out in."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -18,9 +19,10 @@ ROOT = Path(__file__).resolve().parent
 settings.register_profile("suite", deadline=None)
 settings.load_profile("suite")
 sys.path.insert(0, str(ROOT))
+from local.paths import NODE_BIN
+
 # The CDK toolchain's Node, package.json's Node 24 (jsii no longer supports Node 20): jsii in this
 # process takes it as JSII_NODE, and the CLI and every subprocess find it first on PATH, as under make.
-NODE_BIN = ROOT / "node_modules" / ".bin"
 if (NODE_BIN / "node").exists():
     os.environ.setdefault("JSII_NODE", str(NODE_BIN / "node"))
     if os.environ.get("PATH", "").split(os.pathsep)[0] != str(NODE_BIN):
@@ -80,8 +82,13 @@ def pytest_xdist_make_scheduler(config, log):
     waits_path = _shared_root(config) / WAITS_FILE
 
     class LongModulesNeverQueued(LoadFileScheduling):  # type: ignore[misc]  # untyped base
+        @functools.cached_property
+        def waits(self) -> dict[str, float]:
+            """Read at the first assignment, once every worker has collected (and written it)."""
+            return json.loads(waits_path.read_text()) if waits_path.exists() else {}
+
         def _assign_work_unit(self, node):
-            waits = json.loads(waits_path.read_text()) if waits_path.exists() else {}
+            waits = self.waits
             running = self.assigned_work.get(node, {})
             busy_long = any(waits.get(scope) and not all(done.values()) for scope, done in running.items())
             quick = next((scope for scope in self.workqueue if not waits.get(scope)), None)

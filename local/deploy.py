@@ -11,12 +11,10 @@ from pathlib import Path
 from embedded_aws import ACCOUNT_ID
 from local.clients import environment_without_aws
 from local.emulator_process import EmulatorProcess
-from local.paths import ROOT
+from local.paths import NODE_BIN, ROOT
 from local.polling import wait_for
 from local.reporting import LocalError, progress
 from stacks.config import DEFAULT_PREFIX, Names
-
-NODE_BIN = ROOT / "node_modules" / ".bin"
 
 QUIET_NODE = {
     "NODE_NO_WARNINGS": "1",

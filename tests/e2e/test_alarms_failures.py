@@ -7,7 +7,6 @@ after the other, the suite's longest chain."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -21,7 +20,6 @@ from tests.e2e.alarms import (
     notifications,
     out_of_alarm,
     send,
-    state,
     subscribed_inbox,
 )
 
@@ -46,20 +44,10 @@ def test_every_other_failure_of_the_operations_table_reaches_the_topic(stack, in
     -> malformed-jobs; DynamoDB throttling past the worker's retries -> orders-throttled and
     failed-records; Lambda throttling (reserved concurrency 0) -> worker-throttles; an invocation
     that fails as a whole (a configuration without the table's name) -> worker-errors. (A denied
-    write, a conflict and dead letters: the tests above.)"""
+    write, a conflict and dead letters: test_alarms.py.)"""
     session, env, _outputs = stack
     for what in ("malformed-jobs", "orders-throttled", "failed-records", "worker-throttles", "worker-errors"):
-
-        def out_of_alarm(what: str = what) -> bool:
-            return state(session, f"{PREFIX}-{what}") != "ALARM"
-
-        wait_for(
-            out_of_alarm,
-            timeout=DEADLINE,
-            interval=0.25,
-            what=f"{PREFIX}-{what} out of ALARM (earlier tests set states)",
-        )
-    since = datetime.now(UTC) - timedelta(seconds=1)
+        since = out_of_alarm(session, f"{PREFIX}-{what}")
     send(session, env, {"id": "no-quantity"})
     session.inject_fault(
         action="PutItem",
@@ -121,23 +109,25 @@ def test_a_deleted_table_and_too_little_time_for_a_write_are_failed_records(stac
         ]
         return message_id
 
-    def errors_of(message_id: str) -> list[str]:
-        return [
-            r.data["error"]
-            for r in observe.log_records(logs, f"/aws/lambda/{function}")
-            if r.tag == "ERROR" and r.data.get("message_id") == message_id
-        ]
+    def first_error(order: dict, what: str) -> str:
+        """The failure class of the first ERROR line of `order`'s message."""
+        message_id = sent(order)
+
+        def errors() -> list[str]:
+            return [
+                r.data["error"]
+                for r in observe.log_records(logs, f"/aws/lambda/{function}")
+                if r.tag == "ERROR" and r.data.get("message_id") == message_id
+            ]
+
+        found: str = wait_for(errors, timeout=DEADLINE, what=what)[0]
+        return found
 
     shape = dynamodb.describe_table(TableName=table)["Table"]
     dynamodb.delete_table(TableName=table)
     try:
-        message_id = sent({"id": "no-table", "quantity": 2})
-        assert (
-            wait_for(lambda: errors_of(message_id), timeout=DEADLINE, what="the missing table's ERROR line")[
-                0
-            ]
-            == "ResourceNotFoundException"
-        )
+        error = first_error({"id": "no-table", "quantity": 2}, "the missing table's ERROR line")
+        assert error == "ResourceNotFoundException"
     finally:
         dynamodb.create_table(
             TableName=table,
@@ -149,13 +139,7 @@ def test_a_deleted_table_and_too_little_time_for_a_write_are_failed_records(stac
     timeout = lambda_api.get_function_configuration(FunctionName=function)["Timeout"]
     lambda_api.update_function_configuration(FunctionName=function, Timeout=1)
     try:
-        message_id = sent({"id": "no-time", "quantity": 2})
-        assert (
-            wait_for(lambda: errors_of(message_id), timeout=DEADLINE, what="the short timeout's ERROR line")[
-                0
-            ]
-            == "OutOfTime"
-        )
+        assert first_error({"id": "no-time", "quantity": 2}, "the short timeout's ERROR line") == "OutOfTime"
     finally:
         lambda_api.update_function_configuration(FunctionName=function, Timeout=timeout)
     assert notification(session, inbox, alarm, "ALARM", since)["Trigger"]["MetricName"] == "Error"

@@ -8,12 +8,10 @@ import subprocess
 
 import pytest
 
+from local.paths import NODE_BIN
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.long_wait(40)]
-
-# package.json's Node, which npx (and conftest.py, for the tests) puts first on PATH.
-NODE_BIN = ROOT / "node_modules" / ".bin"
 
 
 def user_shell_env() -> dict[str, str]:
