@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -61,6 +62,9 @@ class StackDeployment:
         result = subprocess.run(  # noqa: S603
             command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
         )
+        if result.returncode == -signal.SIGINT:
+            # Ctrl-C reached the CLI too, and it may end before this process sees its own SIGINT.
+            raise KeyboardInterrupt
         if result.returncode != 0:
             tail = [line for line in result.stderr.strip().splitlines() if line.strip()][-4:]
             raise LocalError(f"cdk {args[0]} failed ({result.returncode}): {' | '.join(tail)}")

@@ -123,3 +123,21 @@ def test_a_session_keeps_its_prefix_files_apart_and_deploys_with_removal_destroy
     assert other.context == {"removal": "retain", "prefix": "p2"}
     assert (other.stack_name, other.outputs_path.name) == ("p2-consumer", "outputs.p2.json")
     assert default.outputs_path != other.outputs_path
+
+
+def test_a_cli_ended_by_ctrl_c_is_an_interruption_not_a_failed_deploy(tmp_path, monkeypatch):
+    """Ctrl-C reaches the whole process group: when the CDK CLI dies of it before this process
+    sees its own SIGINT, `up` still reports an interruption (and cleans up), not a failed step."""
+    import local.deploy
+    from local.emulator_process import EmulatorProcess
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cdk").write_text("#!/bin/sh\nkill -INT $$\n")
+    (bin_dir / "cdk").chmod(0o755)
+    monkeypatch.setattr(local.deploy, "NODE_BIN", bin_dir)
+    emulator = EmulatorProcess(tmp_path / "state")
+    monkeypatch.setattr(emulator, "aws_env", dict)
+    deployment = local.deploy.StackDeployment(emulator=emulator, context={})
+    with pytest.raises(KeyboardInterrupt):
+        deployment.cdk("bootstrap")
