@@ -42,53 +42,72 @@ if not os.environ.get("OPS_HISTORY"):
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects: a long wait is slow (`make quick` skips it)
 def pytest_collection_modifyitems(config, items):
-    """Modules that wait longest first (`long_wait(seconds)`, about how long the module takes):
-    `make test` hands files to its workers in collection order (--dist loadfile
-    --no-loadscope-reorder), so the long ones start at once instead of behind dozens of quick
-    files, and the quick ones fill the gaps. Scheduling only: nothing asserts the figure. Every
-    test with a long wait is also `slow`, whether or not its module says so."""
+    """Modules that wait longest first (`long_wait(seconds)`, about how long the module takes),
+    then the modules that synthesize in the test process (`jsii`): `make test` hands files to its
+    workers in collection order (--dist loadfile --no-loadscope-reorder), so the long ones start
+    at once instead of behind dozens of quick files, and the quick ones fill the gaps. Scheduling
+    only: nothing asserts the figure. A wait of QUICK_WAIT_LIMIT seconds or more is also `slow`,
+    whether or not its module says so; a shorter one stays in `make quick`, started first so that
+    its waiting overlaps the other workers' CPU-bound tests."""
 
     def waits(item) -> float:
         marker = item.get_closest_marker("long_wait")
         return marker.args[0] if marker else 0
 
     for item in items:
-        if waits(item) and not item.get_closest_marker("slow"):
+        if waits(item) >= QUICK_WAIT_LIMIT and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: -waits(item))
+    items.sort(key=lambda item: (-waits(item), not item.get_closest_marker("jsii")))
     if getattr(config, "workerinput", None) is not None:  # for the controller's scheduler (below)
-        found = {item.nodeid.split("::", 1)[0]: waits(item) for item in items if waits(item)}
-        path = _shared_root(config) / WAITS_FILE
+        modules = {item.nodeid.split("::", 1)[0]: item for item in items}
+        plan = {
+            "waits": {module: waits(item) for module, item in modules.items() if waits(item)},
+            "jsii": sorted(module for module, item in modules.items() if item.get_closest_marker("jsii")),
+        }
+        path = _shared_root(config) / PLAN_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}")
-        partial.write_text(json.dumps(found))
+        partial.write_text(json.dumps(plan))
         partial.replace(path)  # every worker writes the same; a reader never sees half of one
 
 
-WAITS_FILE = "long-waits.json"
+QUICK_WAIT_LIMIT = 15
+PLAN_FILE = "schedule-plan.json"
+JSII_UNIT = "the modules marked jsii"
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadfile`, with one change. xdist hands a worker its next file while it still runs
-    the last two tests of its current one, and by default that is the next in line: the next
-    longest. Queued behind a long module's last two long tests, it stretched the run by its whole
-    length (test_local_cloudwatch.py's 40 s behind test_alarms.py's 200). So a worker busy with a
-    long module (`long_wait`) is handed the next quick file instead; a worker on quick files
-    takes the longest left. Scheduling only, as the order above."""
+    """`--dist loadfile`, with two changes.
+
+    - The modules marked `jsii` (they synthesize the app in the test process) are one unit, run by
+      one worker: jsii's Node and its load of aws-cdk-lib cost a few CPU-seconds in each process
+      that synthesizes, and spread over every worker they were most of `make quick`'s CPU.
+    - xdist hands a worker its next file while it still runs the last two tests of its current
+      one, and by default that is the next in line: the next longest. Queued behind a long
+      module's last two long tests, it stretched the run by its whole length
+      (test_local_cloudwatch.py's 40 s behind test_alarms.py's 200). So a worker busy with a long
+      module (`long_wait`) is handed the next quick file instead; a worker on quick files takes
+      the longest left.
+
+    Scheduling only, as the order above."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling  # type: ignore[import-untyped]  # no py.typed
 
-    waits_path = _shared_root(config) / WAITS_FILE
+    plan_path = _shared_root(config) / PLAN_FILE
 
     class LongModulesNeverQueued(LoadFileScheduling):  # type: ignore[misc]  # untyped base
         @functools.cached_property
-        def waits(self) -> dict[str, float]:
-            """Read at the first assignment, once every worker has collected (and written it)."""
-            return json.loads(waits_path.read_text()) if waits_path.exists() else {}
+        def plan(self) -> dict:
+            """Read when the work is first split, once every worker has collected (and written it)."""
+            return json.loads(plan_path.read_text()) if plan_path.exists() else {"waits": {}, "jsii": []}
+
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return JSII_UNIT if module in self.plan["jsii"] else module
 
         def _assign_work_unit(self, node):
-            waits = self.waits
+            waits = self.plan["waits"]
             running = self.assigned_work.get(node, {})
             busy_long = any(waits.get(scope) and not all(done.values()) for scope, done in running.items())
             quick = next((scope for scope in self.workqueue if not waits.get(scope)), None)

@@ -313,7 +313,7 @@ def test_quick_loop_as_the_readme_spells_it(shell):
     env = {
         **shell["env"],
         "PYTEST_ADDOPTS": "-p no:cacheprovider tests/unit/test_terminal.py",
-        "TEST_WORKERS": "0",
+        "QUICK_WORKERS": "0",
     }
     done = subprocess.run(
         ["bash", "-c", "make quick"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300

@@ -29,6 +29,7 @@ def test_the_context_sets_every_documented_key():
     assert sorted(FULL_CONTEXT) == sorted(documented_keys()) == sorted(FULL_OPTIONS)
 
 
+@pytest.mark.long_wait(30)  # a deploy: `make quick` leaves it to `make test`
 def test_a_stack_with_every_key_set_deploys_and_its_options_say_so(deployed):
     """The stack is CREATE_COMPLETE and its Options output is each key's value; `ops status`'s
     snapshot reads it from there."""
@@ -40,6 +41,7 @@ def test_a_stack_with_every_key_set_deploys_and_its_options_say_so(deployed):
     assert snapshot["options"] == {"from": "stack output Options", "values": FULL_OPTIONS}
 
 
+@pytest.mark.long_wait(30)
 def test_the_resources_follow_the_context(deployed):
     """Beyond the output: the FIFO jobs queue deduplicates by content with the retention and
     visibility asked for, the mapping's batch size and concurrency, the function's timeout and

@@ -15,7 +15,7 @@ import pytest
 from stacks.config import CONTEXT_DEFAULTS, StackConfig
 from tests.conftest import CDK_JSON_CONTEXT, ROOT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.jsii]
 
 # A value other than the default for each documented key (function_timeout_seconds within the
 # default visibility timeout's 6x rule).

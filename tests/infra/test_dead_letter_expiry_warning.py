@@ -33,6 +33,8 @@ from embedded_aws.services.sqs.metrics import gauges
 from stacks.alarms import DEAD_LETTER_EXPIRY_WARNING_DAYS
 from stacks.config import StackConfig
 
+pytestmark = pytest.mark.jsii  # run in one worker with the other synthesizing modules (conftest.py)
+
 PREFIX = "labex-q05"
 MINUTE, HOUR, DAY = 60, 3600, 86400
 CONFIG = StackConfig.from_context({})

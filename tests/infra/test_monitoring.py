@@ -19,6 +19,8 @@ from stacks.alarms import (
 from stacks.config import StackConfig
 from tests.conftest import synth_stack
 
+pytestmark = pytest.mark.jsii  # run in one worker with the other synthesizing modules (conftest.py)
+
 PREFIX = "labex-q05"
 # The per-attempt decision alarms: one breaching minute of the last DECISION_ALARM_MINUTES.
 DECISION_ALARMS = ("conflicting-orders", "failed-records", "malformed-jobs")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from aws_cdk.assertions import Match, Template
 
 from tests.conftest import synth_stack
+
+pytestmark = pytest.mark.jsii  # run in one worker with the other synthesizing modules (conftest.py)
 
 PREFIX = "labex-q05"
 

@@ -17,6 +17,8 @@ from syrupy.extensions.json import JSONSnapshotExtension
 
 from tests.conftest import CDK_JSON_CONTEXT, ROOT
 
+pytestmark = pytest.mark.jsii  # run in one worker with the other synthesizing modules (conftest.py)
+
 _ASSET_HASH = re.compile(r"\b[0-9a-f]{64}\b")
 
 

@@ -11,6 +11,8 @@ from aws_cdk.assertions import Match, Template
 
 from tests.conftest import synth_stack
 
+pytestmark = pytest.mark.jsii  # run in one worker with the other synthesizing modules (conftest.py)
+
 QUEUE = "labex-q05-jobs"
 WORKER = "labex-q05-worker"
 

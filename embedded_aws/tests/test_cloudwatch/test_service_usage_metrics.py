@@ -13,7 +13,7 @@ import pytest
 from local.session import wait_for
 from test_cloudwatch.metric_sums import recent_sum
 
-pytestmark = [pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e, pytest.mark.long_wait(10)]  # waits for the metric samples
 
 
 def total(session, namespace: str, metric: str, dimension: tuple[str, str]) -> float:

@@ -11,7 +11,7 @@ from test_conformance.recorded import answer
 from test_conformance.recordings import check
 from test_conformance.test_sqs_and_move_tasks import new_queue, refused
 
-pytestmark = [pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e, pytest.mark.long_wait(7)]  # visibility timeouts
 
 FIFO = {"FifoQueue": "true"}
 

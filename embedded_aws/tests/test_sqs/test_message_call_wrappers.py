@@ -9,6 +9,8 @@ import pytest
 
 from embedded_aws.services.sqs import backend
 
+pytestmark = pytest.mark.long_wait(3)  # long polls that time out
+
 
 class _Metrics:
     def __init__(self) -> None:

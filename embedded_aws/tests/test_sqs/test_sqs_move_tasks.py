@@ -25,7 +25,7 @@ from local.session import wait_for
 from ops import observe
 from tests.e2e.conftest import ACCOUNT, REGION
 
-pytestmark = [pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e, pytest.mark.long_wait(5)]  # move tasks at their rate
 
 PREFIX = "movetask"  # every queue, user and policy of this module starts with it
 
