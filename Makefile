@@ -22,6 +22,10 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 export NODE_NO_WARNINGS := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 export CDK_DISABLE_CLI_TELEMETRY := true
+# Node keeps the V8 code of the modules it compiles (the CDK CLI's bundle, jsii's runtime): a CLI
+# synth takes about 0.5 CPU-seconds less from the second run on. Beside the toolchain, so a new
+# lock's install starts it afresh.
+export NODE_COMPILE_CACHE := $(CURDIR)/node_modules/.cache/node-compile-cache
 # A machine may tell Python not to write bytecode (PYTHONDONTWRITEBYTECODE, set on ours): then
 # every process a run starts (the test workers, the ops and local CLIs, the embedded AWS)
 # compiles the project's modules again, and pytest rewrites each test module's asserts in each

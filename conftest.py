@@ -25,6 +25,9 @@ from local.paths import NODE_BIN
 # process takes it as JSII_NODE, and the CLI and every subprocess find it first on PATH, as under make.
 if (NODE_BIN / "node").exists():
     os.environ.setdefault("JSII_NODE", str(NODE_BIN / "node"))
+    os.environ.setdefault(
+        "NODE_COMPILE_CACHE", str(NODE_BIN.parent / ".cache" / "node-compile-cache")
+    )  # as make does
     if os.environ.get("PATH", "").split(os.pathsep)[0] != str(NODE_BIN):
         os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 os.environ.setdefault("NODE_NO_WARNINGS", "1")
