@@ -25,9 +25,8 @@ from local.paths import NODE_BIN
 # process takes it as JSII_NODE, and the CLI and every subprocess find it first on PATH, as under make.
 if (NODE_BIN / "node").exists():
     os.environ.setdefault("JSII_NODE", str(NODE_BIN / "node"))
-    os.environ.setdefault(
-        "NODE_COMPILE_CACHE", str(NODE_BIN.parent / ".cache" / "node-compile-cache")
-    )  # as make does
+    # Node's compile cache where the Makefile keeps it (a CLI synth costs about 0.5 CPU-s less).
+    os.environ.setdefault("NODE_COMPILE_CACHE", str(NODE_BIN.parent / ".cache" / "node-compile-cache"))
     if os.environ.get("PATH", "").split(os.pathsep)[0] != str(NODE_BIN):
         os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 os.environ.setdefault("NODE_NO_WARNINGS", "1")
@@ -99,15 +98,19 @@ def pytest_xdist_make_scheduler(config, log):
 
     plan_path = _shared_root(config) / PLAN_FILE
 
-    class LongModulesNeverQueued(LoadFileScheduling):  # type: ignore[misc]  # untyped base
+    class PlannedLoadFile(LoadFileScheduling):  # type: ignore[misc]  # untyped base
         @functools.cached_property
         def plan(self) -> dict:
             """Read when the work is first split, once every worker has collected (and written it)."""
             return json.loads(plan_path.read_text()) if plan_path.exists() else {"waits": {}, "jsii": []}
 
+        @functools.cached_property
+        def jsii_modules(self) -> frozenset[str]:
+            return frozenset(self.plan["jsii"])
+
         def _split_scope(self, nodeid: str) -> str:
             module = super()._split_scope(nodeid)
-            return JSII_UNIT if module in self.plan["jsii"] else module
+            return JSII_UNIT if module in self.jsii_modules else module
 
         def _assign_work_unit(self, node):
             waits = self.plan["waits"]
@@ -118,7 +121,7 @@ def pytest_xdist_make_scheduler(config, log):
                 self.workqueue.move_to_end(quick, last=False)
             super()._assign_work_unit(node)
 
-    return LongModulesNeverQueued(config, log)
+    return PlannedLoadFile(config, log)
 
 
 _ANNOUNCED: list[bool] = []
