@@ -122,8 +122,8 @@ TEST_WORKERS ?= 6
 test: setup chromium lint
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
-## The quick loop (about 45 s): everything not marked slow, side by side. It waits little, so
-## more workers than cores only add contention (six took 65-72 s where three take 40-45).
+## The quick loop (about 40 s): everything not marked slow, side by side. It waits little, so
+## more workers than cores only add contention (six took 65-72 s where three take 35-45).
 QUICK_WORKERS ?= 3
 quick: setup lint
 	$(PY) -m pytest -n $(QUICK_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" $(PYTEST_ARGS)
