@@ -1,0 +1,55 @@
+"""The suite's scheduling plan holds for the modules added later: every module that synthesizes the
+app in its own process is marked `jsii`, so the scheduler (conftest.py) runs them all in one
+worker and jsii starts once. An unmarked one would start jsii in a second worker: nothing would
+fail, the quick loop would just be seconds slower. The end-to-end modules synthesize too, but each
+deploys its own stack and runs long, so they stay spread over the workers."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SYNTH_CALLS = {"synth_stack", "synth_assembly"}
+SYNTH_FIXTURES = {"synthesized", "template"}
+
+
+def synthesizes(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("aws_cdk"):
+            return True
+        if isinstance(node, ast.Import) and any(alias.name.startswith("aws_cdk") for alias in node.names):
+            return True
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in SYNTH_CALLS:
+            return True
+        if isinstance(node, ast.FunctionDef) and {arg.arg for arg in node.args.args} & SYNTH_FIXTURES:
+            return True  # a test or fixture that takes the session's synthesized stack
+    return False
+
+
+def marked_jsii(tree: ast.Module) -> bool:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "pytestmark" for t in node.targets):
+            return any(
+                isinstance(mark, ast.Attribute) and mark.attr == "jsii" for mark in ast.walk(node.value)
+            )
+    return False
+
+
+def test_every_module_that_synthesizes_in_process_is_marked_jsii():
+    modules = [
+        path
+        for folder in ("tests/infra", "tests/unit", "tests/view")
+        for path in sorted((ROOT / folder).glob("test_*.py"))
+    ]
+    synthesizing = {path.relative_to(ROOT).as_posix(): ast.parse(path.read_text()) for path in modules}
+    synthesizing = {name: tree for name, tree in synthesizing.items() if synthesizes(tree)}
+    assert len(synthesizing) >= 6  # the five infra modules and the context synth, at least
+    assert [name for name, tree in synthesizing.items() if not marked_jsii(tree)] == []
+
+
+def test_the_check_sees_a_synthesizing_module_without_the_mark():
+    unmarked = ast.parse("from tests.conftest import synth_stack\n\ndef test_x():\n    synth_stack()\n")
+    marked = ast.parse("import pytest\n\npytestmark = [pytest.mark.slow, pytest.mark.jsii]\n")
+    assert synthesizes(unmarked) and not marked_jsii(unmarked)
+    assert marked_jsii(marked) and not synthesizes(ast.parse("def test_y(tmp_path):\n    pass\n"))
