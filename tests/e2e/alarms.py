@@ -112,8 +112,11 @@ def notifications(session, inbox: str, alarms: set[str], new_state: str, since: 
     return found
 
 
-def send(session, env, order: dict) -> None:
-    session.client("sqs").send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))
+def send(session, env, order: dict) -> str:
+    """Send `order` to the stack's jobs queue; its message id."""
+    sent = session.client("sqs").send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))
+    message_id: str = sent["MessageId"]
+    return message_id
 
 
 def decision_sums(session, function_name: str, since: datetime) -> dict[str, float]:

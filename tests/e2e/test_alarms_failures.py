@@ -6,8 +6,6 @@ after the other, the suite's longest chain."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from local.session import wait_for
@@ -102,16 +100,9 @@ def test_a_deleted_table_and_too_little_time_for_a_write_are_failed_records(stac
     dynamodb, logs = session.client("dynamodb"), session.client("logs")
     lambda_api, function, table = session.client("lambda"), env["FUNCTION_NAME"], env["ORDERS_TABLE"]
 
-    def sent(order: dict) -> str:
-        sqs = session.client("sqs")
-        message_id: str = sqs.send_message(QueueUrl=env["QUEUE_URL"], MessageBody=json.dumps(order))[
-            "MessageId"
-        ]
-        return message_id
-
     def first_error(order: dict, what: str) -> str:
         """The failure class of the first ERROR line of `order`'s message."""
-        message_id = sent(order)
+        message_id = send(session, env, order)
 
         def errors() -> list[str]:
             return [

@@ -200,7 +200,6 @@ def configuration_item(alarm: Any, kind: str, when: float) -> dict[str, Any]:
 # --- the SNS notification --------------------------------------------------------------
 
 
-@cache
 @cache  # botocore's endpoint data: a megabyte of JSON, parsed again by every new session
 def region_description(region: str) -> str:
     """ "US East (N. Virginia)": the Region field of an alarm notification is the display name."""
