@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from local.session import LocalError, wait_for
 from stacks.config import METRICS_NAMESPACE
 from tests.e2e.conftest import subscribe_queue
@@ -22,6 +24,22 @@ def alarm_stack(shared_aws, tmp_path_factory, prefix: str) -> Iterator[tuple]:
     """(session, the user's environment, the stack's outputs) of a stack under `prefix`."""
     with shared_aws.stack({**FAST_TIMEOUTS, "prefix": prefix}, tmp_path_factory.mktemp(prefix)) as session:
         yield session, session.user_env(), session.outputs()
+
+
+def alarm_fixtures(prefix: str) -> tuple:
+    """A module's `stack` (alarm_stack under `prefix`) and `inbox` (subscribed to its topic)
+    fixtures: `stack, inbox = alarm_fixtures(PREFIX)`."""
+
+    @pytest.fixture(scope="module", name="stack")
+    def stack_fixture(shared_aws, tmp_path_factory):
+        with alarm_stack(shared_aws, tmp_path_factory, prefix) as deployed:
+            yield deployed
+
+    @pytest.fixture(scope="module", name="inbox")
+    def inbox_fixture(stack):
+        return subscribed_inbox(stack, prefix)
+
+    return stack_fixture, inbox_fixture
 
 
 def subscribed_inbox(stack: tuple, prefix: str) -> str:

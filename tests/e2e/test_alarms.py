@@ -26,13 +26,12 @@ from ops.snapshot import resolve_target
 from stacks.config import METRICS_NAMESPACE, Names
 from tests.e2e.alarms import (
     DEADLINE,
-    alarm_stack,
+    alarm_fixtures,
     decision_sums,
     notification,
     out_of_alarm,
     send,
     state,
-    subscribed_inbox,
     wait_state,
 )
 
@@ -40,16 +39,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(80)]
 
 PREFIX = "alarms"
 
-
-@pytest.fixture(scope="module")
-def stack(shared_aws, tmp_path_factory):
-    with alarm_stack(shared_aws, tmp_path_factory, PREFIX) as deployed:
-        yield deployed
-
-
-@pytest.fixture(scope="module")
-def inbox(stack):
-    return subscribed_inbox(stack, PREFIX)
+stack, inbox = alarm_fixtures(PREFIX)
 
 
 def prove_alarms(session, *args: str) -> subprocess.CompletedProcess:

@@ -12,29 +12,19 @@ from local.session import wait_for
 from ops import observe
 from tests.e2e.alarms import (
     DEADLINE,
-    alarm_stack,
+    alarm_fixtures,
     decision_sums,
     notification,
     notifications,
     out_of_alarm,
     send,
-    subscribed_inbox,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(90)]
 
 PREFIX = "alarm-faults"
 
-
-@pytest.fixture(scope="module")
-def stack(shared_aws, tmp_path_factory):
-    with alarm_stack(shared_aws, tmp_path_factory, PREFIX) as deployed:
-        yield deployed
-
-
-@pytest.fixture(scope="module")
-def inbox(stack):
-    return subscribed_inbox(stack, PREFIX)
+stack, inbox = alarm_fixtures(PREFIX)
 
 
 def test_every_other_failure_of_the_operations_table_reaches_the_topic(stack, inbox):
