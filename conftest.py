@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -30,6 +31,11 @@ if (NODE_BIN / "node").exists():
     if os.environ.get("PATH", "").split(os.pathsep)[0] != str(NODE_BIN):
         os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 os.environ.setdefault("NODE_NO_WARNINGS", "1")
+# A run started in the background by a shell without job control (`make test &` in a script)
+# inherits SIGINT ignored, and so would every process it starts: the tests that press Ctrl-C on a
+# child (`python -m local up`, `ops view`, the CDK CLI) would then see it ignored.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # `ops status` and the live view keep the decisions they read (ops/history.py); a test run keeps
 # them in a place of its own, never in the user's state.
 if not os.environ.get("OPS_HISTORY"):
