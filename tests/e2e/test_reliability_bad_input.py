@@ -1,6 +1,9 @@
 """Bad input through the real stack: every malformed body is delivered maxReceiveCount times, never
 written or acknowledged, and kept in the dead-letter queue byte-for-byte. (The handler-level
-property test covers 1,000 bodies without AWS; here 200 go through the queue.)"""
+property test covers 1,000 bodies without AWS; here 200 go through the queue.) Two receives, not
+the default five: the outcome is the same, in one visibility timeout instead of four (72 s of
+waiting); the default's value is pinned by the template tests, and the redrive at any count by the
+conformance tests against AWS's recordings."""
 
 from __future__ import annotations
 
@@ -9,9 +12,11 @@ from collections import Counter
 import pytest
 
 from ops import observe
-from tests.e2e.reliability import BATCH_TIMEOUTS, MAX_RECEIVES, deployed, generated_bodies, now_ms
+from tests.e2e.reliability import BATCH_TIMEOUTS, TWO_RECEIVES, deployed, generated_bodies, now_ms
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(120)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(45)]
+
+RECEIVES = int(TWO_RECEIVES["max_receive_count"])
 
 BODIES = 200
 
@@ -21,7 +26,11 @@ def stack(shared_aws, tmp_path_factory):
     # The 3 s function timeout of the other batch-of-ten checks: a fresh clone's .ci/run saw two
     # invocations of ten malformed bodies starved past 2 s on a saturated machine.
     with deployed(
-        shared_aws, "relbad", 10, tmp_path_factory.mktemp("relbad"), timeouts=BATCH_TIMEOUTS
+        shared_aws,
+        "relbad",
+        10,
+        tmp_path_factory.mktemp("relbad"),
+        timeouts={**BATCH_TIMEOUTS, **TWO_RECEIVES},
     ) as deployed_stack:
         yield deployed_stack
 
@@ -48,10 +57,10 @@ def test_malformed_bodies_end_in_the_dlq_intact(stack, figure):
     for error in stack.records(since, "ERROR"):
         deliveries.setdefault(error.data["message_id"], set()).add(error.data["receive_count"])
     assert len(deliveries) == len(bodies)
-    assert all(counts == {str(n) for n in range(1, MAX_RECEIVES + 1)} for counts in deliveries.values())
+    assert all(counts == {str(n) for n in range(1, RECEIVES + 1)} for counts in deliveries.values())
     failures = sum(map(len, deliveries.values()))
     figure(
         "bad input (through the queue)",
         f"{len(bodies)} malformed bodies: 0 written, 0 acknowledged, {failures} failed deliveries "
-        f"({MAX_RECEIVES} each), {len(dead)}/{len(bodies)} in the DLQ byte-for-byte",
+        f"({RECEIVES} each), {len(dead)}/{len(bodies)} in the DLQ byte-for-byte",
     )
