@@ -41,8 +41,9 @@ def synth_stack(context: dict | None = None, outdir: Path | None = None):
 
 
 def synth_assembly(context: dict, outdir: Path) -> Path:
-    """A cloud assembly for `cdk deploy --app <dir>`: synthesized once, in this process (jsii
-    is already warm here), instead of by the CLI on every deploy."""
+    """A cloud assembly for `cdk deploy --app <dir>`, synthesized in this process instead of by
+    the CLI on every deploy. The end-to-end tests ask the run's synth service for theirs
+    (SharedAWS.synth), which calls this."""
     app, _ = synth_stack(context, outdir)
     app.synth()
     return outdir

@@ -1,5 +1,5 @@
 """One embedded AWS for a whole test run, shared by every pytest-xdist worker, and stacks deployed
-into it from cloud assemblies synthesized in-process.
+into it from cloud assemblies synthesized by one process (tests/synth_service.py).
 
 The first worker that needs the emulator starts it (and the first to deploy runs `cdk bootstrap`,
 once); each worker
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from local.processes import alive
 from local.session import LocalSession, free_port
-from tests.conftest import synth_assembly
+from tests.synth_service import synthesize
 
 # Short local timeouts (keeping the 6x rule) so retries and redrives take seconds, not minutes.
 FAST_TIMEOUTS = {"function_timeout_seconds": "2", "visibility_timeout_seconds": "12"}
@@ -74,12 +74,17 @@ class SharedAWS:
             if not others:
                 self.session.stop_emulator()
 
+    def synth(self, context: dict[str, str], outdir: Path) -> Path:
+        """The app's cloud assembly for `context`, from the run's one synth process
+        (tests/synth_service.py), for `cdk deploy --app <dir>`."""
+        return synthesize(self.root, context, outdir)
+
     @contextmanager
     def stack(self, context: dict[str, str], workdir: Path) -> Iterator[LocalSession]:
         """The real stack under `context["prefix"]`, deployed with the CDK CLI from an assembly
-        synthesized here; deleted afterwards so its pollers stop."""
+        synthesized by the run's synth service; deleted afterwards so its pollers stop."""
         session = LocalSession(self.state_dir, context={**TEST_CONCURRENCY, **context})
-        assembly = synth_assembly(session.context, workdir / f"assembly.{session.prefix}")
+        assembly = self.synth(session.context, workdir / f"assembly.{session.prefix}")
         self.bootstrap_once(assembly)
         session.deploy(bootstrap=False, assembly=assembly)
         try:

@@ -17,7 +17,6 @@ import pytest
 
 from local.session import QUIET_NODE, ROOT, LocalError, LocalSession, wait_for
 from ops.observe import plain_item
-from tests.conftest import synth_assembly
 from tests.shared_aws import FAST_TIMEOUTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.long_wait(60)]
@@ -76,7 +75,7 @@ def forget_kept(session: LocalSession) -> None:
 
 def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
     session = LocalSession(shared_aws.state_dir, context=CONTEXT)
-    assembly = synth_assembly(session.context, tmp_path / "assembly")
+    assembly = shared_aws.synth(session.context, tmp_path / "assembly")
     shared_aws.bootstrap_once(assembly)
     session.deploy(bootstrap=False, assembly=assembly)
     try:

@@ -1,8 +1,9 @@
 """The suite's scheduling plan holds for the modules added later: every module that synthesizes the
 app in its own process is marked `jsii`, so the scheduler (conftest.py) runs them all in one
 worker and jsii starts once. An unmarked one would start jsii in a second worker: nothing would
-fail, the quick loop would just be seconds slower. The end-to-end modules synthesize too, but each
-deploys its own stack and runs long, so they stay spread over the workers."""
+fail, the quick loop would just be seconds slower. The end-to-end modules, spread over every
+worker, deploy assemblies the run's synth service writes (tests/synth_service.py): one of them
+synthesizing in its own process would start jsii in that worker, as silently."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ def synthesizes(tree: ast.Module) -> bool:
             return True
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) in SYNTH_CALLS:
             return True
-        if isinstance(node, ast.FunctionDef) and {arg.arg for arg in node.args.args} & SYNTH_FIXTURES:
+        if (
+            isinstance(node, ast.FunctionDef)
+            and (node.name.startswith("test_") or node.decorator_list)
+            and {arg.arg for arg in node.args.args} & SYNTH_FIXTURES
+        ):
             return True  # a test or fixture that takes the session's synthesized stack
     return False
 
@@ -39,8 +44,8 @@ def marked_jsii(tree: ast.Module) -> bool:
 def test_every_module_that_synthesizes_in_process_is_marked_jsii():
     modules = [
         path
-        for folder in ("tests/infra", "tests/unit", "tests/view")
-        for path in sorted((ROOT / folder).glob("test_*.py"))
+        for folder in ("tests", "embedded_aws/tests")
+        for path in sorted((ROOT / folder).rglob("test_*.py"))
     ]
     synthesizing = {path.relative_to(ROOT).as_posix(): ast.parse(path.read_text()) for path in modules}
     synthesizing = {name: tree for name, tree in synthesizing.items() if synthesizes(tree)}
@@ -53,3 +58,6 @@ def test_the_check_sees_a_synthesizing_module_without_the_mark():
     marked = ast.parse("import pytest\n\npytestmark = [pytest.mark.slow, pytest.mark.jsii]\n")
     assert synthesizes(unmarked) and not marked_jsii(unmarked)
     assert marked_jsii(marked) and not synthesizes(ast.parse("def test_y(tmp_path):\n    pass\n"))
+    # A helper's parameter named like the fixture is not the fixture.
+    assert not synthesizes(ast.parse("def body(template):\n    return template\n"))
+    assert synthesizes(ast.parse("def test_z(template):\n    pass\n"))

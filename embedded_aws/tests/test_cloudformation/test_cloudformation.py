@@ -14,7 +14,6 @@ from botocore.exceptions import ClientError
 
 from local.session import LocalSession
 from ops import observe
-from tests.conftest import synth_assembly
 from tests.shared_aws import FAST_TIMEOUTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(40)]
@@ -30,7 +29,7 @@ def deployments(shared_aws, tmp_path_factory):
     workdir = tmp_path_factory.mktemp(PREFIX)
     context = {**FAST_TIMEOUTS, "prefix": PREFIX, "removal": "retain"}
     first = LocalSession(shared_aws.state_dir, context=context)
-    assembly = synth_assembly(first.context, workdir / "first")
+    assembly = shared_aws.synth(first.context, workdir / "first")
     shared_aws.bootstrap_once(assembly)
     before = first.deploy(bootstrap=False, assembly=assembly)
     first.client("dynamodb").put_item(TableName=before["OrdersTableName"], Item=ORDER)
@@ -41,7 +40,7 @@ def deployments(shared_aws, tmp_path_factory):
         "visibility_timeout_seconds": "18",
     }
     updated = LocalSession(shared_aws.state_dir, context=changed)
-    after = updated.deploy(bootstrap=False, assembly=synth_assembly(updated.context, workdir / "updated"))
+    after = updated.deploy(bootstrap=False, assembly=shared_aws.synth(updated.context, workdir / "updated"))
     yield first, before, updated, after
     _remove_retained(updated)
 
