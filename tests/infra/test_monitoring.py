@@ -5,9 +5,9 @@ concurrency and metrics; deletion protection on the orders table."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
-from aws_cdk.assertions import Match, Template
 
 from stacks.alarms import (
     ALARMS,
@@ -18,6 +18,10 @@ from stacks.alarms import (
 )
 from stacks.config import StackConfig
 from tests.conftest import synth_stack
+from tests.infra import assertions
+
+if TYPE_CHECKING:
+    from aws_cdk.assertions import Match, Template
 
 pytestmark = pytest.mark.jsii  # run in one worker with the other synthesizing modules (conftest.py)
 
@@ -34,7 +38,7 @@ def topic_ref(template: Template) -> dict:
 
 
 def ref_of(template: Template, resource_type: str, properties: dict) -> dict:
-    found = template.find_resources(resource_type, {"Properties": Match.object_like(properties)})
+    found = template.find_resources(resource_type, {"Properties": assertions.Match.object_like(properties)})
     assert len(found) == 1, found
     return {"Ref": next(iter(found))}
 
@@ -158,14 +162,14 @@ def test_each_alarm_watches_its_metric_and_notifies_the_topic(template, what):
             "TreatMissingData": "notBreaching",
             "AlarmActions": [topic],
             "OKActions": [topic],
-            "AlarmDescription": Match.any_value(),
+            "AlarmDescription": assertions.Match.any_value(),
         },
     )
 
 
 def dlq_query(template, query_id: str, metric: str, stat: str = "Maximum", period: int = 60) -> Match:
     dlq = ref_of(template, "AWS::SQS::Queue", {"QueueName": f"{PREFIX}-jobs-dlq"})["Ref"]
-    return Match.object_like(
+    return assertions.Match.object_like(
         {
             "Id": query_id,
             "ReturnData": False,
@@ -205,9 +209,9 @@ def test_dead_letters_alarm_counts_visible_and_in_flight_dead_letters(template):
             "TreatMissingData": "notBreaching",
             "AlarmActions": [topic],
             "OKActions": [topic],
-            "Metrics": Match.array_with(
+            "Metrics": assertions.Match.array_with(
                 [
-                    Match.object_like({"Expression": "visible + held", "ReturnData": True}),
+                    assertions.Match.object_like({"Expression": "visible + held", "ReturnData": True}),
                     *dlq_depth_queries(template),
                 ]
             ),
@@ -232,10 +236,12 @@ def test_new_dead_letters_alarm_counts_arrivals_a_redrive_cannot_cancel(template
             "TreatMissingData": "notBreaching",
             "AlarmActions": [topic],
             "OKActions": [topic],
-            "Metrics": Match.array_with(
+            "Metrics": assertions.Match.array_with(
                 [
-                    Match.object_like({"Expression": "DIFF(depth) + deleted", "ReturnData": True}),
-                    Match.object_like({"Id": "depth", "Expression": "visible + held", "ReturnData": False}),
+                    assertions.Match.object_like({"Expression": "DIFF(depth) + deleted", "ReturnData": True}),
+                    assertions.Match.object_like(
+                        {"Id": "depth", "Expression": "visible + held", "ReturnData": False}
+                    ),
                     *dlq_depth_queries(template),
                     dlq_query(template, "deleted", "NumberOfMessagesDeleted", stat="Sum"),
                 ]
@@ -262,9 +268,9 @@ def test_dead_letter_expiry_fires_on_a_dlq_not_empty_for_consecutive_hours(templ
             "TreatMissingData": "notBreaching",
             "AlarmActions": [topic],
             "OKActions": [topic],
-            "Metrics": Match.array_with(
+            "Metrics": assertions.Match.array_with(
                 [
-                    Match.object_like({"Expression": "visible + held", "ReturnData": True}),
+                    assertions.Match.object_like({"Expression": "visible + held", "ReturnData": True}),
                     *dlq_depth_queries(template, period=3600),
                 ]
             ),
@@ -342,9 +348,9 @@ def test_alarm_topic_enforces_tls_and_lets_only_this_stacks_alarms_publish(templ
         {
             "Topics": [topic],
             "PolicyDocument": {
-                "Statement": Match.array_with(
+                "Statement": assertions.Match.array_with(
                     [
-                        Match.object_like(
+                        assertions.Match.object_like(
                             {
                                 "Effect": "Deny",
                                 "Action": "sns:Publish",
@@ -372,14 +378,14 @@ def test_alarm_topic_enforces_tls_and_lets_only_this_stacks_alarms_publish(templ
 
 def test_alarm_email_adds_an_email_subscription():
     _, stack = synth_stack({"alarm_email": "oncall@example.com"})
-    Template.from_stack(stack).has_resource_properties(
+    assertions.Template.from_stack(stack).has_resource_properties(
         "AWS::SNS::Subscription", {"Protocol": "email", "Endpoint": "oncall@example.com"}
     )
 
 
 def test_oldest_job_age_threshold_comes_from_context():
     _, stack = synth_stack({"oldest_job_age_alarm_seconds": "900"})
-    Template.from_stack(stack).has_resource_properties(
+    assertions.Template.from_stack(stack).has_resource_properties(
         "AWS::CloudWatch::Alarm", {"AlarmName": f"{PREFIX}-oldest-job-age", "Threshold": 900}
     )
 
@@ -435,7 +441,7 @@ def test_mapping_concurrency_and_metrics(template):
         {"ScalingConfig": {"MaximumConcurrency": 10}, "MetricsConfig": {"Metrics": ["EventCount"]}},
     )
     _, stack = synth_stack({"max_concurrency": "250"})
-    Template.from_stack(stack).has_resource_properties(
+    assertions.Template.from_stack(stack).has_resource_properties(
         "AWS::Lambda::EventSourceMapping", {"ScalingConfig": {"MaximumConcurrency": 250}}
     )
 
@@ -445,7 +451,9 @@ def test_worker_knows_its_metrics_namespace(template):
         "AWS::Lambda::Function",
         {
             "FunctionName": f"{PREFIX}-worker",
-            "Environment": {"Variables": Match.object_like({"METRICS_NAMESPACE": "IdempotentOrderConsumer"})},
+            "Environment": {
+                "Variables": assertions.Match.object_like({"METRICS_NAMESPACE": "IdempotentOrderConsumer"})
+            },
         },
     )
 
@@ -455,7 +463,7 @@ def test_retained_orders_table_is_deletion_protected():
     local runs) leaves them deletable."""
     for removal, protected in (("retain", True), ("destroy", False)):
         _, stack = synth_stack({"removal": removal})
-        Template.from_stack(stack).has_resource_properties(
+        assertions.Template.from_stack(stack).has_resource_properties(
             "AWS::DynamoDB::Table", {"TableName": f"{PREFIX}-orders", "DeletionProtectionEnabled": protected}
         )
 

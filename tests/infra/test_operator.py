@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
-from aws_cdk.assertions import Match, Template
 
 from tests.conftest import synth_stack
+from tests.infra import assertions
+
+if TYPE_CHECKING:
+    from aws_cdk.assertions import Template
 
 pytestmark = pytest.mark.jsii  # run in one worker with the other synthesizing modules (conftest.py)
 
@@ -13,7 +18,7 @@ PREFIX = "labex-q05"
 
 
 def arn_of(template: Template, resource_type: str, properties: dict) -> dict:
-    found = template.find_resources(resource_type, {"Properties": Match.object_like(properties)})
+    found = template.find_resources(resource_type, {"Properties": assertions.Match.object_like(properties)})
     assert len(found) == 1, found
     return {"Fn::GetAtt": [next(iter(found)), "Arn"]}
 
@@ -91,7 +96,7 @@ def test_audit_log_group_keeps_two_years_and_follows_the_removal_policy(template
         },
     )
     _, stack = synth_stack({"removal": "destroy"})
-    Template.from_stack(stack).has_resource(
+    assertions.Template.from_stack(stack).has_resource(
         "AWS::Logs::LogGroup",
         {"Properties": {"LogGroupName": f"{PREFIX}-dlq-audit"}, "DeletionPolicy": "Delete"},
     )

@@ -8,14 +8,15 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import aws_cdk as cdk
 import pytest
-from aws_cdk import aws_iam as iam
-from aws_cdk import aws_sqs as sqs
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from tests.conftest import CDK_JSON_CONTEXT, ROOT
+
+if TYPE_CHECKING:  # aws_cdk is imported where it is used: tests/infra/assertions.py says why
+    import aws_cdk as cdk
 
 pytestmark = pytest.mark.jsii  # run in one worker with the other synthesizing modules (conftest.py)
 
@@ -42,6 +43,8 @@ NAG_REPORT_DIR = ROOT / "tests" / "artifacts" / "cdk-nag"
 def nag_report(outdir: Path, *extra: Callable[[cdk.Stack], None]) -> tuple[bool, dict]:
     """Synthesize the app (app.py's rule packs, cdk.json's context) into `outdir`, after each of
     `extra` has added something to the stack: (whether synth passed, validation-report.json)."""
+    import aws_cdk as cdk
+
     from app import build
 
     app = cdk.App(context=CDK_JSON_CONTEXT, outdir=str(outdir))
@@ -93,11 +96,15 @@ def test_cdk_nag_reports_nothing_unacknowledged():
 
 def _unguarded_queue(stack: cdk.Stack) -> None:
     """A queue with no dead-letter queue and no TLS-only policy."""
+    from aws_cdk import aws_sqs as sqs
+
     sqs.Queue(stack, "Unguarded", encryption=sqs.QueueEncryption.SQS_MANAGED)
 
 
 def _wildcard_policy(stack: cdk.Stack) -> None:
     """A policy granting every action of a service on every resource."""
+    from aws_cdk import aws_iam as iam
+
     iam.ManagedPolicy(stack, "Wildcard", statements=[iam.PolicyStatement(actions=["sqs:*"], resources=["*"])])
 
 
@@ -122,6 +129,8 @@ def test_a_violating_resource_fails_the_synth_with_each_finding(tmp_path):
 
 def test_an_acknowledgement_covers_its_finding_only(tmp_path):
     """Acknowledging one wildcard finding, with its reason, leaves the policy's other one failing."""
+
+    import aws_cdk as cdk
 
     def acknowledged_action(stack: cdk.Stack) -> None:
         _wildcard_policy(stack)

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from aws_cdk.assertions import Match, Template
 
 from tests.conftest import synth_stack
+from tests.infra import assertions
+
+if TYPE_CHECKING:
+    from aws_cdk.assertions import Template
 
 pytestmark = pytest.mark.jsii  # run in one worker with the other synthesizing modules (conftest.py)
 
@@ -19,7 +23,7 @@ WORKER = "labex-q05-worker"
 
 def only(template: Template, resource_type: str, properties: dict) -> tuple[str, dict]:
     """The single resource of a type matching the properties: (logical id, resource)."""
-    found = template.find_resources(resource_type, {"Properties": Match.object_like(properties)})
+    found = template.find_resources(resource_type, {"Properties": assertions.Match.object_like(properties)})
     assert len(found) == 1, f"expected one {resource_type} matching {properties}, found {len(found)}"
     logical_id, resource = next(iter(found.items()))
     return logical_id, resource
@@ -71,7 +75,7 @@ def test_dead_letter_queue_keeps_messages_14_days_and_is_retained(template):
                 "QueueName": f"{QUEUE}-dlq",
                 "MessageRetentionPeriod": 1209600,
                 "SqsManagedSseEnabled": True,
-                "RedrivePolicy": Match.absent(),
+                "RedrivePolicy": assertions.Match.absent(),
             },
             "DeletionPolicy": "Retain",
         },
@@ -87,9 +91,9 @@ def test_queues_deny_plain_http(template, queue_name):
         {
             "Queues": [{"Ref": queue}],
             "PolicyDocument": {
-                "Statement": Match.array_with(
+                "Statement": assertions.Match.array_with(
                     [
-                        Match.object_like(
+                        assertions.Match.object_like(
                             {
                                 "Effect": "Deny",
                                 "Action": "sqs:*",
@@ -125,7 +129,7 @@ def test_tables_keyed_on_id_on_demand_with_pitr_and_retained(template, table_nam
 def test_removal_destroy_removes_tables_and_dlq():
     """`-c removal=destroy` makes every stateful resource go with the stack."""
     _, stack = synth_stack({"removal": "destroy"})
-    template = Template.from_stack(stack)
+    template = assertions.Template.from_stack(stack)
     for resource_type in ("AWS::DynamoDB::Table", "AWS::SQS::Queue", "AWS::Logs::LogGroup"):
         for resource in template.find_resources(resource_type).values():
             assert resource.get("DeletionPolicy", "Delete") == "Delete", resource_type
@@ -165,7 +169,7 @@ def test_worker_function(template):
         {
             "FunctionName": WORKER,
             "Handler": "app.handler",
-            "Runtime": Match.string_like_regexp(r"^python3\.\d+$"),
+            "Runtime": assertions.Match.string_like_regexp(r"^python3\.\d+$"),
             "Timeout": 5,
             "Environment": {"Variables": {"TABLE_NAME": {"Ref": orders}}},
             "LoggingConfig": {"LogGroup": {"Ref": logs}},
@@ -211,7 +215,9 @@ def test_event_source_mapping(template):
 def test_batch_size_comes_from_context():
     """`-c batch_size=10` reaches the mapping."""
     _, stack = synth_stack({"batch_size": "10"})
-    Template.from_stack(stack).has_resource_properties("AWS::Lambda::EventSourceMapping", {"BatchSize": 10})
+    assertions.Template.from_stack(stack).has_resource_properties(
+        "AWS::Lambda::EventSourceMapping", {"BatchSize": 10}
+    )
 
 
 def test_worker_role_is_lambda_only_with_no_managed_policy(template):
@@ -299,7 +305,10 @@ def test_outputs_name_everything_a_user_needs(template):
 def test_every_target_keeps_the_bootstrap_version_rule(template):
     """CDK's bootstrap-version rule and its SSM parameter are in the template for a real account
     and for target=local alike: the embedded AWS evaluates the rule as CloudFormation does."""
-    for found in (template.to_json(), Template.from_stack(synth_stack({"target": "local"})[1]).to_json()):
+    for found in (
+        template.to_json(),
+        assertions.Template.from_stack(synth_stack({"target": "local"})[1]).to_json(),
+    ):
         assert "CheckBootstrapVersion" in found.get("Rules", {})
         assert found["Parameters"]["BootstrapVersion"]["Type"] == "AWS::SSM::Parameter::Value<String>"
 
@@ -328,7 +337,7 @@ def test_order_retention_is_the_orders_table_ttl_and_the_workers_env(template):
     _, function = only(template, "AWS::Lambda::Function", {"FunctionName": WORKER})
     assert "TimeToLiveSpecification" not in orders["Properties"]
     assert "ORDER_RETENTION_SECONDS" not in function["Properties"]["Environment"]["Variables"]
-    retained = Template.from_stack(synth_stack({"order_retention_days": "30"})[1])
+    retained = assertions.Template.from_stack(synth_stack({"order_retention_days": "30"})[1])
     retained.has_resource_properties(
         "AWS::DynamoDB::Table",
         {
@@ -340,7 +349,9 @@ def test_order_retention_is_the_orders_table_ttl_and_the_workers_env(template):
         "AWS::Lambda::Function",
         {
             "FunctionName": WORKER,
-            "Environment": {"Variables": Match.object_like({"ORDER_RETENTION_SECONDS": "2592000"})},
+            "Environment": {
+                "Variables": assertions.Match.object_like({"ORDER_RETENTION_SECONDS": "2592000"})
+            },
         },
     )
 
@@ -360,7 +371,9 @@ def test_tags_reach_every_taggable_resource(template):
     """`-c tags=team=orders,note=a=b`: every resource that takes tags carries both (a value may
     hold `=`); the default template has no tags at all."""
     assert all("Tags" not in r.get("Properties", {}) for r in template.to_json()["Resources"].values())
-    tagged = Template.from_stack(synth_stack({"tags": "team=orders,note=a=b"})[1]).to_json()["Resources"]
+    tagged = assertions.Template.from_stack(synth_stack({"tags": "team=orders,note=a=b"})[1]).to_json()[
+        "Resources"
+    ]
     untagged = {r["Type"] for r in tagged.values() if "Tags" not in r.get("Properties", {})}
     assert untagged == UNTAGGABLE
     for resource in tagged.values():
@@ -374,7 +387,7 @@ def test_tracing_adds_exactly_the_two_xray_actions_to_the_worker():
     """`-c tracing=true`: the worker traces actively and its role gains one statement, PutTraceSegments
     and PutTelemetryRecords on '*' (X-Ray has no resource types), in its one policy; the seeder
     is unchanged. Off by default (the exact grants above)."""
-    tracing = Template.from_stack(synth_stack({"tracing": "true"})[1])
+    tracing = assertions.Template.from_stack(synth_stack({"tracing": "true"})[1])
     tracing.has_resource_properties(
         "AWS::Lambda::Function", {"FunctionName": WORKER, "TracingConfig": {"Mode": "Active"}}
     )
