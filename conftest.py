@@ -5,6 +5,7 @@ figures printed at the end, and the order test files are handed out in."""
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import os
 import signal
@@ -19,6 +20,11 @@ ROOT = Path(__file__).resolve().parent
 # one example can take longer than hypothesis's 200 ms default deadline (a test failed on that).
 settings.register_profile("suite", deadline=None)
 settings.load_profile("suite")
+# A test process holds a large heap of long-lived objects (botocore's models, moto's backends,
+# hypothesis, jsii's references), and at Python's default thresholds (700, 10, 10) the full
+# collections that walk it took a quarter of the workers' CPU in `make quick` (15 of about 60
+# CPU-s); at these, 4, and no process grew larger.
+gc.set_threshold(20_000, 20, 20)
 sys.path.insert(0, str(ROOT))
 from local.paths import NODE_BIN
 
