@@ -85,6 +85,19 @@ def pytest_collection_modifyitems(config, items):
         partial.replace(path)  # every worker writes the same; a reader never sees half of one
 
 
+_LOADED_BY_COLLECTION: list[str] = []
+
+
+def pytest_collection_finish(session):
+    """What collecting the run loaded of the CDK (tests/unit/test_suite_plan.py checks: nothing)."""
+    _LOADED_BY_COLLECTION[:] = sorted(name for name in ("aws_cdk", "jsii") if name in sys.modules)
+
+
+@pytest.fixture(scope="session")
+def loaded_by_collection() -> list[str]:
+    return list(_LOADED_BY_COLLECTION)
+
+
 QUICK_WAIT_LIMIT = 15
 PLAN_FILE = "schedule-plan.json"
 JSII_UNIT = "the modules marked jsii"
