@@ -44,25 +44,15 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _exit_without_freeing_the_heap() -> None:
-    """The last exit handler of an xdist worker: freeing its heap at interpreter exit took about
-    1 CPU-s per worker, and the controller waits for every worker to exit before it reports."""
-    import logging
-
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(0)
-
-
 if os.environ.get("PYTEST_XDIST_WORKER"):
     import atexit
 
-    # Registered before every other exit handler, so it runs after them all.
-    atexit.register(_exit_without_freeing_the_heap)
+    from local.processes import exit_without_teardown
+
+    # An xdist worker's last exit handler (registered before every other, so it runs after them
+    # all): freeing its heap took about 1 CPU-s per worker, and the controller waits for every
+    # worker to exit before it reports.
+    atexit.register(exit_without_teardown)
 # `ops status` and the live view keep the decisions they read (ops/history.py); a test run keeps
 # them in a place of its own, never in the user's state.
 if not os.environ.get("OPS_HISTORY"):

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from embedded_aws import FAULTS_FILE, EmbeddedAWS, LambdaHost
-from local.processes import alive
+from local.processes import exit_without_teardown, leaseholders_alive
 
 STATE_FILE = "emulator.json"
 # The write decisions `ops status` and the live view keep (ops/history.py): with the local stack's
@@ -33,12 +33,6 @@ def write_private(path: Path, text: str) -> None:
     with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
         file.write(text)
     temporary.rename(path)
-
-
-def _leaseholders_gone(leases: Path) -> bool:
-    """Every process that holds a lease (a file named after its pid) has exited."""
-    pids = [int(path.name) for path in leases.glob("*") if path.name.isdigit()]
-    return not any(alive(pid) for pid in pids)
 
 
 def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | None = None) -> None:
@@ -92,7 +86,7 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
     # next timeout (0.1 s: a test run's end waits for this stop). The leases are read every 2 s.
     while not stopped.wait(0.1):
         checks += 1
-        if leases is not None and checks % 20 == 0 and _leaseholders_gone(leases):
+        if leases is not None and checks % 20 == 0 and not leaseholders_alive(leases):
             logging.getLogger("local.server").info("every leaseholder has gone")
             break
     logger = logging.getLogger("local.server")
@@ -104,7 +98,6 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
     aws.stop()
     logger.info("stopped")
     (state_dir / STATE_FILE).unlink(missing_ok=True)
-    # Everything is stopped and written; what is left is the interpreter tearing down moto's and
-    # botocore's objects, about 0.6 s that every stop (each test run's end, `make down`) waited.
-    logging.shutdown()
-    os._exit(0)
+    # Everything is stopped and written; the interpreter's teardown took about 0.6 s that every
+    # stop (each test run's end, `make down`) waited.
+    exit_without_teardown()

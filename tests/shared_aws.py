@@ -10,13 +10,12 @@ module deploys its stack under a prefix of its own, so modules run side by side.
 
 from __future__ import annotations
 
-import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from local.processes import alive
+from local.processes import leaseholders_alive, locked
 from local.session import LocalSession, free_port
 from tests.synth_service import synthesize
 
@@ -27,13 +26,6 @@ FAST_TIMEOUTS = {"function_timeout_seconds": "2", "visibility_timeout_seconds": 
 # and the suite is CPU-bound; a full run started 189 of them. Tests about concurrency set
 # max_concurrency themselves.
 TEST_CONCURRENCY = {"max_concurrency": "2"}
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 class SharedAWS:
@@ -47,7 +39,7 @@ class SharedAWS:
 
     def join(self) -> LocalSession:
         self.root.mkdir(parents=True, exist_ok=True)
-        with _locked(self.root / "aws.lock"):
+        with locked(self.root / "aws.lock"):
             self.leases.mkdir(parents=True, exist_ok=True)
             (self.leases / str(os.getpid())).touch()
             if not self.session.state:
@@ -60,7 +52,7 @@ class SharedAWS:
         nothing do not wait for it), reading the caller's synthesized assembly: run in the app's
         directory without one, the CLI would synthesize the app again (a Node and a jsii start,
         13-40 CPU-s) only to bootstrap."""
-        with _locked(self.root / "aws.lock"):
+        with locked(self.root / "aws.lock"):
             marker = self.root / "bootstrapped"
             if not marker.exists():
                 self.session.assembly = assembly
@@ -68,16 +60,15 @@ class SharedAWS:
                 marker.touch()
 
     def leave(self) -> None:
-        with _locked(self.root / "aws.lock"):
+        with locked(self.root / "aws.lock"):
             (self.leases / str(os.getpid())).unlink(missing_ok=True)
-            others = [path for path in self.leases.iterdir() if path.name.isdigit() and alive(int(path.name))]
-            if not others:
+            if not leaseholders_alive(self.leases):
                 self.session.stop_emulator()
 
     def synth(self, context: dict[str, str], outdir: Path) -> Path:
         """The app's cloud assembly for `context`, from the run's one synth process
         (tests/synth_service.py), for `cdk deploy --app <dir>`."""
-        return synthesize(self.root, context, outdir)
+        return synthesize(self.root, self.leases, context, outdir)
 
     @contextmanager
     def stack(self, context: dict[str, str], workdir: Path) -> Iterator[LocalSession]:

@@ -9,7 +9,7 @@ the run's shared directory (private to the user: nothing a browser can reach). I
 request at a time, and exits once no leaseholder of the run's embedded AWS is alive, as the
 emulator does (tests/shared_aws.py).
 
-    python -m tests.synth_service <the run's shared directory>
+    python -m tests.synth_service <the run's shared directory> <its leases directory>
 
 The modules that need the synthesized objects themselves (tests/infra) synthesize in their own
 process, all in one worker (the `jsii` mark, conftest.py).
@@ -17,31 +17,21 @@ process, all in one worker (the `jsii` mark, conftest.py).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from local.polling import wait_for
-from local.processes import alive
+from local.processes import leaseholders_alive, locked
 
 ROOT = Path(__file__).resolve().parent.parent
 SOCKET, LOCK, LOG = "synth.sock", "synth.lock", "synth.log"
 # A request waits behind the ones before it: at the start of a run every worker asks at once.
 ANSWER_TIMEOUT = 300
 IDLE_CHECK_SECONDS = 1.0
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 def _answers(path: Path) -> bool:
@@ -53,10 +43,10 @@ def _answers(path: Path) -> bool:
     return True
 
 
-def _start(root: Path) -> None:
+def _start(root: Path, leases: Path) -> None:
     with open(root / LOG, "ab") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "tests.synth_service", str(root)],
+            [sys.executable, "-m", "tests.synth_service", str(root), str(leases)],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -73,12 +63,13 @@ def _start(root: Path) -> None:
     wait_for(ready, timeout=120, what="the synth service")
 
 
-def synthesize(root: Path, context: dict[str, str], outdir: Path) -> Path:
+def synthesize(root: Path, leases: Path, context: dict[str, str], outdir: Path) -> Path:
     """The cloud assembly of the app with `context` (cdk.json's first), written to `outdir` by the
-    run's synth service, started here if it is not running yet."""
-    with _locked(root / LOCK):
+    run's synth service, started here if it is not running yet (it exits once no process holds a
+    lease in `leases`)."""
+    with locked(root / LOCK):
         if not _answers(root / SOCKET):
-            _start(root)
+            _start(root, leases)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.settimeout(ANSWER_TIMEOUT)
         connection.connect(str(root / SOCKET))
@@ -87,11 +78,6 @@ def synthesize(root: Path, context: dict[str, str], outdir: Path) -> Path:
     if "outdir" not in answer:
         raise RuntimeError(f"synth of {context} failed: {answer.get('error', 'no answer')}")
     return outdir
-
-
-def _leaseholders(root: Path) -> bool:
-    leases = root / "leases"
-    return leases.exists() and any(path.name.isdigit() and alive(int(path.name)) for path in leases.iterdir())
 
 
 def _answer(request: bytes) -> dict[str, Any]:
@@ -105,7 +91,7 @@ def _answer(request: bytes) -> dict[str, Any]:
     return {"outdir": str(outdir)}
 
 
-def serve(root: Path) -> None:
+def serve(root: Path, leases: Path) -> None:
     import aws_cdk  # noqa: F401  loaded before the socket answers, not on the first request
 
     path = root / SOCKET
@@ -118,7 +104,7 @@ def serve(root: Path) -> None:
             try:
                 connection, _ = server.accept()
             except TimeoutError:
-                if not _leaseholders(root):
+                if not leaseholders_alive(leases):
                     break
                 continue
             with connection:
@@ -130,4 +116,4 @@ def serve(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    serve(Path(sys.argv[1]))
+    serve(Path(sys.argv[1]), Path(sys.argv[2]))
