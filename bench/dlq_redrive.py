@@ -122,6 +122,7 @@ def redrive_at_scale(
     malformed: int,
     in_flight_limit: int,
     hold_seconds: int,
+    reader: Callable[..., dlq.DeadLetterReader] = dlq.DeadLetterReader,
 ) -> dict[str, Any]:
     """One redrive of a filled DLQ: its report, what reached the jobs queue and what was left."""
     made = DeadLetterQueues.create(clients, in_flight_limit)
@@ -129,7 +130,9 @@ def redrive_at_scale(
         safe = made.fill(pending, stored, conflicts, malformed)
         pages: list[dict[str, Any]] = []
         started = time.perf_counter()
-        result = dlq.redrive(clients, made.queues, hold_seconds=hold_seconds, progress=pages.append)
+        result = dlq.redrive(
+            clients, made.queues, hold_seconds=hold_seconds, progress=pages.append, reader=reader
+        )
         seconds = time.perf_counter() - started
         sent = made.drain(made.queues.jobs_url)
         return {
