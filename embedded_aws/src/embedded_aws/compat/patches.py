@@ -17,6 +17,7 @@ from embedded_aws.compat.registry import SUPPORTED_MOTO, Registry, T, Target, de
 from embedded_aws.compat.request_overhead import patch_request_overhead
 from embedded_aws.profiling import patch_profiling
 from embedded_aws.server.keep_alive import patch_keep_alive
+from embedded_aws.server.unimplemented import patch_unimplemented_actions
 from embedded_aws.services.awslambda.cloudformation import patch_function_settings, patch_inline_code_update
 from embedded_aws.services.awslambda.invoke import patch_lambda_invoke
 from embedded_aws.services.awslambda.mappings import (
@@ -115,6 +116,7 @@ PATCHES = declared(
     patch_profiling,
     patch_global_cors_off,
     patch_iam_enforced,
+    patch_unimplemented_actions,
     # CloudFormation types moto skips with a warning: a deploy "succeeds" without them.
     patch_resource_types,
     patch_managed_policy_delete,

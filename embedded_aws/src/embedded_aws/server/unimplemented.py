@@ -1,0 +1,57 @@
+"""An action moto has no method for answered as AWS answers a call it does not know: a 400 with an
+AWS error code in the service's protocol, instead of moto's HTML 500 page (its NotImplementedError
+reaches werkzeug). Query services say InvalidAction, JSON and REST ones UnknownOperationException."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from xml.sax.saxutils import escape
+
+from embedded_aws.compat.registry import T, declare
+
+_QUERY_PROTOCOLS = frozenset({"query", "ec2"})  # moto's query-json (SQS over JSON) is JSON
+
+
+def refusal_code(protocol: str) -> str:
+    """The error code AWS gives an unknown action in a service of this protocol."""
+    return "InvalidAction" if protocol in _QUERY_PROTOCOLS else "UnknownOperationException"
+
+
+@declare(
+    "server.unimplemented-actions",
+    "an action moto does not implement is a 400 in the protocol's shape, never an HTML 500 page",
+    T("moto.core.responses:BaseResponse.call_action", "self"),
+    fixes_moto="BaseResponse.call_action raises NotImplementedError for an action it has no method "
+    "for; the server turns it into an HTML 500 page instead of an AWS error (InvalidAction / "
+    "UnknownOperationException, 400)",
+)
+def patch_unimplemented_actions() -> None:
+    from moto.core.common_types import TYPE_RESPONSE
+    from moto.core.responses import BaseResponse, get_service_model  # type: ignore[attr-defined]
+
+    original = BaseResponse.call_action
+
+    def call_action(self: Any) -> TYPE_RESPONSE:
+        try:
+            return original(self)
+        except NotImplementedError:
+            protocol = self.determine_response_protocol(get_service_model(self.boto3_service_name))
+            return refusal(protocol, f"{self._get_action()} is not implemented by the local emulator")
+
+    BaseResponse.call_action = call_action
+
+
+def refusal(protocol: str, message: str) -> tuple[int, dict[str, str], str]:
+    """A 400 refusing an unknown action, in the body and headers of `protocol`."""
+    code = refusal_code(protocol)
+    if protocol in _QUERY_PROTOCOLS or protocol == "rest-xml":
+        error = f"<Error><Type>Sender</Type><Code>{code}</Code><Message>{escape(message)}</Message></Error>"
+        body = (
+            error
+            if protocol == "rest-xml"
+            else f"<ErrorResponse>{error}<RequestId>0</RequestId></ErrorResponse>"
+        )
+        return 400, {"Content-Type": "text/xml", "status": "400"}, body
+    headers = {"Content-Type": "application/x-amz-json-1.1", "x-amzn-ErrorType": code, "status": "400"}
+    return 400, headers, json.dumps({"__type": code, "message": message})
