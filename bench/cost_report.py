@@ -24,7 +24,7 @@ CHECKED_PLATFORM_LINE = "START"
 
 # Which lines someone reads: the lab's check, the operators' tools, the alarms.
 LINE_USERS = {
-    Tag.JOB: "ops tools: `ops status`, `ops view`, `ops history` pair a record's JOB, WRITE and RESULT lines (ops/snapshot.py)",
+    Tag.ERROR: "ops tools: a failed record's order (id, quantity as far as the body parsed), message and error (ops/snapshot.py)",
     Tag.WRITE: "the lab's check (accepted writes, conditional rejections); ops tools: the conditional write's outcome and decision of each record (ops/snapshot.py)",
     Tag.RESULT: "the lab's check (deliveries handled, duplicates acknowledged; the README's RESULT pipeline, verbatim); ops tools",
     "EMF": "the alarms and dashboard (stacks/monitoring.py) and `ops cost`'s order count: CloudWatch makes the decision metrics from it",
@@ -135,9 +135,10 @@ def render(cost: Mapping[str, Any]) -> str:
             "carries only what its readers need: WRITE leaves out the condition (always the same), the "
             "stored item (the requested or the previous one, which it holds) and a first write's empty "
             "previous item, and EMF names only the "
-            "record's own decision, not four zeros. What the floor leaves out, the product requires: a JOB "
-            "line per record, and the decision metrics the alarms need (EMF); END and REPORT come with "
-            "the text log format.\n\n"
+            "record's own decision, not four zeros. A record that succeeds prints no other line (its WRITE and RESULT "
+            "lines name the order; a failed one's ERROR line names its order and message). What the floor "
+            "leaves out, the product requires: the decision metrics the alarms need (EMF); END and REPORT "
+            "come with the text log format.\n\n"
             + markdown_table(["line", "bytes per order", "$ per million orders", "read by"], rows)
         )
     return text + "\n"

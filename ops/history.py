@@ -1,7 +1,7 @@
 """The write decisions an operator has seen, kept after the worker's log is gone.
 
-Every time `ops status` or the live view reads the worker's log, its JOB / WRITE / RESULT / ERROR
-lines are kept in a small SQLite database in the operator's own state, one set per deployment
+Every time `ops status` or the live view reads the worker's log, its WRITE / RESULT / ERROR lines
+(and older workers' JOB lines) are kept in a small SQLite database in the operator's own state, one set per deployment
 (endpoint, region, stack and log group). When the log group is deleted (the lab's clean-up, or
 a retention that ran out), the snapshot rebuilds the decisions from these lines and marks them
 as history. Only what was read is kept: a decision nobody looked at before its log went is not

@@ -137,7 +137,7 @@ def parse_record(event: dict[str, Any]) -> LogRecord | None:
 
 
 def log_records(logs: Any, log_group: str, start_time: int | None = None) -> list[LogRecord]:
-    """The worker's JOB / WRITE / RESULT / ERROR lines, parsed, in time order."""
+    """The worker's WRITE / RESULT / ERROR lines (and older workers' JOB lines), parsed, in time order."""
     records = [record for record in map(parse_record, log_events(logs, log_group, start_time)) if record]
     return sorted(records, key=lambda record: record.timestamp)
 

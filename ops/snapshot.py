@@ -232,11 +232,12 @@ FAILED_RECORD_OUTCOMES: tuple[str, ...] = observe.CONTRACT.FAILED_RECORDS
 
 
 def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
-    """One entry per record the worker handled, oldest first, from its JOB / WRITE / RESULT / ERROR
-    lines. A record's lines share one log stream and follow each other there (an execution
-    environment runs one invocation at a time, and the worker one record at a time): JOB names
-    the SQS message, WRITE and RESULT or ERROR follow. A malformed body has only its ERROR line.
-    `outcome` is one of OUTCOMES; `unfinished` is a JOB line with nothing after it (the invocation
+    """One entry per record the worker handled, oldest first, from its WRITE / RESULT / ERROR
+    lines (and the JOB lines of older workers). A record's lines share one log stream and follow
+    each other there (an execution environment runs one invocation at a time, and the worker one
+    record at a time): WRITE, then RESULT or ERROR. Only ERROR names the SQS message (and the
+    order as far as the body parsed); a malformed body has only its ERROR line. `outcome` is one of
+    OUTCOMES; `unfinished` is an older worker's JOB line with nothing after it (the invocation
     ended, by a timeout or a crash, or is still running)."""
     found: list[dict[str, Any]] = []
     open_in: dict[str, dict[str, Any]] = {}  # log stream -> the delivery whose lines are still coming
@@ -282,8 +283,15 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
                 stored=observe.CONTRACT.stored_by(data),
             )
         elif record.tag == Tag.ERROR:
-            if current is None or current["message_id"] != data.get("message_id"):
-                current = start(record, data.get("message_id"), None)
+            order_id = data.get(observe.CONTRACT.ID_FIELD)
+            if current is None or (
+                current["message_id"] != data.get("message_id")
+                and (current["message_id"] is not None or current["id"] != order_id)
+            ):
+                current = start(record, data.get("message_id"), order_id)
+            current["message_id"] = data.get("message_id")
+            if current["requested"] is None and order_id is not None and "quantity" in data:
+                current["requested"] = {"id": order_id, "quantity": data["quantity"]}
             current.update(
                 outcome=observe.CONTRACT.delivery_of_failure(data.get(observe.CONTRACT.ERROR_FIELD)),
                 error=data.get(observe.CONTRACT.ERROR_FIELD),
@@ -299,17 +307,26 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
 def messages(delivered: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The deliveries grouped by SQS message, ordered by each message's latest delivery (oldest
     first): how often it was delivered, how each delivery ended, and what the latest one came to.
-    A delivery whose message id is not in the log (its JOB line is older than the window) is a
-    message of its own."""
+    An acknowledged delivery names no message (only ERROR lines do): it is taken for the next
+    delivery of the latest message of its order whose last delivery failed (SQS delivers a failed
+    record again), else for a message of its own."""
     grouped: dict[Any, list[dict[str, Any]]] = {}
+    failed_by_order: dict[Any, Any] = {}  # order id -> the key of its latest message left failed
     for index, delivery in enumerate(delivered):
-        grouped.setdefault(delivery["message_id"] or ("unknown", index), []).append(delivery)
+        key = delivery["message_id"] or failed_by_order.get(delivery["id"]) or ("unknown", index)
+        grouped.setdefault(key, []).append(delivery)
+        if delivery["id"] is not None:
+            if delivery["outcome"] in FAILED_RECORD_OUTCOMES:
+                failed_by_order[delivery["id"]] = key
+            elif failed_by_order.get(delivery["id"]) == key:
+                del failed_by_order[delivery["id"]]
     found = []
     for group in grouped.values():
         latest = group[-1]
         found.append(
             {
                 **latest,
+                "message_id": _last_known(group, "message_id"),
                 "id": _last_known(group, "id"),
                 "requested": _last_known(group, "requested"),
                 "receive_count": _last_known(group, "receive_count"),

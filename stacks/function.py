@@ -79,5 +79,5 @@ class PythonFunction(Construct):
                 self.function,
                 rule="Serverless-LambdaTracing",
                 reason="Active tracing needs xray:PutTraceSegments on Resource '*', which the "
-                "least-privilege roles here may not have; JOB/WRITE/RESULT log lines trace each order.",
+                "least-privilege roles here may not have; WRITE/RESULT/ERROR log lines trace each order.",
             )

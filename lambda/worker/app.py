@@ -64,11 +64,11 @@ DEADLINE_MARGIN_SECONDS = 0.1  # kept back for logging and returning the batch r
 MAX_ATTEMPTS = 4
 BACKOFF_BASE_SECONDS, BACKOFF_CAP_SECONDS = 0.05, 1.0
 # Lambda gives a function CPU in proportion to its memory: one vCPU at 1,769 MB. Below that the
-# worker's CPU per write (building, signing, parsing: some 2.3 ms of a full core) outlasts a
-# DynamoDB round trip of a few ms, and a write that waits keeps its share of the CPU for later:
-# held to 256 MB's share by a CPU cgroup, two writes in flight made a batch of ten no faster at
-# a 5 ms round trip (up to 15% slower), so writes go one after another. With a whole vCPU, two
-# in flight take a batch of ten from about 110 to 60 ms (docs/benchmarks.md).
+# worker's CPU per write (building, signing, parsing) outlasts a DynamoDB round trip of a few ms,
+# and a write that waits keeps its share of the CPU for later: held to 256 MB's share by a CPU
+# cgroup, two writes in flight made a batch of ten no faster at a 5 ms round trip, so writes go
+# one after another. With a whole vCPU, two in flight shorten a batch of ten; the measured
+# figures are in docs/benchmarks.md's generated blocks (bench/results.json).
 ONE_VCPU_MEMORY_MB = 1769
 RETRYABLE_CODES = frozenset(
     {
@@ -85,7 +85,12 @@ RETRYABLE_CODES = frozenset(
 
 
 class JobError(ValueError):
-    """The message body is not a valid job; the message names the problem in one line."""
+    """The message body is not a valid job; the message names the problem in one line, and
+    `order_id` is the body's id when that much of it is valid (the ERROR line carries it)."""
+
+    def __init__(self, message: str, order_id: str | None = None) -> None:
+        super().__init__(message)
+        self.order_id = order_id
 
 
 class ConflictingOrder(RuntimeError):
@@ -137,30 +142,41 @@ def parse_job(body: Any) -> Job:
         raise JobError("body is not valid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise JobError(f"body must be a JSON object with id and quantity, got {type(data).__name__}")
+    id_problem = _id_problem(data["id"]) if "id" in data else "missing field: id"
+    known_id = data["id"] if id_problem is None else None  # named by every later error
     missing = [key for key in _FIELDS if key not in data]
     if missing:
-        raise JobError(f"missing field: {', '.join(missing)}")
+        raise JobError(f"missing field: {', '.join(missing)}", known_id)
     extra = sorted(key for key in data if key not in _FIELDS)
     if extra:
-        raise JobError(f"unexpected field: {', '.join(_clip(key, 40) for key in extra)}")
+        raise JobError(f"unexpected field: {', '.join(_clip(key, 40) for key in extra)}", known_id)
+    if id_problem is not None:
+        raise JobError(id_problem)
     order_id, quantity = data["id"], data["quantity"]
+    # bool is a subclass of int in Python; JSON true/false are not quantities.
+    if isinstance(quantity, bool) or not isinstance(quantity, int):
+        raise JobError(
+            f"quantity must be an integer, got {type(quantity).__name__} {_clip(quantity)}", order_id
+        )
+    if not MIN_QUANTITY <= quantity <= MAX_QUANTITY:
+        raise JobError(f"quantity must be {MIN_QUANTITY}..{MAX_QUANTITY}, got {_clip(quantity)}", order_id)
+    return Job(id=order_id, quantity=quantity)
+
+
+def _id_problem(order_id: Any) -> str | None:
+    """What is wrong with a body's `id`, in one line; None for a valid id."""
     if not isinstance(order_id, str):
-        raise JobError(f"id must be a string, got {type(order_id).__name__} {_clip(order_id)}")
+        return f"id must be a string, got {type(order_id).__name__} {_clip(order_id)}"
     if not order_id.strip():
-        raise JobError(f"id must be a non-empty string, got {_clip(order_id)}")
+        return f"id must be a non-empty string, got {_clip(order_id)}"
     try:
         size = len(order_id.encode("utf-8"))
     except UnicodeEncodeError:  # a lone surrogate such as "\ud800": JSON allows it, DynamoDB does not
-        raise JobError(f"id is not valid UTF-8 text, got {_clip(order_id)}") from None
+        return f"id is not valid UTF-8 text, got {_clip(order_id)}"
     if size > 1024:
         # DynamoDB's limit for a string partition key is 2048 bytes; 1024 keeps ids sane.
-        raise JobError(f"id is too long: {size} bytes (max 1024)")
-    # bool is a subclass of int in Python; JSON true/false are not quantities.
-    if isinstance(quantity, bool) or not isinstance(quantity, int):
-        raise JobError(f"quantity must be an integer, got {type(quantity).__name__} {_clip(quantity)}")
-    if not MIN_QUANTITY <= quantity <= MAX_QUANTITY:
-        raise JobError(f"quantity must be {MIN_QUANTITY}..{MAX_QUANTITY}, got {_clip(quantity)}")
-    return Job(id=order_id, quantity=quantity)
+        return f"id is too long: {size} bytes (max 1024)"
+    return None
 
 
 def _reject_constant(name: str) -> None:
@@ -403,10 +419,9 @@ def process_record(
     job: Job | None = None,
 ) -> dict[str, Any]:
     """Parse (unless `job` is its body, parsed), write, log one SQS record; raises on anything
-    that must not be acknowledged."""
-    message_id = record.get("messageId")
+    that must not be acknowledged. An acknowledged record's WRITE and RESULT lines name its order;
+    a failed one's ERROR line (error_line) names the order and the message."""
     job = parse_job(record.get("body")) if job is None else job
-    _log(Tag.JOB, {**job.item(), "message_id": message_id})
     outcome = write_order(client, table_name, job, remaining)
     result = outcome.result
     _log(Tag.RESULT, result)
@@ -491,20 +506,31 @@ def _attempt(
     """One record, never raising: Settled, or Failed with its error logged; its decision counted."""
     attempt: Attempt
     try:
+        job = parse_job(record.get("body")) if job is None else job
         attempt = Settled(process_record(record, client, table_name, remaining, job))
     except Exception as error:  # noqa: BLE001 - every failure is reported, none acknowledged
         attempt = Failed(error)
-        _log(
-            Tag.ERROR,
-            {
-                ERROR_FIELD: error.code if isinstance(error, WriteFailed) else type(error).__name__,
-                "message": str(error).splitlines()[0] if str(error) else type(error).__name__,
-                "message_id": record.get("messageId", ""),
-                "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
-            },
-        )
+        _log(Tag.ERROR, error_line(error, record, job))
     _count(decision_of(attempt))
     return attempt
+
+
+def error_line(error: Exception, record: Mapping[str, Any], job: Job | None) -> dict[str, Any]:
+    """A failed record's ERROR line: what failed, the SQS message, and the job as far as its body
+    parsed (the order's id and quantity, or the id alone when only the id is valid), so that an
+    operator finds every failure of an order by its id. Succeeding records print no such line:
+    their WRITE and RESULT lines name the order."""
+    payload: dict[str, Any] = {
+        ERROR_FIELD: error.code if isinstance(error, WriteFailed) else type(error).__name__,
+        "message": str(error).splitlines()[0] if str(error) else type(error).__name__,
+        "message_id": record.get("messageId", ""),
+        "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
+    }
+    if job is not None:
+        payload.update(id=job.id, quantity=job.quantity)
+    elif isinstance(error, JobError) and error.order_id is not None:
+        payload["id"] = error.order_id
+    return payload
 
 
 def _attempt_printing_together(

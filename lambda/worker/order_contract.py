@@ -33,10 +33,14 @@ METRICS_NAMESPACE = "IdempotentOrderConsumer"
 class Tag(StrEnum):
     """The first word of each line the worker prints about a record; sorted-key JSON follows."""
 
-    JOB = "JOB"  # the body parsed: the order, and the SQS message id
+    # Printed by earlier workers for every record (the order and the SQS message id), no longer:
+    # readers still accept it in logs and histories written before. A failed record's ERROR line
+    # now names its order and message, an acknowledged one's WRITE and RESULT lines its order.
+    JOB = "JOB"
     WRITE = "WRITE"  # the conditional write: its outcome and the decision taken
     RESULT = "RESULT"  # the record is acknowledged (the lab's pipeline selects these lines)
-    ERROR = "ERROR"  # the record failed: reported in batchItemFailures, delivered again
+    ERROR = "ERROR"  # the record failed: reported in batchItemFailures, delivered again; names
+    # the order (id, quantity) as far as the body parsed, and the SQS message
 
 
 class Decision(StrEnum):
@@ -85,7 +89,7 @@ class Delivery(StrEnum):
     CONFLICT = "conflict"
     MALFORMED = "malformed"
     WRITE_FAILED = "write_failed"
-    UNFINISHED = "unfinished"  # a JOB line and nothing after it: the invocation ended or still runs
+    UNFINISHED = "unfinished"  # (older logs) a JOB line and nothing after it: the invocation ended
 
     @property
     def word(self) -> str:

@@ -74,13 +74,12 @@ class FifoStack:
 
 def timeline(records: list[observe.LogRecord]) -> list[tuple[str, str]]:
     """(event, order id) in time order: `written` for an accepted write, `failed` for an ERROR."""
-    order_of = {r.data["message_id"]: r.data["id"] for r in records if r.tag == "JOB"}
     events = []
     for record in records:
         if record.tag == "WRITE" and record.data["outcome"] == "Accepted":
             events.append(("written", record.data["id"]))
         elif record.tag == "ERROR":
-            events.append(("failed", order_of.get(record.data["message_id"], "?")))
+            events.append(("failed", record.data.get("id", "?")))
     return events
 
 

@@ -268,7 +268,8 @@ def parse_glob(query: str) -> re.Pattern[str]:
 def test_saved_queries_find_the_lines_the_worker_prints(printed):
     """Applied to what the worker prints, the saved conflicts query finds exactly the conflict's
     WRITE line, errors-by-class exactly the ERROR lines and their classes, and the one-order query
-    (its ORDER-ID filled in) that order's JOB, WRITE and RESULT lines and no other order's."""
+    (its ORDER-ID filled in) that order's WRITE, RESULT and ERROR lines (its failures too) and no
+    other order's."""
     queries = saved_queries()
     assert set(queries) == {"conflicts", "errors-by-class", "decisions-for-one-order"}
     parsed = [contract.parse_line(text) for text in printed]
@@ -287,8 +288,8 @@ def test_saved_queries_find_the_lines_the_worker_prints(printed):
 
     one_order = queries["decisions-for-one-order"].replace("ORDER-ID", "order-a")
     found = [found for text, found in lines if filter_regex(one_order).search(text)]
-    job, write, result = contract.Tag.JOB, contract.Tag.WRITE, contract.Tag.RESULT
-    assert [tag for tag, _ in found] == [job, write, result, job, write, result, job, write]
+    write, result, error = contract.Tag.WRITE, contract.Tag.RESULT, contract.Tag.ERROR
+    assert [tag for tag, _ in found] == [write, result, write, result, write, error]
     assert {payload["id"] for _, payload in found} == {"order-a"}
 
 

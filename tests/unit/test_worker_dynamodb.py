@@ -53,19 +53,20 @@ def log_lines(capsys, tag: str) -> list[dict]:
     return [json.loads(line[len(tag) + 1 :]) for line in out.splitlines() if line.startswith(tag + " ")]
 
 
-def test_first_write_stores_item_and_logs_job_write_result(worker, client, capsys):
-    """A new order is written once with total_cents and reported processed; the logs carry JOB,
-    WRITE (Accepted) and RESULT lines in sorted-key JSON and never the receipt handle."""
+def test_first_write_stores_item_and_logs_write_result(worker, client, capsys):
+    """A new order is written once with total_cents and reported processed; the logs carry only
+    WRITE (Accepted) and RESULT lines in sorted-key JSON (no JOB line: they name the order) and
+    never the receipt handle."""
     response = worker.handle_event({"Records": [order("dedup-order", 4)]}, client, TABLE)
     assert response == {"batchItemFailures": []}
     assert items(client) == [{"id": "dedup-order", "quantity": 4, "total_cents": 1100}]
     out = capsys.readouterr().out
     assert RECEIPT not in out
     lines = out.splitlines()
-    assert [line.split(" ", 1)[0] for line in lines[:-1]] == ["JOB", "WRITE", "RESULT"]
+    assert [line.split(" ", 1)[0] for line in lines[:-1]] == ["WRITE", "RESULT"]
     assert json.loads(lines[-1])["Accepted"] == 1  # the batch's metrics line
-    assert lines[2] == 'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}'
-    write = json.loads(lines[1][len("WRITE ") :])
+    assert lines[1] == 'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}'
+    write = json.loads(lines[0][len("WRITE ") :])
     assert write["outcome"] == "Accepted"
     assert write["requested"] == {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
     # Neither the constant condition nor the stored item (the requested one here) costs log bytes.
@@ -456,9 +457,7 @@ def test_each_records_lines_are_printed_together_as_soon_as_it_is_done(worker, c
     ]
     assert written[:2] == [("ERROR", None), ("EMF", "Malformed")]
     assert written[2:] == [
-        line
-        for order_id in "ba"
-        for line in (("JOB", order_id), ("WRITE", order_id), ("RESULT", order_id), ("EMF", "Accepted"))
+        line for order_id in "ba" for line in (("WRITE", order_id), ("RESULT", order_id), ("EMF", "Accepted"))
     ]
 
 
@@ -488,7 +487,7 @@ def test_malformed_records_are_reported_first_and_a_lone_order_is_written_on_the
     tags = [
         line.split(" ", 1)[0] for line in capsys.readouterr().out.splitlines() if not line.startswith("{")
     ]
-    assert tags == ["ERROR", "ERROR", "JOB", "WRITE", "RESULT"]
+    assert tags == ["ERROR", "ERROR", "WRITE", "RESULT"]
 
 
 def test_two_copies_of_an_order_in_one_batch_write_once_and_both_are_acknowledged(worker, client, capsys):
@@ -535,3 +534,37 @@ def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(
     assert [i["id"] for i in items(client)] == ["cool-0", "cool-1", "cool-2", "cool-3"]
     (error,) = log_lines(capsys, "ERROR")
     assert error["error"] == "ProvisionedThroughputExceededException"
+
+
+def test_an_error_line_names_the_order_as_far_as_the_body_parsed(worker, client, capsys):
+    """Every failure of an order is found by its id: a bad quantity or an unexpected field after a
+    valid id names the id; a conflict and a refused write name the id and the quantity; a body
+    with no valid id names none. Nothing else is printed for a failed record (no JOB line)."""
+    from botocore.exceptions import ClientError
+
+    worker.handle_event({"Records": [order("taken", 2)]}, client, TABLE)
+    capsys.readouterr()
+    bodies = [
+        '{"id": "too-many", "quantity": 11}',
+        '{"id": "extra", "quantity": 1, "note": "x"}',
+        '{"id": "", "quantity": 1}',
+        json.dumps({"id": "taken", "quantity": 3}),
+    ]
+    worker.handle_event({"Records": [record(body) for body in bodies]}, client, TABLE)
+
+    class Refusing:
+        def put_item(self, **request):
+            raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "no"}}, "PutItem")
+
+    worker.handle_event({"Records": [order("denied", 4)]}, Refusing(), TABLE)
+    out = capsys.readouterr().out
+    assert not any(line.startswith("JOB ") for line in out.splitlines())
+    errors = [json.loads(line[len("ERROR ") :]) for line in out.splitlines() if line.startswith("ERROR ")]
+    assert [(e["error"], e.get("id"), e.get("quantity")) for e in errors] == [
+        ("JobError", "too-many", None),
+        ("JobError", "extra", None),
+        ("JobError", None, None),
+        ("ConflictingOrder", "taken", 3),
+        ("AccessDeniedException", "denied", 4),
+    ]
+    assert all(e["message_id"] for e in errors)

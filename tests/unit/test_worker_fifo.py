@@ -57,9 +57,9 @@ def test_a_failure_mid_batch_reports_it_and_every_later_record_and_writes_nothin
     response = worker.handle_event({"Records": batch}, client, TABLE, in_flight=in_flight)
     assert failed(response) == [r["messageId"] for r in batch[2:]]
     assert stored_ids(client) == {"a-1", "a-2", "b-1"}
-    jobs = [line for line in capsys.readouterr().out.splitlines() if line.startswith("JOB ")]
+    writes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("WRITE ")]
     conflict = [] if poison == "{}" else ["a-1"]
-    assert [json.loads(line[4:])["id"] for line in jobs] == ["a-2", "b-1", *conflict]
+    assert [json.loads(line[6:])["id"] for line in writes] == ["a-2", "b-1", *conflict]
 
 
 def test_a_duplicate_is_acknowledged_and_the_batch_goes_on(worker, client):
@@ -73,7 +73,7 @@ def test_a_duplicate_is_acknowledged_and_the_batch_goes_on(worker, client):
 
 def test_a_fifo_batch_is_written_one_record_after_another_even_with_a_whole_vcpu(worker, client, capsys):
     """With two writes in flight allowed, a FIFO batch's records still go strictly in order: each
-    record's JOB, WRITE, RESULT lines come before the next record's JOB."""
+    record's WRITE and RESULT lines come before the next record's WRITE."""
     batch = [fifo_order(f"o-{n}", 1) for n in range(6)]
     assert worker.handle_event({"Records": batch}, client, TABLE, in_flight=2) == {"batchItemFailures": []}
     tagged = [
@@ -81,7 +81,7 @@ def test_a_fifo_batch_is_written_one_record_after_another_even_with_a_whole_vcpu
         for line in capsys.readouterr().out.splitlines()
         if line.split(" ", 1)[0] in ("JOB", "WRITE", "RESULT")
     ]
-    assert tagged == [(tag, f"o-{n}") for n in range(6) for tag in ("JOB", "WRITE", "RESULT")]
+    assert tagged == [(tag, f"o-{n}") for n in range(6) for tag in ("WRITE", "RESULT")]
 
 
 def test_a_record_is_from_a_fifo_queue_by_its_arn_or_its_message_group(worker):

@@ -504,6 +504,45 @@ def test_records_of_concurrent_invocations_are_told_apart_by_their_log_stream():
     ]
 
 
+def test_lines_of_the_current_worker_without_job_lines_come_to_their_deliveries_and_messages():
+    """The worker prints no JOB line: an ERROR line names the message and the order, WRITE and
+    RESULT the order. A conflict's WRITE and ERROR are one delivery; a message that failed and was
+    then written is one message of two deliveries; an accepted order that never failed is a
+    message of its own."""
+    other = {"id": "other", "quantity": 2, "total_cents": 600}
+
+    def error(code: str, message_id: str, order: dict) -> str:
+        payload = {"error": code, "message": code, "message_id": message_id, "receive_count": "1"}
+        return "ERROR " + json.dumps(
+            {**payload, "id": order["id"], "quantity": order["quantity"]}, sort_keys=True
+        )
+
+    delivered = deliveries(
+        records(
+            ("a", write_line("written", None)),
+            ("a", 'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}'),
+            ("b", error("ThrottlingException", "m2", other)),
+            ("b", write_line("written", None, other)),
+            ("b", 'RESULT {"duplicate": false, "id": "other", "processed": true, "quantity": 2}'),
+            ("b", write_line("conflict", other, {**other, "quantity": 3})),
+            ("b", error("ConflictingOrder", "m3", {**other, "quantity": 3})),
+        )
+    )
+    assert [(d["message_id"], d["id"], d["outcome"]) for d in delivered] == [
+        (None, "dedup-order", "accepted"),
+        ("m2", "other", "write_failed"),
+        (None, "other", "accepted"),
+        ("m3", "other", "conflict"),
+    ]
+    assert delivered[1]["requested"] == {"id": "other", "quantity": 2}
+    grouped = messages(delivered)
+    assert [(m["message_id"], m["deliveries"], m["outcome"]) for m in grouped] == [
+        (None, 1, "accepted"),
+        ("m2", 2, "accepted"),
+        ("m3", 1, "conflict"),
+    ]
+
+
 def test_a_record_without_its_job_line_or_its_end_still_shows():
     """A WRITE whose JOB line is older than the log window is a message of its own (its id
     unknown), two such WRITEs are two; a JOB with nothing after it is `unfinished`."""

@@ -139,7 +139,7 @@ const OUTCOMES = {
   conflict: ["Conflict", "failed record: the id is stored with other details; never acknowledged, it ends in the dead-letter queue"],
   malformed: ["Malformed", "failed record: the body is not a valid job; it ends in the dead-letter queue"],
   write_failed: ["Write failed", "failed record: the write did not complete (a DynamoDB error, or too little time left); delivered again"],
-  unfinished: ["Unfinished", "a JOB line and nothing after it: the invocation ended (a timeout or a crash) or is still running"],
+  unfinished: ["Unfinished", "an older worker's JOB line and nothing after it: the invocation ended (a timeout or a crash) or is still running"],
 };
 
 function cell(label, attrs = {}, ...children) {
