@@ -53,7 +53,8 @@ def dead_letter_expiry_age_seconds(warn_within_seconds: float) -> int:
 @dataclass(frozen=True)
 class AlarmSettings:
     """The context values the alarms depend on; a declaration names them in `{...}` or by field.
-    A field that is a context value as given bears its context key (the docs print `-c key=`)."""
+    A field that is a context value as given bears its context key and is in CONTEXT_FIELDS (the
+    docs print `-c key=` beside it)."""
 
     oldest_job_age_alarm_seconds: int
     dead_letter_days_guaranteed: int
