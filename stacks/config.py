@@ -330,10 +330,17 @@ class StackConfig:
         dead_days = _int(
             value("dead_letter_retention_days"), "dead_letter_retention_days", 2, MAX_RETENTION_DAYS
         )
+        fifo = _flag(value("fifo"), "fifo")
         if dead_days <= job_days:
+            # On FIFO queues the DLQ's retention restarts at the move; SQS still advises it longer.
+            why = (
+                "SQS advises a DLQ retention longer than the source's"
+                if fifo
+                else "SQS counts a dead letter's expiry from its first enqueue"
+            )
             raise ConfigError(
                 f"context dead_letter_retention_days={dead_days} is invalid: it must exceed "
-                f"job_retention_days={job_days} (SQS counts a dead letter's expiry from its first enqueue)"
+                f"job_retention_days={job_days} ({why})"
             )
         resend_days = _int(value("producer_resend_days"), "producer_resend_days", 0, MAX_PRODUCER_RESEND_DAYS)
         raw_retention = value("order_retention_days")
@@ -342,7 +349,6 @@ class StackConfig:
             if raw_retention == ""
             else _int(raw_retention, "order_retention_days", 1, MAX_ORDER_RETENTION_DAYS)
         )
-        fifo = _flag(value("fifo"), "fifo")
         window = redelivery_window_days(fifo, job_days, dead_days, resend_days)
         if order_days is not None and order_days < window:
             jobs_term = f"2 x job_retention_days={job_days}" if fifo else f"job_retention_days={job_days}"

@@ -107,6 +107,10 @@ def test_string_context_values_are_parsed():
             "context dead_letter_retention_days=9 is invalid: it must exceed job_retention_days=9",
         ),
         (
+            {"job_retention_days": 9, "dead_letter_retention_days": 9, "fifo": "true"},
+            "must exceed job_retention_days=9 (SQS advises a DLQ retention longer than the source's)",
+        ),
+        (
             {"order_retention_days": "20"},
             (
                 "context order_retention_days=20 is shorter than the 21 days a copy of an order can "
