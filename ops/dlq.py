@@ -3,8 +3,16 @@ worker's own parser and duplicate rule (stacks/lambda_code.py), and what an oper
 
 - `pending`: a valid job whose id is not stored. It failed for a passing reason (throttling, an
   outage, a timeout); sent back, the worker writes it.
-- `stored`: a valid job whose order is already stored. Sent back, the worker acknowledges it as
-  a duplicate.
+- `stored`: a valid job whose order is already stored, and kept at least as long as a copy of
+  this dead letter can still reach the worker. Sent back, the worker acknowledges it as a duplicate.
+- `lapsing`: a valid job whose order is stored, but with an `expires_at` (order_retention_days)
+  that comes before a copy of it, sent back at the end of its DLQ life, could stop arriving: it
+  could then be written again as a new order. Never sent back automatically; its order is stored,
+  so discarding it loses nothing. A copy can arrive until its first send, plus its life in the DLQ
+  (the DLQ's retention from that send on a standard queue; on a FIFO queue from its move, which
+  comes at most a jobs retention after the send: "Setting-up dead-letter queue retention"), plus a
+  full jobs retention once sent back (a new message on either queue type). That is the
+  stack's order_retention_days floor (stacks/config.py) counted from this letter's send.
 - `conflict`: a valid job whose id is stored with other details. Never sent back automatically.
 - `malformed`: the worker's parser rejects it. Never sent back.
 
@@ -62,8 +70,10 @@ from stacks.config import DLQ_AUDIT_STREAM
 from stacks.lambda_code import contract, load_worker
 
 Decision, Delivery = contract().Decision, contract().Delivery
+EXPIRES_AT = contract().EXPIRES_AT_FIELD
 # A conflict and a malformed body keep the words of the worker's outcomes (its contract).
-CLASSES = ("pending", "stored", Delivery.CONFLICT, Delivery.MALFORMED)
+LAPSING = "lapsing"
+CLASSES = ("pending", "stored", LAPSING, Delivery.CONFLICT, Delivery.MALFORMED)
 SAFE_CLASSES = ("pending", "stored")
 # How long a message read stays invisible before it is extended; also how long it stays hidden
 # from everyone if the reading command dies.
@@ -414,8 +424,43 @@ def stored_orders(
     return found
 
 
-def classify(letters: list[DeadLetter], lookup: Callable[[Iterable[str]], dict[str, dict[str, Any]]]) -> None:
-    """Set each letter's class and reason, as the worker would decide it now."""
+@dataclass(frozen=True)
+class Lifetime:
+    """How long a copy of a dead letter can still reach the worker, from the queues' retentions."""
+
+    fifo: bool
+    job_retention_seconds: int
+    dead_letter_retention_seconds: int
+
+    def arrives_until_ms(self, sent_ms: int) -> int:
+        """The latest a copy of a dead letter first sent at `sent_ms` can reach the worker: its
+        DLQ life ends at its send plus the DLQ's retention (standard), or at its move plus that
+        (FIFO; the move comes at most a jobs retention after the send); sent back then, a new
+        message waits up to the jobs retention."""
+        dlq_life = self.dead_letter_retention_seconds + (self.job_retention_seconds if self.fifo else 0)
+        return sent_ms + (dlq_life + self.job_retention_seconds) * 1000
+
+
+def lifetime_of(sqs: Any, queues: Queues) -> Lifetime:
+    def retention(url: str) -> int:
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["MessageRetentionPeriod"])
+        return int(attributes["Attributes"]["MessageRetentionPeriod"])
+
+    return Lifetime(queues.dlq_url.endswith(".fifo"), retention(queues.jobs_url), retention(queues.dlq_url))
+
+
+def _when(epoch_ms: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch_ms / 1000))
+
+
+def classify(
+    letters: list[DeadLetter],
+    lookup: Callable[[Iterable[str]], dict[str, dict[str, Any]]],
+    lifetime: Callable[[], Lifetime] | None = None,
+) -> None:
+    """Set each letter's class and reason, as the worker would decide it now; a duplicate whose
+    stored order expires before a copy of the letter could stop arriving is `lapsing`
+    (`lifetime` is asked only then)."""
     worker = load_worker()
     jobs = {}
     for letter in letters:
@@ -436,8 +481,18 @@ def classify(letters: list[DeadLetter], lookup: Callable[[Iterable[str]], dict[s
             continue
         if outcome.decision == Decision.WRITTEN:
             letter.kind, letter.reason = "pending", "not stored yet: a redrive writes it"
-        else:
-            letter.kind, letter.reason = "stored", "already stored: a redrive is acknowledged as a duplicate"
+            continue
+        letter.kind, letter.reason = "stored", "already stored: a redrive is acknowledged as a duplicate"
+        expires_at = (letter.stored or {}).get(EXPIRES_AT)
+        if expires_at is None or lifetime is None:
+            continue
+        until = lifetime().arrives_until_ms(letter.sent_ms or int(time.time() * 1000))
+        if int(expires_at) * 1000 <= until:
+            letter.kind = LAPSING
+            letter.reason = (
+                f"stored until {_when(int(expires_at) * 1000)}, but a copy sent back can still arrive until "
+                f"{_when(until)} and be written again as a new order: discard it (its order is stored)"
+            )
 
 
 def counts(letters: Iterable[DeadLetter]) -> dict[str, int]:
@@ -462,6 +517,18 @@ def _lookup(clients: Any, queues: Queues) -> Callable[[Iterable[str]], dict[str,
     return lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids)
 
 
+def _lifetime(clients: Any, queues: Queues) -> Callable[[], Lifetime]:
+    """The queues' retentions, read once, when a stored order with an expiry is first met."""
+    found: list[Lifetime] = []
+
+    def read() -> Lifetime:
+        if not found:
+            found.append(lifetime_of(clients.client("sqs"), queues))
+        return found[0]
+
+    return read
+
+
 def listing(
     clients: Any,
     queues: Queues,
@@ -480,7 +547,7 @@ def listing(
             letters += page
             if len(letters) >= limit:
                 break
-        classify(letters, _lookup(clients, queues))
+        classify(letters, _lookup(clients, queues), _lifetime(clients, queues))
         visible, elsewhere = source.visible_and_elsewhere()
         complete = (source.reached_end or visible == 0) and elsewhere == 0 and not source.stopped
     now_ms = int(time.time() * 1000)
@@ -534,7 +601,7 @@ def send_batches(letters: list[DeadLetter], limit_bytes: int = BATCH_BYTES) -> I
 
 
 def parse_classes(text: str | None) -> tuple[str, ...]:
-    """`pending,stored` (the default) or one of them; conflicts and malformed bodies never."""
+    """`pending,stored` (the default) or one of them; lapsing, conflicts and malformed bodies never."""
     chosen = tuple(part.strip() for part in (text or ",".join(SAFE_CLASSES)).split(",") if part.strip())
     wrong = [kind for kind in chosen if kind not in SAFE_CLASSES]
     if wrong or not chosen:
@@ -673,9 +740,10 @@ def redrive(
     report = RedriveReport(parse_classes(",".join(classes)), dry_run)
     sqs = clients.client("sqs")
     stopped = ""
+    lifetime = _lifetime(clients, queues)
     with reader(sqs, queues.dlq_url, hold_seconds) as source:
         for page in source.pages():
-            classify(page, _lookup(clients, queues))
+            classify(page, _lookup(clients, queues), lifetime)
             for letter in page:
                 report.counts[letter.kind]["found"] += 1
             chosen = in_group_order(page, report.classes)
@@ -756,7 +824,7 @@ def discard(
     hold_seconds: int = HOLD_SECONDS,
     max_held: int = DISCARD_MAX_HELD,
 ) -> dict[str, Any]:
-    """Remove one conflict or malformed message after a human decided. Audited as two facts, one
+    """Remove one conflict, malformed or lapsing message after a human decided. Audited as two facts, one
     `audit_id`: `DISCARD_REQUESTED` (who, when, why, the body and its class) before the delete;
     then `DISCARD_CONFIRMED` once the delete is confirmed (module docstring: SQS accepted it
     within the hold its latest receipt handle carries, just extended), `DISCARD_FAILED` when the
@@ -786,11 +854,11 @@ def discard(
         if letter is None:
             raise DlqError(_not_found(message_id, reader, read, cap))
         reader.release([held for held in list(reader.held) if held != message_id])
-        classify([letter], _lookup(clients, queues))
+        classify([letter], _lookup(clients, queues), _lifetime(clients, queues))
         if letter.kind in SAFE_CLASSES:
             raise DlqError(
                 f"message {message_id} is {letter.kind} ({letter.reason}): redrive it with "
-                "`ops dlq redrive`; only conflict and malformed messages are discarded"
+                "`ops dlq redrive`; only conflict, malformed and lapsing messages are discarded"
             )
         record = {
             "audit_id": str(uuid.uuid4()),

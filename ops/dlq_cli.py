@@ -41,7 +41,7 @@ def add_commands(commands: Any, common: Any) -> None:
         default="pending,stored",
         metavar="CLASSES",
         type=_classes,
-        help="pending,stored (default), or one of them; conflicts and malformed bodies never",
+        help="pending,stored (default), or one of them; lapsing, conflicts and malformed bodies never",
     )
     redrive.add_argument(
         "--json",
@@ -50,7 +50,7 @@ def add_commands(commands: Any, common: Any) -> None:
         "many more there were",
     )
     discard = actions.add_parser(
-        "discard", help="remove one conflict or malformed message, with an audit record"
+        "discard", help="remove one conflict, malformed or lapsing message, with an audit record"
     )
     discard.add_argument("--message-id", required=True)
     discard.add_argument("--reason", required=True, help="why it may go (kept in the audit record)")
@@ -96,7 +96,8 @@ def _age(seconds: int | None) -> str:
 
 
 def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{counts[kind]} {kind}" for kind in dlq.CLASSES)
+    # `lapsing` needs a stack with order_retention_days: named only when there is one.
+    return ", ".join(f"{counts[kind]} {kind}" for kind in dlq.CLASSES if kind != dlq.LAPSING or counts[kind])
 
 
 def _elsewhere(count: int) -> list[str]:

@@ -23,7 +23,8 @@ DEAD_LETTER_EXPIRY_PERIOD_SECONDS = 3600
 MAX_ALARM_EVALUATION_SECONDS = 604_800
 # Hours the warning may come after a dead letter's arrival beyond the N hourly periods: the first
 # whole hour starts within an hour of the move, and one more for CloudWatch to collect that
-# hour's datapoints and evaluate (docs/operations.md shows the arithmetic).
+# hour's datapoints and evaluate (docs/operations.md shows the arithmetic). On a FIFO DLQ the
+# warning watches the age instead, and fires this much before the time in the DLQ it warns at.
 DEAD_LETTER_EXPIRY_SLACK_HOURS = 2
 # The per-attempt decision alarms (conflicting-orders, failed-records, malformed-jobs) stay in
 # ALARM while one of this many minutes breaches: a failing record comes back once per visibility
@@ -40,15 +41,35 @@ def dead_letter_expiry_periods(warn_within_seconds: float) -> int:
     return max(1, min(hours, MAX_ALARM_EVALUATION_SECONDS // DEAD_LETTER_EXPIRY_PERIOD_SECONDS))
 
 
+def dead_letter_expiry_age_seconds(warn_within_seconds: float) -> int:
+    """The FIFO DLQ's ApproximateAgeOfOldestMessage above which dead-letter-expiry fires, so that it
+    fires within `warn_within_seconds` of the oldest dead letter's move: that time less the slack.
+    SQS counts a FIFO dead letter's age and its expiry both from its move ("Setting-up dead-letter
+    queue retention"), so one datapoint of the age is the whole signal: no evaluation window to fit
+    into PutMetricAlarm's seven days."""
+    return max(0, int(warn_within_seconds) - DEAD_LETTER_EXPIRY_SLACK_HOURS * 3600)
+
+
 @dataclass(frozen=True)
 class AlarmSettings:
     """The context values the alarms depend on; a declaration names them in `{...}` or by field.
-    A field that is a context value as given bears its context key (the docs print `-c key=`)."""
+    A field that is a context value as given bears its context key and is in CONTEXT_FIELDS (the
+    docs print `-c key=` beside it)."""
 
     oldest_job_age_alarm_seconds: int
     dead_letter_days_guaranteed: int
     dead_letter_expiry_periods: int
     dead_letter_expiry_warning_days: int = DEAD_LETTER_EXPIRY_WARNING_DAYS
+    # FIFO queues: a declaration's `fifo` variant is made instead of it.
+    fifo: bool = False
+    # What a dead letter's expiry counts from: standard queues keep the first enqueue, FIFO
+    # queues reset it at the move ("Setting-up dead-letter queue retention").
+    dead_letter_expiry_counted_from: str = "its first enqueue"
+    dead_letter_expiry_age_seconds: int = 0  # the FIFO warning's threshold
+
+
+# The settings fields that are context values as given: the docs print `-c key=` beside them.
+CONTEXT_FIELDS = ("oldest_job_age_alarm_seconds",)
 
 
 class Watched(Protocol):
@@ -58,6 +79,7 @@ class Watched(Protocol):
     def decision(self, name: str, statistic: str, period: int) -> IMetric: ...
     def jobs(self, name: str, statistic: str, period: int) -> IMetric: ...
     def dead_letter_depth(self, statistic: str, period: int, label: str) -> IMetric: ...
+    def dead_letters(self, name: str, statistic: str, period: int) -> IMetric: ...
     def new_dead_letters(self, statistic: str, period: int) -> IMetric: ...
     def worker(self, name: str, statistic: str, period: int) -> IMetric: ...
     def orders_table(self, name: str, statistic: str, period: int) -> IMetric: ...
@@ -87,9 +109,12 @@ class AlarmDeclaration:
     datapoints: int | str = 1  # DatapointsToAlarm (M of N)
     missing_data: str = "notBreaching"  # TreatMissingData
     unit: str = ""
+    fifo: AlarmDeclaration | None = None  # what is made instead on FIFO queues (same `what`)
 
     def resolved(self, settings: AlarmSettings) -> ResolvedAlarm:
-        """This declaration with the settings' values in place."""
+        """This declaration (or its FIFO variant, on FIFO queues) with the settings' values in place."""
+        if settings.fifo and self.fifo is not None:
+            return self.fifo.resolved(settings)
         values = {field.name: getattr(settings, field.name) for field in fields(settings)}
 
         def number(value: float | str) -> float:
@@ -131,8 +156,11 @@ class ResolvedAlarm:
     def fires_when(self) -> str:
         """`Conflict` (Sum) >= 1 in any of the last 10 minutes, and so on."""
         spec = self.declaration
-        threshold = f"{self.threshold:g}{spec.unit}"
-        if isinstance(spec.threshold, str):
+        number = (
+            f"{int(self.threshold):,}" if self.threshold == int(self.threshold) else f"{self.threshold:g}"
+        )
+        threshold = f"{number}{spec.unit}"
+        if spec.threshold in CONTEXT_FIELDS:
             threshold += f" (`-c {spec.threshold}=`)"
         unit = PERIOD_WORDS[spec.period]
         n, m = self.periods, self.datapoints
@@ -209,8 +237,8 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         1,
         GE,
         "Messages wait in the dead-letter queue for a human.",
-        "Each one is kept there at least {dead_letter_days_guaranteed} days (expiry counts from its "
-        "first enqueue): ops dlq list, then redrive or discard.",
+        "Each one is kept there at least {dead_letter_days_guaranteed} days (expiry counts from "
+        "{dead_letter_expiry_counted_from}): ops dlq list, then redrive or discard.",
     ),
     # Arrivals in a minute: the depth's rise plus what was deleted from the DLQ meanwhile (an
     # operator's discard, a redrive's moves), so a redrive moving as many as arrive does not
@@ -246,6 +274,24 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         period=DEAD_LETTER_EXPIRY_PERIOD_SECONDS,
         periods="dead_letter_expiry_periods",
         datapoints="dead_letter_expiry_periods",
+        # A FIFO dead letter has the DLQ's whole retention from its move, too long for hours of
+        # depth (PutMetricAlarm: 7 days of Period x EvaluationPeriods), and its age counts from
+        # the same move: the age tells each dead letter's expiry directly. SQS leaves a message
+        # received three or more times out of the age only in standard queues ("Available
+        # CloudWatch metrics for Amazon SQS": FIFO queues do not reorder); docs/operations.md.
+        fifo=AlarmDeclaration(
+            "dead-letter-expiry",
+            lambda w, stat, period: w.dead_letters("ApproximateAgeOfOldestMessage", stat, period),
+            "DLQ `ApproximateAgeOfOldestMessage` ({statistic})",
+            "Maximum",
+            "dead_letter_expiry_age_seconds",
+            GT,
+            "A dead letter has waited in the FIFO dead-letter queue longer than the threshold: SQS "
+            "expires it {dead_letter_days_guaranteed} days after its move there, about "
+            "{dead_letter_expiry_warning_days} days from now, and it is lost.",
+            "ops dlq list, then redrive or discard now.",
+            unit=" s",
+        ),
     ),
     AlarmDeclaration(
         "oldest-job-age",
@@ -298,6 +344,10 @@ TABLE: tuple[AlarmDeclaration, ...] = (
 # topic admits exactly their ARNs, and ops and the tests read them (through stacks.config).
 ALARMS: tuple[str, ...] = tuple(declaration.what for declaration in TABLE)
 DOC_TABLE_HEADER = ("| alarm | fires when | means | first step |", "|---|---|---|---|")
+FIFO_DOC_TABLE_HEADER = (
+    "| alarm, with `-c fifo=true` | fires when | means | first step |",
+    DOC_TABLE_HEADER[1],
+)
 
 
 def resolved(settings: AlarmSettings) -> tuple[ResolvedAlarm, ...]:
@@ -308,3 +358,13 @@ def resolved(settings: AlarmSettings) -> tuple[ResolvedAlarm, ...]:
 def doc_table(settings: AlarmSettings) -> str:
     """docs/operations.md's alarm table, for the settings the docs describe (the defaults)."""
     return "\n".join([*DOC_TABLE_HEADER, *(alarm.doc_row() for alarm in resolved(settings))])
+
+
+def fifo_doc_table(standard: AlarmSettings, fifo: AlarmSettings) -> str:
+    """docs/operations.md's second table: the rows that read otherwise on FIFO queues."""
+    rows = [
+        on_fifo.doc_row()
+        for plain, on_fifo in zip(resolved(standard), resolved(fifo), strict=True)
+        if on_fifo.doc_row() != plain.doc_row()
+    ]
+    return "\n".join([*FIFO_DOC_TABLE_HEADER, *rows])

@@ -12,6 +12,7 @@ from stacks.alarms import (
     ALARMS,
     DEAD_LETTER_EXPIRY_WARNING_DAYS,
     AlarmSettings,
+    dead_letter_expiry_age_seconds,
     dead_letter_expiry_periods,
 )
 from stacks.lambda_code import contract
@@ -77,11 +78,13 @@ CONTEXT_DEFAULTS: dict[str, Any] = {
     "alarm_email": "",
     # SQS counts a standard queue's message expiry from its first enqueue, also after a move to
     # the dead-letter queue, and advises a DLQ retention longer than the source's: a dead letter
-    # then has at least the difference (7 days here) in the DLQ, whatever its backlog was.
+    # then has at least the difference (7 days here) in the DLQ, whatever its backlog was. A FIFO
+    # queue resets the enqueue time at the move: a dead letter has the DLQ's whole retention.
     "job_retention_days": 7,
     "dead_letter_retention_days": 14,
     # None: order items are kept for ever, the guard never lapses. N: DynamoDB may delete an order
-    # N days after its write, which must outlast every copy that can still be delivered.
+    # N days after its write, which must outlast every copy that can still be delivered
+    # (redelivery_window_days: 21 days with the defaults, 28 with fifo).
     "order_retention_days": "",
     # How many days after its first send a producer may send the same order again (its outbox,
     # a replay). 0: it sends once, SDK retries within seconds, covered by DynamoDB deleting
@@ -221,16 +224,18 @@ class StackConfig:
 
     @property
     def dead_letter_days_guaranteed(self) -> int:
-        """Days every dead letter has in the DLQ at least: expiry counts from the first enqueue,
-        and a job waits in the jobs queue at most its retention."""
-        return self.dead_letter_retention_days - self.job_retention_days
+        """Days every dead letter has in the DLQ at least: on a standard queue expiry counts from
+        the first enqueue, and a job waits in the jobs queue at most its retention; on a FIFO queue
+        from the move into the DLQ ("Setting-up dead-letter queue retention")."""
+        return dead_letter_days(self.fifo, self.job_retention_days, self.dead_letter_retention_days)
 
     @property
     def redelivery_window_days(self) -> int:
-        """Days after an order's first send that a copy of it can still reach the worker: the
-        producer's resend window, then a copy that waits out its whole DLQ retention (counted from
-        that send) and is sent back by `ops dlq` as a new message that waits the jobs retention."""
-        return self.producer_resend_days + self.dead_letter_retention_days + self.job_retention_days
+        """Days after an order's first send that a copy of it can still reach the worker
+        (redelivery_window_days below)."""
+        return redelivery_window_days(
+            self.fifo, self.job_retention_days, self.dead_letter_retention_days, self.producer_resend_days
+        )
 
     @property
     def order_retention_seconds(self) -> int | None:
@@ -245,12 +250,14 @@ class StackConfig:
     @property
     def alarm_settings(self) -> AlarmSettings:
         """What the alarm table (stacks/alarms.py) takes from this config."""
+        warn_within = self.dead_letter_expiry_alarm_days * 86_400
         return AlarmSettings(
             oldest_job_age_alarm_seconds=self.oldest_job_age_alarm_seconds,
             dead_letter_days_guaranteed=self.dead_letter_days_guaranteed,
-            dead_letter_expiry_periods=dead_letter_expiry_periods(
-                self.dead_letter_expiry_alarm_days * 86_400
-            ),
+            dead_letter_expiry_periods=dead_letter_expiry_periods(warn_within),
+            fifo=self.fifo,
+            dead_letter_expiry_counted_from="its move into the DLQ" if self.fifo else "its first enqueue",
+            dead_letter_expiry_age_seconds=dead_letter_expiry_age_seconds(warn_within) if self.fifo else 0,
         )
 
     def options(self) -> dict[str, Any]:
@@ -323,10 +330,17 @@ class StackConfig:
         dead_days = _int(
             value("dead_letter_retention_days"), "dead_letter_retention_days", 2, MAX_RETENTION_DAYS
         )
+        fifo = _flag(value("fifo"), "fifo")
         if dead_days <= job_days:
+            # On FIFO queues the DLQ's retention restarts at the move; SQS still advises it longer.
+            why = (
+                "SQS advises a DLQ retention longer than the source's"
+                if fifo
+                else "SQS counts a dead letter's expiry from its first enqueue"
+            )
             raise ConfigError(
                 f"context dead_letter_retention_days={dead_days} is invalid: it must exceed "
-                f"job_retention_days={job_days} (SQS counts a dead letter's expiry from its first enqueue)"
+                f"job_retention_days={job_days} ({why})"
             )
         resend_days = _int(value("producer_resend_days"), "producer_resend_days", 0, MAX_PRODUCER_RESEND_DAYS)
         raw_retention = value("order_retention_days")
@@ -335,14 +349,15 @@ class StackConfig:
             if raw_retention == ""
             else _int(raw_retention, "order_retention_days", 1, MAX_ORDER_RETENTION_DAYS)
         )
-        window = resend_days + dead_days + job_days
+        window = redelivery_window_days(fifo, job_days, dead_days, resend_days)
         if order_days is not None and order_days < window:
+            jobs_term = f"2 x job_retention_days={job_days}" if fifo else f"job_retention_days={job_days}"
+            why = ": a FIFO queue restarts a message's retention at its move into the DLQ" if fifo else ""
             raise ConfigError(
                 f"context order_retention_days={order_days} is shorter than the {window} days a copy of "
-                f"an order can still be delivered (job_retention_days={job_days} + "
-                f"dead_letter_retention_days={dead_days} + producer_resend_days={resend_days})"
+                f"an order can still be delivered ({jobs_term} + dead_letter_retention_days={dead_days} "
+                f"+ producer_resend_days={resend_days}{why})"
             )
-        fifo = _flag(value("fifo"), "fifo")
         content_dedup = _flag(value("content_based_deduplication"), "content_based_deduplication")
         if content_dedup and not fifo:
             raise ConfigError(
@@ -372,6 +387,22 @@ class StackConfig:
             tracing=_flag(value("tracing"), "tracing"),
             content_based_deduplication=content_dedup,
         )
+
+
+def dead_letter_days(fifo: bool, job_days: int, dead_days: int) -> int:
+    """Days a dead letter has in the DLQ at least: all of the DLQ's retention on a FIFO queue (its
+    enqueue time resets at the move), else what the jobs queue may have used of it."""
+    return dead_days if fifo else dead_days - job_days
+
+
+def redelivery_window_days(fifo: bool, job_days: int, dead_days: int, resend_days: int) -> int:
+    """Days after an order's first send that a copy of it can still reach the worker: the
+    producer's resend window, then a copy that waits out its DLQ life and is sent back by `ops dlq`
+    as a new message that waits the jobs retention again. A standard dead letter's DLQ life ends
+    at its first enqueue plus the DLQ's retention; a FIFO one's at its move, which may come a
+    whole jobs retention after the send, plus the DLQ's retention."""
+    dlq_life_ends = job_days + dead_days if fifo else dead_days
+    return resend_days + dlq_life_ends + job_days
 
 
 def _int(raw: Any, key: str, low: int, high: int) -> int:

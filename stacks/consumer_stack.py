@@ -82,9 +82,7 @@ class ConsumerStack(Stack):
             queue=messaging.queue,
             dead_letter_queue=messaging.dead_letter_queue,
             orders_table=storage.orders_table,
-            oldest_job_age_alarm=Duration.seconds(config.oldest_job_age_alarm_seconds),
-            dead_letter_expiry_alarm=Duration.days(config.dead_letter_expiry_alarm_days),
-            dead_letter_days_guaranteed=config.dead_letter_days_guaranteed,
+            alarm_settings=config.alarm_settings,
             alarm_email=config.alarm_email,
         )
 

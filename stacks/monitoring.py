@@ -22,7 +22,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from stacks.alarms import DLQ_DEPTH, TABLE, AlarmSettings, ResolvedAlarm, dead_letter_expiry_periods
+from stacks.alarms import DLQ_DEPTH, TABLE, AlarmSettings, ResolvedAlarm
 from stacks.config import DECISION_METRICS, Names
 from stacks.lambda_code import contract
 from stacks.nag import acknowledge
@@ -91,6 +91,9 @@ class WatchedResources:
             },
         )
 
+    def dead_letters(self, name: str, statistic: str, period: int) -> cloudwatch.IMetric:
+        return self.dead_letter_queue.metric(name, statistic=statistic, period=Duration.seconds(period))
+
     def new_dead_letters(self, statistic: str, period: int) -> cloudwatch.IMetric:
         """Arrivals in the DLQ: the rise of its depth plus what was deleted from it meanwhile."""
         return cloudwatch.MathExpression(
@@ -135,17 +138,10 @@ class Monitoring(Construct):
         queue: sqs.IQueue,
         dead_letter_queue: sqs.IQueue,
         orders_table: dynamodb.ITable,
-        oldest_job_age_alarm: Duration,
-        dead_letter_expiry_alarm: Duration,
-        dead_letter_days_guaranteed: int,
+        alarm_settings: AlarmSettings,
         alarm_email: str | None,
     ) -> None:
         super().__init__(scope, construct_id)
-        settings = AlarmSettings(
-            oldest_job_age_alarm_seconds=int(oldest_job_age_alarm.to_seconds()),
-            dead_letter_days_guaranteed=dead_letter_days_guaranteed,
-            dead_letter_expiry_periods=dead_letter_expiry_periods(dead_letter_expiry_alarm.to_seconds()),
-        )
         self.watched = WatchedResources(
             metrics_namespace=metrics_namespace,
             function=function,
@@ -156,12 +152,12 @@ class Monitoring(Construct):
         self.topic = self._topic(names, alarm_email)
         self.metrics: dict[str, cloudwatch.IMetric] = {}
         self.alarms: dict[str, cloudwatch.Alarm] = {}
-        for alarm in (declaration.resolved(settings) for declaration in TABLE):
+        for alarm in (declaration.resolved(alarm_settings) for declaration in TABLE):
             self._add_alarm(names, alarm)
         self.decisions = {
             name: self.watched.decision(name, "Sum", PERIOD_SECONDS) for name in DECISION_METRICS
         }
-        self.dashboard = self._dashboard(names)
+        self.dashboard = self._dashboard(names, fifo=alarm_settings.fifo)
         self.queries = self._saved_queries(names, log_group)
 
     def _topic(self, names: Names, alarm_email: str | None) -> sns.Topic:
@@ -233,7 +229,7 @@ class Monitoring(Construct):
         self.metrics[spec.what] = metric
         self.alarms[spec.what] = made
 
-    def _dashboard(self, names: Names) -> cloudwatch.Dashboard:
+    def _dashboard(self, names: Names, *, fifo: bool) -> cloudwatch.Dashboard:
         """The alarms' states and the metrics an operator reads beside them, one minute apart."""
         watched, function, metric = self.watched, self.watched.function, self.metrics
         dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=names.dashboard)
@@ -250,7 +246,10 @@ class Monitoring(Construct):
             cloudwatch.GraphWidget(title="Jobs queue", left=jobs, right=[metric["oldest-job-age"]], width=12),
         )
         dead_letter_age = watched.dead_letter_queue.metric_approximate_age_of_oldest_message(
-            statistic="Maximum", period=PERIOD, label="Oldest (s), leaving out any read 3+ times"
+            statistic="Maximum",
+            period=PERIOD,
+            # SQS leaves messages received three or more times out of a standard queue's age only.
+            label="Oldest (s), from its move" if fifo else "Oldest (s), leaving out any read 3+ times",
         )
         dashboard.add_widgets(
             cloudwatch.GraphWidget(

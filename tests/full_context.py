@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 
 # Short timeouts within the 6x rule, two receives (target=local), and an order retention exactly
-# as long as the redelivery window synth requires: jobs 3 + DLQ 5 + resends 1 days.
+# as long as the redelivery window synth requires with fifo: jobs 3 twice + DLQ 5 + resends 1 days.
 FULL_CONTEXT = {
     "prefix": "allopts",
     "batch_size": "10",
@@ -20,7 +20,7 @@ FULL_CONTEXT = {
     "alarm_email": "oncall@example.com",
     "job_retention_days": "3",
     "dead_letter_retention_days": "5",
-    "order_retention_days": "9",
+    "order_retention_days": "12",
     "producer_resend_days": "1",
     "tags": "team=orders,cost-center=cc-42",
     "tracing": "true",
@@ -42,7 +42,7 @@ FULL_OPTIONS = {
     "alarm_email": True,
     "job_retention_days": 3,
     "dead_letter_retention_days": 5,
-    "order_retention_days": 9,
+    "order_retention_days": 12,
     "producer_resend_days": 1,
     "tags": ["team", "cost-center"],
     "tracing": True,

@@ -79,12 +79,14 @@ def test_a_dlq_ten_times_its_in_flight_cap_is_redriven_completely(emulator, figu
     assert {kind: c["found"] for kind, c in result["counts"].items()} == {
         "pending": 1_960,
         "stored": 20,
+        "lapsing": 0,
         "conflict": 10,
         "malformed": 10,
     }
     assert {kind: c["moved"] for kind, c in result["counts"].items()} == {
         "pending": 1_960,
         "stored": 20,
+        "lapsing": 0,
         "conflict": 0,
         "malformed": 0,
     }

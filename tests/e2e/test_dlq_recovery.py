@@ -77,7 +77,7 @@ def dead_letters(stack):
     session.inject_fault(
         action="PutItem", table=env["ORDERS_TABLE"], code="ServiceUnavailable", status=503, count=0
     )
-    return {"pending": 12, "stored": 1, "conflict": 1, "malformed": 1}
+    return {"pending": 12, "stored": 1, "lapsing": 0, "conflict": 1, "malformed": 1}
 
 
 def results(session, env, since_ms: int) -> list[dict]:
@@ -111,6 +111,7 @@ def test_redrive_writes_the_pending_acknowledges_the_stored_and_leaves_the_rest(
     assert {kind: counts["moved"] for kind, counts in redriven["counts"].items()} == {
         "pending": 12,
         "stored": 1,
+        "lapsing": 0,
         "conflict": 0,
         "malformed": 0,
     }
@@ -131,7 +132,7 @@ def test_redrive_writes_the_pending_acknowledges_the_stored_and_leaves_the_rest(
     assert sorted(written) == sorted(pending)
     assert {r["id"] for r in done if r["duplicate"]} <= pending | {"rec-stored"}
     remaining = operator.json("dlq", "list")
-    assert remaining["counts"] == {"pending": 0, "stored": 0, "conflict": 1, "malformed": 1}
+    assert remaining["counts"] == {"pending": 0, "stored": 0, "lapsing": 0, "conflict": 1, "malformed": 1}
     again = operator.run("dlq", "redrive")
     assert again.returncode == 0 and again.stdout.startswith("moved 0 pending, 0 stored to the jobs queue")
 

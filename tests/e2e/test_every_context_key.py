@@ -64,4 +64,4 @@ def test_the_resources_follow_the_context(deployed):
     # The table's TTL: the Options output above only; the embedded AWS ignores
     # TimeToLiveSpecification (docs/local-fidelity.md).
     assert function["Timeout"] == 2 and function["TracingConfig"] == {"Mode": "Active"}
-    assert function["Environment"]["Variables"][WORKER_RETENTION_ENV] == str(9 * 86_400)
+    assert function["Environment"]["Variables"][WORKER_RETENTION_ENV] == str(12 * 86_400)

@@ -107,6 +107,10 @@ def test_string_context_values_are_parsed():
             "context dead_letter_retention_days=9 is invalid: it must exceed job_retention_days=9",
         ),
         (
+            {"job_retention_days": 9, "dead_letter_retention_days": 9, "fifo": "true"},
+            "must exceed job_retention_days=9 (SQS advises a DLQ retention longer than the source's)",
+        ),
+        (
             {"order_retention_days": "20"},
             (
                 "context order_retention_days=20 is shorter than the 21 days a copy of an order can "
@@ -117,6 +121,19 @@ def test_string_context_values_are_parsed():
         (
             {"order_retention_days": "30", "producer_resend_days": "10"},
             "context order_retention_days=30 is shorter than the 31 days",
+        ),
+        (
+            {"order_retention_days": "27", "fifo": "true"},
+            (
+                "context order_retention_days=27 is shorter than the 28 days a copy of an order can "
+                "still be delivered (2 x job_retention_days=7 + dead_letter_retention_days=14 + "
+                "producer_resend_days=0: a FIFO queue restarts a message's retention at its move into "
+                "the DLQ)"
+            ),
+        ),
+        (
+            {"order_retention_days": "21", "fifo": True},
+            "context order_retention_days=21 is shorter than the 28 days",
         ),
         (
             {"order_retention_days": "0"},
@@ -175,6 +192,22 @@ def test_order_retention_must_outlast_every_copy_that_can_still_be_delivered():
         StackConfig.from_context(
             {"order_retention_days": "19", "producer_resend_days": "2", "job_retention_days": "4"}
         )
+
+
+def test_a_fifo_dead_letter_keeps_the_whole_dlq_retention_and_needs_a_longer_order_retention():
+    """On FIFO queues SQS resets a message's enqueue time at its move to the DLQ: a dead letter has
+    the DLQ's whole retention there, and a copy can arrive up to resend + jobs + DLQ + jobs
+    retention after its first send (28 days with the defaults, where a standard queue needs 21)."""
+    fifo = StackConfig.from_context({"fifo": "true", "order_retention_days": "28"})
+    assert (fifo.dead_letter_days_guaranteed, fifo.dead_letter_expiry_alarm_days) == (14, 12)
+    assert (fifo.redelivery_window_days, fifo.order_retention_seconds) == (28, 28 * 86_400)
+    standard = StackConfig.from_context({"order_retention_days": "21"})
+    assert (standard.dead_letter_days_guaranteed, standard.redelivery_window_days) == (7, 21)
+    shorter = {"job_retention_days": "4", "dead_letter_retention_days": "10", "producer_resend_days": "3"}
+    assert StackConfig.from_context({**shorter, "fifo": "true"}).redelivery_window_days == 3 + 4 + 10 + 4
+    assert StackConfig.from_context({**shorter, "order_retention_days": "17"}).redelivery_window_days == 17
+    with pytest.raises(ConfigError, match="shorter than the 21 days"):
+        StackConfig.from_context({**shorter, "fifo": "true", "order_retention_days": "20"})
 
 
 def test_tags_are_key_value_pairs_in_order():

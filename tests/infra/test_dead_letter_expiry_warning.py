@@ -9,7 +9,14 @@ minute over a week with the embedded AWS's own rules: its SQS gauge code (servic
 age from the move, three receives left out) makes the samples SQS would publish, and its
 CloudWatch code reads the alarm as CloudFormation creates it (resource_types.py), buckets the
 samples per period and decides the state (evaluation.py, metric_math.py). The old age-based alarm
-is evaluated on the same samples: it stays silent, which is what this test exists to catch."""
+is evaluated on the same samples: it stays silent, which is what this test exists to catch.
+
+On FIFO queues (`-c fifo=true`) SQS restarts a dead letter's retention at its move and counts the
+DLQ's age from the same move, leaving no message out of it ("Setting-up dead-letter queue
+retention"; "Available CloudWatch metrics for Amazon SQS"): the stack's FIFO warning is that age,
+one datapoint, and the same simulation shows it firing about DEAD_LETTER_EXPIRY_WARNING_DAYS before
+the expiry, where the standard one would fire nine days early. Both templates' alarms are pinned,
+and every alarm of each fits PutMetricAlarm's evaluation window."""
 
 from __future__ import annotations
 
@@ -30,14 +37,16 @@ from embedded_aws.services.cloudwatch.metric_math import extra_periods
 from embedded_aws.services.cloudwatch.resource_types import _metric_data_queries
 from embedded_aws.services.sqs import dead_letters
 from embedded_aws.services.sqs.metrics import gauges
-from stacks.alarms import DEAD_LETTER_EXPIRY_WARNING_DAYS
+from stacks.alarms import DEAD_LETTER_EXPIRY_WARNING_DAYS, MAX_ALARM_EVALUATION_SECONDS
 from stacks.config import StackConfig
+from tests.conftest import synth_stack
 
 pytestmark = pytest.mark.jsii  # run in one worker with the other synthesizing modules (conftest.py)
 
 PREFIX = "labex-q05"
 MINUTE, HOUR, DAY = 60, 3600, 86400
 CONFIG = StackConfig.from_context({})
+FIFO_CONFIG = StackConfig.from_context({"fifo": "true"})
 JOBS_ARN = f"arn:aws:sqs:us-east-1:123456789012:{PREFIX}-jobs"
 MOVE = 1_800_000_000 + 17 * MINUTE + 20  # 17 minutes into an hour; every time below is relative to it
 
@@ -80,7 +89,17 @@ def scenario(reads: int, redrive_reads_it: bool = True) -> Scenario:
     return Scenario(reads, sorted(events))
 
 
-def samples(plan: Scenario, start: float, end: float) -> Iterator[tuple[float, dict[str, float]]]:
+@pytest.fixture(scope="module")
+def fifo_template():
+    from aws_cdk.assertions import Template
+
+    _, stack = synth_stack({"fifo": "true"})
+    return Template.from_stack(stack)
+
+
+def samples(
+    plan: Scenario, start: float, end: float, fifo: bool = False
+) -> Iterator[tuple[float, dict[str, float]]]:
     """The DLQ's AWS/SQS gauges once a minute (30 s into it), from the embedded AWS's gauge code,
     and NumberOfMessagesDeleted since the sample before."""
     first_enqueue = MOVE - CONFIG.job_retention_days * DAY + MINUTE
@@ -102,7 +121,7 @@ def samples(plan: Scenario, start: float, end: float) -> Iterator[tuple[float, d
                 del queue[name]
                 deleted += when >= start
             event = next(pending, None)
-        yield t, {**gauges(list(queue.values()), t * 1000), "NumberOfMessagesDeleted": deleted}
+        yield t, {**gauges(list(queue.values()), t * 1000, fifo=fifo), "NumberOfMessagesDeleted": deleted}
         t, deleted = t + MINUTE, 0
 
 
@@ -125,7 +144,9 @@ def alarm_of(props: dict[str, Any]) -> SimpleNamespace:
     )
 
 
-def first_alarm(props: dict[str, Any], plan: Scenario, start: float, end: float) -> float | None:
+def first_alarm(
+    props: dict[str, Any], plan: Scenario, start: float, end: float, fifo: bool = False
+) -> float | None:
     """When the alarm, evaluated at the end of each of its periods, first reaches ALARM."""
     alarm = alarm_of(props)
     assert supported(alarm)
@@ -139,7 +160,7 @@ def first_alarm(props: dict[str, Any], plan: Scenario, start: float, end: float)
     else:
         tree, wanted, extra = None, {"m": (alarm.metric_name, alarm.statistic)}, 0
     by_period: dict[float, list[dict[str, float]]] = defaultdict(list)
-    for t, values in samples(plan, start, end):
+    for t, values in samples(plan, start, end, fifo):
         by_period[t // period * period].append(values)
     count = evaluation_range(rule.evaluation_periods) + extra
     end_of_period = math.ceil(start / period) * period
@@ -156,11 +177,11 @@ def first_alarm(props: dict[str, Any], plan: Scenario, start: float, end: float)
     return None
 
 
-def stack_alarm(template, what: str) -> dict[str, Any]:
+def stack_alarm(template, what: str, prefix: str = PREFIX) -> dict[str, Any]:
     (props,) = (
         a["Properties"]
         for a in template.find_resources("AWS::CloudWatch::Alarm").values()
-        if a["Properties"]["AlarmName"] == f"{PREFIX}-{what}"
+        if a["Properties"]["AlarmName"] == f"{prefix}-{what}"
     )
     alarm: dict[str, Any] = props
     return alarm
@@ -230,3 +251,90 @@ def test_new_dead_letters_counts_an_arrival_while_a_redrive_moves_one_out(templa
         for q in props["Metrics"]
     ]
     assert first_alarm({**props, "Metrics": depth_only}, plan, start, end) is None
+
+
+def fifo_expiry() -> float:
+    """A FIFO dead letter expires the DLQ's retention after its move, however long it waited before."""
+    return MOVE + FIFO_CONFIG.dead_letter_retention_days * DAY
+
+
+@pytest.mark.parametrize("reads", [0, 3, 6])
+def test_on_fifo_the_expiry_warning_comes_about_two_days_before_the_expiry(fifo_template, reads):
+    """On a FIFO DLQ the same letter, read 0, 3 or 6 times during a redrive of others, is warned
+    about between DEAD_LETTER_EXPIRY_WARNING_DAYS and an hour, and that plus three hours, before
+    its expiry 14 days after the move: not at the standard queue's 118 hours, nine days early."""
+    props = stack_alarm(fifo_template, "dead-letter-expiry")
+    fired = first_alarm(props, scenario(reads), MOVE - 2 * HOUR, fifo_expiry(), fifo=True)
+    assert fired is not None, "dead-letter-expiry never fired before the FIFO dead letter expired"
+    lead = fifo_expiry() - fired
+    warning = DEAD_LETTER_EXPIRY_WARNING_DAYS * DAY
+    assert warning + HOUR <= lead <= warning + 3 * HOUR, f"fired {lead / HOUR:.1f} h before expiry"
+
+
+def alarm_timing(props: dict[str, Any]) -> tuple[int, int]:
+    """(Period, EvaluationPeriods): a metric-math alarm's period is its metrics' (they share one)."""
+    periods = {q["MetricStat"]["Period"] for q in props.get("Metrics", []) if "MetricStat" in q}
+    if "Period" in props:
+        periods.add(props["Period"])
+    (period,) = periods
+    return period, props["EvaluationPeriods"]
+
+
+@pytest.mark.parametrize(
+    ("queue_type", "what", "expected"),
+    [
+        (
+            "standard",
+            "dead-letter-expiry",
+            {"Period": 3600, "EvaluationPeriods": 118, "DatapointsToAlarm": 118, "Threshold": 1},
+        ),
+        (
+            "fifo",
+            "dead-letter-expiry",
+            {
+                "MetricName": "ApproximateAgeOfOldestMessage",
+                "Namespace": "AWS/SQS",
+                "Statistic": "Maximum",
+                "Period": 60,
+                "EvaluationPeriods": 1,
+                "DatapointsToAlarm": 1,
+                "ComparisonOperator": "GreaterThanThreshold",
+                # 14 - 2 days after the move, less two hours of CloudWatch's delays
+                "Threshold": (14 - 2) * DAY - 2 * HOUR,
+            },
+        ),
+    ],
+)
+def test_the_expiry_warnings_threshold_and_timing_follow_the_queue_type(
+    template, fifo_template, queue_type, what, expected
+):
+    """Standard: the DLQ's depth, >= 1 in each of 118 consecutive hours (its letters have 7 days
+    there at least). FIFO: the DLQ's age, one minute above 12 days less two hours (14 days there)."""
+    props = stack_alarm(template if queue_type == "standard" else fifo_template, what)
+    period, _ = alarm_timing(props)
+    found = {**props, "Period": period}
+    assert {key: found.get(key) for key in expected} == expected
+
+
+def test_the_dead_letter_texts_follow_the_queue_type(template, fifo_template):
+    """What the notification says of a dead letter's time left: at least DLQ - jobs retention from
+    its first enqueue on a standard queue, the DLQ's whole retention from its move on FIFO."""
+    standard = stack_alarm(template, "dead-letters")["AlarmDescription"]
+    fifo = stack_alarm(fifo_template, "dead-letters")["AlarmDescription"]
+    assert "at least 7 days (expiry counts from its first enqueue)" in standard
+    assert "at least 14 days (expiry counts from its move into the DLQ)" in fifo
+    assert "118 hours in a row" in stack_alarm(template, "dead-letter-expiry")["AlarmDescription"]
+    assert "14 days after its move" in stack_alarm(fifo_template, "dead-letter-expiry")["AlarmDescription"]
+
+
+@pytest.mark.parametrize("queue_type", ["standard", "fifo"])
+def test_every_alarm_fits_cloudwatchs_evaluation_window(template, fifo_template, queue_type):
+    """PutMetricAlarm (`Period`): Period x EvaluationPeriods at most 604,800 s, and at most 86,400 s
+    for a period under an hour; CloudFormation would fail the deploy otherwise."""
+    chosen = template if queue_type == "standard" else fifo_template
+    alarms = [a["Properties"] for a in chosen.find_resources("AWS::CloudWatch::Alarm").values()]
+    assert len(alarms) == 10
+    for props in alarms:
+        period, count = alarm_timing(props)
+        limit = MAX_ALARM_EVALUATION_SECONDS if period >= HOUR else DAY
+        assert period * count <= limit, (props["AlarmName"], period, count)

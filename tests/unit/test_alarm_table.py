@@ -9,19 +9,29 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from stacks.alarms import ALARMS, DOC_TABLE_HEADER, TABLE, AlarmSettings, doc_table, resolved
+from stacks.alarms import (
+    ALARMS,
+    DOC_TABLE_HEADER,
+    FIFO_DOC_TABLE_HEADER,
+    TABLE,
+    AlarmSettings,
+    doc_table,
+    fifo_doc_table,
+    resolved,
+)
 from stacks.config import CONTEXT_DEFAULTS, Names, StackConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 OPERATIONS = ROOT / "docs" / "operations.md"
 VIEW_STATIC = ROOT / "ops" / "view" / "static"
 DEFAULTS = StackConfig.from_context({}).alarm_settings
+FIFO_DEFAULTS = StackConfig.from_context({"fifo": "true"}).alarm_settings
 
 
-def documented_table() -> str:
-    """The table in docs/operations.md that starts with the alarm table's header."""
+def documented_table(header: str = DOC_TABLE_HEADER[0]) -> str:
+    """The table in docs/operations.md that starts with `header`."""
     lines = OPERATIONS.read_text().splitlines()
-    start = lines.index(DOC_TABLE_HEADER[0])
+    start = lines.index(header)
     end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
     return "\n".join(lines[start:end])
 
@@ -33,6 +43,22 @@ def test_the_operations_alarm_table_is_rendered_from_the_alarm_table():
     assert documented_table() == expected, (
         "docs/operations.md's alarm table differs from stacks/alarms.py; replace it with:\n" + expected
     )
+
+
+def test_the_operations_fifo_rows_are_rendered_from_the_alarm_table():
+    """docs/operations.md's second table is the rows that differ with `-c fifo=true`, rendered for
+    the default retentions: the two dead-letter alarms, whose texts and timing follow the queue type."""
+    expected = fifo_doc_table(DEFAULTS, FIFO_DEFAULTS)
+    assert documented_table(FIFO_DOC_TABLE_HEADER[0]) == expected, (
+        "docs/operations.md's FIFO alarm rows differ from stacks/alarms.py; replace them with:\n" + expected
+    )
+    rows = expected.splitlines()[2:]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| `<prefix>-dead-letters`",
+        "| `<prefix>-dead-letter-expiry`",
+    ]
+    assert "at least 14 days (expiry counts from its move into the DLQ)" in rows[0]
+    assert "DLQ `ApproximateAgeOfOldestMessage` (Maximum) > 1,029,600 s in a minute" in rows[1]
 
 
 def test_the_rendered_rows_follow_the_declarations():

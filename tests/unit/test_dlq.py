@@ -90,7 +90,7 @@ def test_every_message_is_classified_with_the_workers_rules(aws):
     clients, queues = aws
     ids = mixed_dlq(clients, queues)
     result = dlq.listing(clients, queues)
-    assert result["counts"] == {"pending": 12, "stored": 1, "conflict": 1, "malformed": 1}
+    assert result["counts"] == {"pending": 12, "stored": 1, "lapsing": 0, "conflict": 1, "malformed": 1}
     by_id = {m["message_id"]: m for m in result["messages"]}
     conflict = by_id[ids["conflict"]]
     assert conflict["stored"] == {"id": "conflict-1", "quantity": 3, "total_cents": 850}
@@ -120,6 +120,7 @@ def test_redrive_moves_the_safe_messages_and_nothing_else_and_is_safe_to_repeat(
     assert {kind: c["moved"] for kind, c in result["counts"].items()} == {
         "pending": 12,
         "stored": 1,
+        "lapsing": 0,
         "conflict": 0,
         "malformed": 0,
     }
@@ -637,3 +638,26 @@ def test_unprocessed_keys_are_retried_with_capped_exponential_backoff():
         dlq.DlqError, match=r"DynamoDB left 2 order id\(s\) of orders unprocessed after 8 tries"
     ):
         dlq.stored_orders(Unprocessed(100), "orders", ["a", "b"], sleep=pauses.append)
+
+
+def test_a_standard_dead_letter_is_stored_while_its_order_outlives_a_copy_of_it(aws):
+    """Standard queues, jobs 7 days, DLQ 14: a copy can arrive up to 21 days after its send. An
+    order stored until 20 days from now is `lapsing` and never redriven; until 22 days, `stored`
+    (on FIFO queues that one would be lapsing: tests/unit/test_dlq_fifo.py). Discard takes the lapsing one."""
+    from tests.unit.test_dlq_fifo import retentions, stored_dead_letter
+
+    clients, queues = aws
+    retentions(clients.client("sqs"), queues)
+    stored_dead_letter(clients, queues, "short", 20)
+    stored_dead_letter(clients, queues, "long", 22)
+    result = dlq.listing(clients, queues)
+    listed = {m["id"]: m for m in result["messages"]}
+    assert (listed["short"]["class"], listed["long"]["class"]) == ("lapsing", "stored")
+    assert result["counts"]["lapsing"] == 1
+    assert "1 lapsing" in format_listing("jobs-dlq", result).splitlines()[0]
+    assert dlq.redrive(clients, queues, dry_run=True)["counts"]["lapsing"] == {
+        "found": 1,
+        "moved": 0,
+        "failed": 0,
+    }
+    assert dlq.discard(clients, queues, listed["short"]["message_id"], "its order is stored")["message_id"]

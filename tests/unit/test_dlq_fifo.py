@@ -4,6 +4,7 @@ message group, in their group's order, never past a letter of their group that s
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -112,3 +113,63 @@ def test_a_group_held_back_behind_a_letter_left_in_the_dlq_is_named_not_called_l
     report = dlq.redrive(clients, queues)
     assert report["counts"]["pending"]["moved"] == 1 and not report["complete"]
     assert "wait in their FIFO group behind a message this redrive leaves in the DLQ" in report["stopped"]
+
+
+DAY = 86_400
+
+
+def retentions(sqs, queues: dlq.Queues, job_days: int = 7, dead_days: int = 14) -> None:
+    """The stack's defaults: jobs 7 days, DLQ 14."""
+    for url, days in ((queues.jobs_url, job_days), (queues.dlq_url, dead_days)):
+        sqs.set_queue_attributes(QueueUrl=url, Attributes={"MessageRetentionPeriod": str(days * DAY)})
+
+
+def stored_dead_letter(clients, queues: dlq.Queues, order_id: str, expires_in_days: float) -> None:
+    """Order `order_id` stored with an expiry `expires_in_days` from now, and a copy just sent to the DLQ."""
+    clients.client("dynamodb").put_item(
+        TableName=ORDERS,
+        Item={
+            "id": {"S": order_id},
+            "quantity": {"N": "1"},
+            "total_cents": {"N": "350"},
+            "expires_at": {"N": str(int(time.time() + expires_in_days * DAY))},
+        },
+    )
+    fifo = (
+        {"MessageGroupId": order_id, "MessageDeduplicationId": order_id}
+        if queues.dlq_url.endswith(".fifo")
+        else {}
+    )
+    clients.client("sqs").send_message(
+        QueueUrl=queues.dlq_url, MessageBody=json.dumps({"id": order_id, "quantity": 1}), **fifo
+    )
+
+
+def test_lifetime_of_a_copy_follows_the_queue_type():
+    """A copy of a dead letter can arrive until its send plus the DLQ retention plus a jobs
+    retention (standard); on FIFO the DLQ retention counts from the move, up to a jobs retention
+    after the send, so one more jobs retention: 21 and 28 days with the stack's defaults."""
+    standard = dlq.Lifetime(False, 7 * DAY, 14 * DAY)
+    fifo = dlq.Lifetime(True, 7 * DAY, 14 * DAY)
+    assert standard.arrives_until_ms(1_000) == 1_000 + 21 * DAY * 1000
+    assert fifo.arrives_until_ms(1_000) == 1_000 + 28 * DAY * 1000
+
+
+def test_on_fifo_a_stored_order_must_outlive_a_whole_jobs_retention_more(aws):
+    """FIFO queues, jobs 7 days, DLQ 14: an order stored until 27 days from now is `lapsing` (a copy
+    of its dead letter can still arrive 28 days from now, after DynamoDB may have deleted it), one
+    stored until 29 days `stored`; the redrive sends back only the stored one, and the lapsing one
+    may be discarded."""
+    clients, queues = aws
+    sqs = clients.client("sqs")
+    retentions(sqs, queues)
+    stored_dead_letter(clients, queues, "short", 27)
+    stored_dead_letter(clients, queues, "long", 29)
+    listed = {m["id"]: m for m in dlq.listing(clients, queues)["messages"]}
+    assert (listed["short"]["class"], listed["long"]["class"]) == ("lapsing", "stored")
+    assert "written again as a new order" in listed["short"]["reason"]
+    report = dlq.redrive(clients, queues)
+    assert report["counts"]["stored"]["moved"] == 1
+    assert (report["counts"]["lapsing"]["found"], report["counts"]["lapsing"]["moved"]) == (1, 0)
+    (moved,) = sqs.receive_message(QueueUrl=queues.jobs_url, MaxNumberOfMessages=10)["Messages"]
+    assert json.loads(moved["Body"])["id"] == "long"

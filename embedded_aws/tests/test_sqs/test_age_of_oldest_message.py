@@ -129,3 +129,30 @@ def test_a_fifo_queue_keeps_a_message_received_three_times_in_its_age(sqs):
     receive(sqs, "orders.fifo", 3)
     shift_sends("orders.fifo", 100_000)
     assert 100 <= age_of("orders.fifo") < 105
+
+
+def test_a_fifo_dead_letters_age_counts_from_its_move(sqs):
+    """A FIFO job sent three days ago and moved now is about 0 s old in the FIFO DLQ, as its
+    retention there counts from the move too (test_dead_letter_expiry.py); read three more times
+    there, it stays in the age (the FIFO rule above)."""
+    sqs.create_queue(QueueName="jobs-dlq.fifo", Attributes={"FifoQueue": "true"})
+    sqs.create_queue(
+        QueueName="jobs.fifo",
+        Attributes={
+            "FifoQueue": "true",
+            "RedrivePolicy": f'{{"deadLetterTargetArn": "arn:aws:sqs:{REGION}:{ACCOUNT}:jobs-dlq.fifo", '
+            '"maxReceiveCount": "2"}',
+        },
+    )
+    sqs.send_message(
+        QueueUrl=url(sqs, "jobs.fifo"), MessageBody="old job", MessageGroupId="g", MessageDeduplicationId="1"
+    )
+    shift_sends("jobs.fifo", 3 * DAY_MS)
+    receive(sqs, "jobs.fifo", 2)
+    assert sqs.receive_message(QueueUrl=url(sqs, "jobs.fifo")).get("Messages") is None
+    assert [m.body for m in queue("jobs-dlq.fifo")._messages] == ["old job"]
+    assert age_of("jobs-dlq.fifo") < 5
+    for message in queue("jobs-dlq.fifo")._messages:
+        message.dead_letter_moved_at_ms -= 3_600_000  # type: ignore[attr-defined]  # our patch sets it
+    receive(sqs, "jobs-dlq.fifo", 3)
+    assert 3600 <= age_of("jobs-dlq.fifo") < 3605

@@ -477,10 +477,13 @@ async function poll() {
 const CLASS_LABELS = {
   pending: "pending · a redrive writes it",
   stored: "stored · a redrive is a duplicate",
+  lapsing: "lapsing · stored, expires before a copy could stop arriving; never redriven",
   conflict: "conflict · never redriven",
   malformed: "malformed · never redriven",
 };
-const CLASS_BADGES = { pending: "accepted", stored: "duplicate", conflict: "conflict", malformed: "malformed" };
+const CLASS_BADGES = {
+  pending: "accepted", stored: "duplicate", lapsing: "duplicate", conflict: "conflict", malformed: "malformed",
+};
 
 function showDlqResult(text, bad) {
   const node = $("#dlq-result");
@@ -544,7 +547,7 @@ function renderDeadLetter(m) {
     el("pre", { "data-testid": "dlq-body", text: m.body }),
   );
   if (m.class === "conflict") node.append(sideBySide(m));
-  if (m.class === "conflict" || m.class === "malformed") node.append(discardForm(m));
+  if (m.class === "conflict" || m.class === "malformed" || m.class === "lapsing") node.append(discardForm(m));
   return node;
 }
 

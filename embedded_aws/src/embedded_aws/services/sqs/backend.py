@@ -9,6 +9,7 @@ import threading
 from typing import Any, cast
 
 from embedded_aws.compat.registry import T, declare
+from embedded_aws.services.sqs import dead_letters
 from embedded_aws.services.sqs.metrics import DELETED, EMPTY_RECEIVES, RECEIVED, SENT
 
 
@@ -307,9 +308,22 @@ def patch_message_calls(metrics: Any) -> None:
         setattr(SQSBackend, name, method)
 
 
+def enqueued_at_ms(message: Any, fifo: bool) -> float:
+    """What a message's retention counts from: its first enqueue, also after a move to a standard
+    DLQ; the move into a FIFO DLQ, where "the enqueue timestamp resets" ("Setting-up dead-letter
+    queue retention")."""
+    if fifo:
+        arrived = dead_letters.arrived_at_ms(message)
+        if arrived is not None:
+            return arrived
+    sent: float = message.sent_timestamp
+    return sent
+
+
 @declare(
     "sqs.retention-check",
-    "a receive checks each message's retention without building every attribute",
+    "a receive checks each message's retention without building every attribute, from the move "
+    "into a FIFO dead-letter queue",
     T(
         "moto.sqs.models:SQSBackend.is_message_valid_based_on_retention_period",
         "self",
@@ -319,13 +333,15 @@ def patch_message_calls(metrics: Any) -> None:
 )
 def patch_retention_check() -> None:
     """moto computes every queue attribute (a scan of the queue) for each message it hands out,
-    which makes a receive quadratic in queue depth; only the retention is needed."""
+    which makes a receive quadratic in queue depth; only the retention is needed. moto counts it
+    from SentTimestamp in every queue; a FIFO dead letter's counts from its move."""
     from moto.core.utils import unix_time
     from moto.sqs.models import SQSBackend
 
     def is_message_valid_based_on_retention_period(self: Any, queue_name: str, message: Any) -> bool:
-        retention = int(self.get_queue(queue_name).message_retention_period)
-        return bool(retention + message.sent_timestamp / 1000 > unix_time())
+        queue = self.get_queue(queue_name)
+        retention = int(queue.message_retention_period)
+        return bool(retention + enqueued_at_ms(message, bool(queue.fifo_queue)) / 1000 > unix_time())
 
     SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period
 
