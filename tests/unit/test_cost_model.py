@@ -205,3 +205,24 @@ def test_usage_refuses_an_unknown_architecture_and_negative_units():
             with pytest.raises(ValueError, match="must be >= 0"):
                 negative: dict[str, Any] = {field.name: -1}
                 Usage(**negative)
+
+
+@pytest.mark.parametrize(
+    ("unit", "service", "each"),
+    [
+        ("sqs_requests", "sqs", PRICES.sqs_request),
+        ("invocations", "lambda", PRICES.lambda_request),
+        ("gb_seconds", "lambda", PRICES.gb_second["arm64"]),
+        ("write_units", "dynamodb", PRICES.write_unit),
+        ("read_units", "dynamodb", PRICES.read_unit),
+        ("log_bytes", "logs", PRICES.log_byte),
+        ("metric_hours", "metrics", PRICES.metric_hour),
+    ],
+)
+def test_each_unit_is_priced_at_its_own_price(unit, service, each):
+    """A million of one unit alone costs a million times that unit's own price, in its own
+    service: read units priced at the write price (five times more) or a unit charged twice
+    passed the add-up checks above, which hold whatever price a unit is given."""
+    cost = price(replace(Usage(architecture="arm64"), **{unit: 1e6}), PRICES, orders=1)
+    assert cost.by_service[service] == pytest.approx(1e6 * each)
+    assert cost.total == pytest.approx(1e6 * each)

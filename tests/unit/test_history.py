@@ -58,3 +58,27 @@ def test_the_file_is_its_owners_only_and_its_place_follows_the_environment(tmp_p
 def test_reading_a_history_never_written_creates_nothing(tmp_path):
     path = tmp_path / "none.sqlite3"
     assert History(path).records(scope_of("e", "r", "s", "g")) == [] and not path.exists()
+
+
+def test_clearing_one_deployment_keeps_the_others_lines(tmp_path):
+    """`clear` forgets one deployment's lines only: with both holding lines, the other keeps
+    every one of its own (a clear that wiped the whole file passed the test above, whose other
+    deployment was empty)."""
+    history = History(tmp_path / "h.sqlite3", clock=lambda: 10.0)
+    here, there = scope_of("e", "r", "s", "here"), scope_of("e", "r", "s", "there")
+    history.keep(here, [line(1000, order_id="h1"), line(1001, order_id="h2")])
+    history.keep(there, [line(1002, order_id="t1")])
+    assert history.clear(here) == 2
+    assert history.records(here) == []
+    assert [r.data["id"] for r in history.records(there)] == ["t1"]
+
+
+def test_the_count_limit_holds_per_deployment(tmp_path):
+    """Each deployment keeps its own newest `max_lines`: a busy one's lines never push a quiet
+    one's out, and neither holds more than the limit."""
+    history = History(tmp_path / "h.sqlite3", max_lines=2, clock=lambda: 10.0)
+    busy, quiet = scope_of("e", "r", "s", "busy"), scope_of("e", "r", "s", "quiet")
+    history.keep(quiet, [line(1, order_id="q1"), line(2, order_id="q2")])
+    history.keep(busy, [line(10 + i, order_id=f"b{i}") for i in range(5)])
+    assert [r.data["id"] for r in history.records(quiet)] == ["q1", "q2"]
+    assert [r.data["id"] for r in history.records(busy)] == ["b3", "b4"]
