@@ -223,6 +223,7 @@ def test_each_unit_is_priced_at_its_own_price(unit, service, each):
     """A million of one unit alone costs a million times that unit's own price, in its own
     service: read units priced at the write price (five times more) or a unit charged twice
     passed the add-up checks above, which hold whatever price a unit is given."""
-    cost = price(replace(Usage(architecture="arm64"), **{unit: 1e6}), PRICES, orders=1)
+    alone: dict[str, Any] = {unit: 1e6}
+    cost = price(replace(Usage(architecture="arm64"), **alone), PRICES, orders=1)
     assert cost.by_service[service] == pytest.approx(1e6 * each)
     assert cost.total == pytest.approx(1e6 * each)
