@@ -129,7 +129,9 @@ def init_progress(start_ms: int, end_ms: int) -> Callable[[tuple[int, int]], str
     return line
 
 
-def usage_of(sums: Mapping[str, float], memory_mb: int, architecture: str, hours: float) -> Usage:
+def usage_of(
+    sums: Mapping[str, float], memory_mb: int, architecture: str, hours: float, fifo: bool = False
+) -> Usage:
     """The billed units behind the period's metric sums and INIT time (the SQS estimate is the
     module's); a run billed as Lambda bills it, handler and init time rounded up together."""
     invocations = sums["lambda_invocations"]
@@ -146,6 +148,7 @@ def usage_of(sums: Mapping[str, float], memory_mb: int, architecture: str, hours
         read_units=sums["dynamodb_read_units"],
         log_bytes=sums["logs_incoming_bytes"],
         metric_hours=hours,
+        fifo=fifo,
     )
 
 
@@ -188,7 +191,7 @@ def measure(
         missing.append(f"Lambda Init Duration (REPORT lines: {error_line(error)})")
     memory_mb, architecture, shape_from = function_shape(clients, target)
     hours = metric_hours(series, period)
-    usage = usage_of(sums, memory_mb, architecture, hours)
+    usage = usage_of(sums, memory_mb, architecture, hours, fifo=target.jobs_queue.endswith(".fifo"))
     cost = price(usage, prices, orders=sums[f"decision_{ACCEPTED}"])
     return {
         **cost.as_json(),

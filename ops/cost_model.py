@@ -26,6 +26,7 @@ ARCHITECTURES = ("arm64", "x86_64")
 SERVICES = ("sqs", "lambda", "dynamodb", "logs", "metrics")
 PRICE_KEYS = {
     "sqs_request": "sqs_standard_requests_per_million",
+    "sqs_fifo_request": "sqs_fifo_requests_per_million",
     "lambda_request": "lambda_requests_per_million",
     "gb_second_arm64": "lambda_gb_second_arm64",
     "gb_second_x86_64": "lambda_gb_second_x86_64",
@@ -34,7 +35,7 @@ PRICE_KEYS = {
     "log_gb": "logs_ingestion_standard_per_gb",
     "metric_month": "custom_metrics_per_metric_month",
 }
-PER_MILLION = {"sqs_request", "lambda_request", "write_unit", "read_unit"}
+PER_MILLION = {"sqs_request", "sqs_fifo_request", "lambda_request", "write_unit", "read_unit"}
 
 
 class PriceError(ValueError):
@@ -48,6 +49,7 @@ class Prices:
     region: str
     as_of: str
     sqs_request: float
+    sqs_fifo_request: float
     lambda_request: float
     gb_second: Mapping[str, float]
     write_unit: float
@@ -73,6 +75,7 @@ class Prices:
             region=region,
             as_of=as_of,
             sqs_request=usd["sqs_request"],
+            sqs_fifo_request=usd["sqs_fifo_request"],
             lambda_request=usd["lambda_request"],
             gb_second={arch: usd[f"gb_second_{arch}"] for arch in ARCHITECTURES},
             write_unit=usd["write_unit"],
@@ -124,6 +127,7 @@ class Usage:
     read_units: float = 0
     log_bytes: float = 0
     metric_hours: float = 0
+    fifo: bool = False  # the jobs queue's type: FIFO requests have a price of their own
 
     def __post_init__(self) -> None:
         if self.architecture not in ARCHITECTURES:
@@ -186,7 +190,7 @@ def price(usage: Usage, prices: Prices, orders: float) -> Cost:
     """What `usage` costs, by service (SERVICES, in that order)."""
     return Cost(
         by_service={
-            "sqs": usage.sqs_requests * prices.sqs_request,
+            "sqs": usage.sqs_requests * (prices.sqs_fifo_request if usage.fifo else prices.sqs_request),
             "lambda": usage.invocations * prices.lambda_request
             + usage.gb_seconds * prices.gb_second[usage.architecture],
             "dynamodb": usage.write_units * prices.write_unit + usage.read_units * prices.read_unit,

@@ -67,6 +67,7 @@ def test_the_price_file_names_region_date_and_an_aws_page_for_every_figure():
 def test_the_list_prices_read_from_the_file():
     """The figures as the model uses them, per single unit: a change to the file shows here."""
     assert PRICES.sqs_request == pytest.approx(0.40e-6)
+    assert PRICES.sqs_fifo_request == pytest.approx(0.50e-6)
     assert PRICES.lambda_request == pytest.approx(0.20e-6)
     assert PRICES.gb_second == {"arm64": 0.0000133334, "x86_64": 0.0000166667}
     assert PRICES.write_unit == pytest.approx(0.625e-6)
@@ -201,7 +202,7 @@ def test_usage_refuses_an_unknown_architecture_and_negative_units():
     with pytest.raises(ValueError, match="architecture must be one of arm64, x86_64"):
         Usage(architecture="sparc")
     for field in fields(Usage):
-        if field.name != "architecture":
+        if field.name not in {"architecture", "fifo"}:
             with pytest.raises(ValueError, match="must be >= 0"):
                 negative: dict[str, Any] = {field.name: -1}
                 Usage(**negative)
@@ -227,3 +228,15 @@ def test_each_unit_is_priced_at_its_own_price(unit, service, each):
     cost = price(replace(Usage(architecture="arm64"), **alone), PRICES, orders=1)
     assert cost.by_service[service] == pytest.approx(1e6 * each)
     assert cost.total == pytest.approx(1e6 * each)
+
+
+def test_requests_to_a_fifo_queue_are_priced_at_the_fifo_rate():
+    """The same requests cost the FIFO rate on a FIFO jobs queue and the standard rate otherwise;
+    nothing else in the bill changes with the queue type."""
+    standard = price(Usage(sqs_requests=1e6, invocations=1e6), PRICES, orders=1e6)
+    fifo = price(Usage(sqs_requests=1e6, invocations=1e6, fifo=True), PRICES, orders=1e6)
+    assert standard.by_service["sqs"] == pytest.approx(1e6 * PRICES.sqs_request)
+    assert fifo.by_service["sqs"] == pytest.approx(1e6 * PRICES.sqs_fifo_request)
+    assert {k: v for k, v in fifo.by_service.items() if k != "sqs"} == {
+        k: v for k, v in standard.by_service.items() if k != "sqs"
+    }
