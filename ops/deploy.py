@@ -52,6 +52,124 @@ class KeptResourcesError(DeployError):
     """Kept resources would collide; nothing was changed."""
 
 
+class DriftError(KeptResourcesError):
+    """A kept resource's live settings differ from the template it would be adopted into;
+    nothing was changed. `lines`: one per difference, with the command that mends it."""
+
+    def __init__(self, message: str, lines: list[str]) -> None:
+        super().__init__(message)
+        self.lines = lines
+
+
+# Template properties of a kept queue that are one SQS attribute each, compared as numbers.
+QUEUE_ATTRIBUTES = (
+    "MessageRetentionPeriod",
+    "VisibilityTimeout",
+    "DelaySeconds",
+    "MaximumMessageSize",
+    "ReceiveMessageWaitTimeSeconds",
+)
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One setting of a kept resource whose live value is not the template's, and the command
+    that sets it to the template's."""
+
+    kept: Kept
+    setting: str
+    live: Any
+    template: Any
+    fix: str
+
+    def line(self) -> str:
+        return f"{self.kept.label()}: {self.setting} is {self.live} live, {self.template} in the template: {self.fix}"
+
+
+def queue_drift(kept: Kept, url: str, live: dict[str, str], properties: dict[str, Any]) -> list[Drift]:
+    """The queue's template settings that its live attributes (GetQueueAttributes) do not hold."""
+    found = []
+    for name in QUEUE_ATTRIBUTES:
+        wanted = properties.get(name)
+        if isinstance(wanted, int | str) and name in live and int(live[name]) != int(wanted):
+            fix = f"aws sqs set-queue-attributes --queue-url {url} --attributes {name}={int(wanted)}"
+            found.append(Drift(kept, name, int(live[name]), int(wanted), fix))
+    wanted_receives = (properties.get("RedrivePolicy") or {}).get("maxReceiveCount")
+    if isinstance(wanted_receives, int) and "RedrivePolicy" in live:
+        policy = json.loads(live["RedrivePolicy"])
+        if int(policy.get("maxReceiveCount", 0)) != wanted_receives:
+            wanted_policy = json.dumps({**policy, "maxReceiveCount": wanted_receives}, separators=(",", ":"))
+            fix = f"aws sqs set-queue-attributes --queue-url {url} --attributes '{{\"RedrivePolicy\":{json.dumps(wanted_policy)}}}'"
+            found.append(
+                Drift(
+                    kept, "RedrivePolicy maxReceiveCount", policy.get("maxReceiveCount"), wanted_receives, fix
+                )
+            )
+    return found
+
+
+def table_drift(kept: Kept, time_to_live: dict[str, Any], properties: dict[str, Any]) -> list[Drift]:
+    """The table's template TTL (on which attribute, or off) that DescribeTimeToLive does not show."""
+    wanted = properties.get("TimeToLiveSpecification")
+    if not isinstance(wanted, dict):
+        return []
+    on = time_to_live.get("TimeToLiveStatus") in {"ENABLING", "ENABLED"}
+    live = time_to_live.get("AttributeName") if on else "off"
+    template = wanted.get("AttributeName") if wanted.get("Enabled") else "off"
+    if live == template:
+        return []
+    spec = (
+        f"Enabled=true,AttributeName={template}"
+        if template != "off"
+        else f"Enabled=false,AttributeName={live}"
+    )
+    fix = f"aws dynamodb update-time-to-live --table-name {kept.name} --time-to-live-specification {spec}"
+    return [Drift(kept, "TimeToLiveSpecification", live, template, fix)]
+
+
+def log_group_drift(kept: Kept, live_days: int | None, properties: dict[str, Any]) -> list[Drift]:
+    """The log group's template retention that its live retention is not."""
+    wanted = properties.get("RetentionInDays")
+    if not isinstance(wanted, int) or live_days == wanted:
+        return []
+    fix = f"aws logs put-retention-policy --log-group-name {kept.name} --retention-in-days {wanted}"
+    return [Drift(kept, "RetentionInDays", live_days or "never expire", wanted, fix)]
+
+
+def drift(clients: Any, found: dict[Kept, dict[str, str]], template: dict[str, Any]) -> list[Drift]:
+    """Every setting in which a kept resource differs from the template it would be adopted into.
+    `cdk import` records the template's properties without applying them (the CDK does not check
+    that they are correct and complete; CloudFormation advises drift detection after an import),
+    and a deploy of the same template changes nothing: a difference found only afterwards would
+    stay, the template saying otherwise."""
+    resources = template.get("Resources") or {}
+    found_drift: list[Drift] = []
+    for kept, ids in found.items():
+        properties = resources[kept.logical_id].get("Properties") or {}
+        if kept.kind == "queue":
+            live = clients.client("sqs").get_queue_attributes(
+                QueueUrl=ids["QueueUrl"], AttributeNames=["All"]
+            )
+            found_drift += queue_drift(kept, ids["QueueUrl"], live.get("Attributes", {}), properties)
+        elif kept.kind == "table":
+            ttl = clients.client("dynamodb").describe_time_to_live(TableName=kept.name)
+            found_drift += table_drift(kept, ttl.get("TimeToLiveDescription", {}), properties)
+        else:
+            groups = clients.client("logs").describe_log_groups(logGroupNamePrefix=kept.name)["logGroups"]
+            days = next((g.get("retentionInDays") for g in groups if g["logGroupName"] == kept.name), None)
+            found_drift += log_group_drift(kept, days, properties)
+    return found_drift
+
+
+def drift_error(stack: str, drifts: list[Drift]) -> DriftError:
+    return DriftError(
+        f"{len(drifts)} setting(s) of kept resources differ from the template of {stack}; an import "
+        "would record the template's without applying them, so nothing was adopted. Run the "
+        "command after each, then python -m ops deploy --adopt again:",
+        [d.line() for d in drifts],
+    )
+
+
 @dataclass(frozen=True)
 class Kept:
     """A resource the template keeps on delete, by its static name."""
@@ -209,6 +327,9 @@ def deploy(
             raise KeptResourcesError(collision_line(assembly.stack, found))
         source = ["--app", out]
         if found:
+            drifts = drift(clients, found, assembly.template)
+            if drifts:
+                raise drift_error(assembly.stack, drifts)
             if status in EMPTY_STATES:
                 progress(f"deleting {assembly.stack} ({status}: a failed create holds nothing) ...")
                 # Its termination protection (removal=retain) guards nothing here, and would

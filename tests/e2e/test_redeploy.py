@@ -139,7 +139,24 @@ def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
         ):
             assert name in line
 
-        adopted = ops_deploy(session, "--adopt", "--app", str(assembly), "--json")
+        # Adopting into a template whose jobs retention differs (6 days; the kept queue holds 7):
+        # an import would record 6 and apply nothing. Refused before anything changes, the
+        # difference named with the command that sets it; adopted once that ran.
+        changed = LocalSession(shared_aws.state_dir, context={**CONTEXT, "job_retention_days": "6"})
+        drifted = shared_aws.synth(changed.context, tmp_path / "assembly.drifted")
+        refused = ops_deploy(session, "--adopt", "--app", str(drifted))
+        assert refused.returncode == 2 and refused.stdout == "", refused.stderr[-2000:]
+        jobs_url = session.client("sqs").get_queue_url(QueueName="rt-jobs")["QueueUrl"]
+        (line,) = [text for text in refused.stderr.splitlines() if " live, " in text]
+        assert line.strip() == (
+            "queue rt-jobs: MessageRetentionPeriod is 604800 live, 518400 in the template: "
+            f"aws sqs set-queue-attributes --queue-url {jobs_url} --attributes MessageRetentionPeriod=518400"
+        )
+        assert "IMPORT" not in refused.stderr
+        session.client("sqs").set_queue_attributes(
+            QueueUrl=jobs_url, Attributes={"MessageRetentionPeriod": "518400"}
+        )  # what the printed command does
+        adopted = ops_deploy(session, "--adopt", "--app", str(drifted), "--json")
         assert adopted.returncode == 0, adopted.stderr[-2000:]
         assert sorted(json.loads(adopted.stdout)["adopted"]) == [
             "log group rt-dlq-audit",
@@ -161,6 +178,10 @@ def test_destroy_then_adopt_keeps_the_guard(shared_aws, tmp_path):
         resources = cloudformation.describe_stack_resources(StackName=session.stack_name)["StackResources"]
         physical = {r["PhysicalResourceId"] for r in resources if r["ResourceType"] == "AWS::DynamoDB::Table"}
         assert physical == {"rt-orders", "rt-reference"}
+        retention = session.client("sqs").get_queue_attributes(
+            QueueUrl=jobs_url, AttributeNames=["MessageRetentionPeriod"]
+        )["Attributes"]["MessageRetentionPeriod"]
+        assert retention == "518400"  # the live queue holds what the stack's template says
 
         send(session)
         wait_for(

@@ -59,19 +59,34 @@ class FakeCdk:
         return [call[0] for call in self.calls]
 
 
+def properties(name: str) -> dict[str, Any]:
+    """The template's properties of the kept resource named `name`."""
+    logical_id = next(key for key, (_, kept) in KEPT.items() if kept == name)
+    return dict(TEMPLATE["Resources"][logical_id]["Properties"])
+
+
 def keep_everything(clients: Clients) -> dict[str, str]:
     """What `cdk destroy` with removal=retain leaves: both tables, both queues and the DLQ's audit
-    log group. The queues' URLs by name."""
-    clients.client("logs").create_log_group(logGroupName="labex-q05-dlq-audit")
-    clients.client("logs").create_log_group(logGroupName="labex-q05-dlq-audit-other")
+    log group, each with the template's settings. The queues' URLs by name."""
+    logs = clients.client("logs")
+    logs.create_log_group(logGroupName="labex-q05-dlq-audit")
+    logs.put_retention_policy(
+        logGroupName="labex-q05-dlq-audit",
+        retentionInDays=properties("labex-q05-dlq-audit")["RetentionInDays"],
+    )
+    logs.create_log_group(logGroupName="labex-q05-dlq-audit-other")
     dynamodb = clients.client("dynamodb")
-    create_table(dynamodb, "labex-q05-orders")
-    create_table(dynamodb, "labex-q05-reference")
+    for table in ("labex-q05-orders", "labex-q05-reference"):
+        create_table(dynamodb, table)
+        ttl = properties(table).get("TimeToLiveSpecification")
+        if ttl:
+            dynamodb.update_time_to_live(TableName=table, TimeToLiveSpecification=ttl)
     sqs = clients.client("sqs")
-    return {
-        name: sqs.create_queue(QueueName=name)["QueueUrl"]
-        for name in ("labex-q05-jobs", "labex-q05-jobs-dlq")
-    }
+    urls = {}
+    for name in ("labex-q05-jobs-dlq", "labex-q05-jobs"):
+        settings: Any = {k: str(v) for k, v in properties(name).items() if k in deploying.QUEUE_ATTRIBUTES}
+        urls[name] = sqs.create_queue(QueueName=name, Attributes=settings)["QueueUrl"]
+    return urls
 
 
 def test_the_kept_resources_are_the_retained_tables_and_queues_by_name():
@@ -156,3 +171,69 @@ def test_the_command_line_says_what_it_adopted_as_json(aws, capsys, monkeypatch)
     assert main(["deploy", "--adopt", "--json"]) == 0
     done = json.loads(capsys.readouterr().out)
     assert done["stack"] == STACK and len(done["adopted"]) == 5 and done["deployed"] is True
+
+
+def test_adopting_a_queue_whose_retention_differs_names_it_and_imports_nothing(aws, capsys, monkeypatch):
+    """A kept jobs queue on 4 days while the template says 7: `cdk import` would record 7 and
+    apply nothing. The adopt stops before the import (exit 2), one line per difference with the
+    command that sets the template's value, and adopts once that ran."""
+    urls = keep_everything(aws)
+    sqs = aws.client("sqs")
+    sqs.set_queue_attributes(QueueUrl=urls["labex-q05-jobs"], Attributes={"MessageRetentionPeriod": "345600"})
+    cdk = FakeCdk()
+    monkeypatch.setattr(deploying, "run_cdk", cdk)
+    assert main(["deploy", "--adopt"]) == 2
+    assert cdk.verbs() == ["synth"]
+    err = capsys.readouterr().err
+    fix = f"aws sqs set-queue-attributes --queue-url {urls['labex-q05-jobs']} --attributes MessageRetentionPeriod=604800"
+    assert (
+        f"queue labex-q05-jobs: MessageRetentionPeriod is 345600 live, 604800 in the template: {fix}" in err
+    )
+    assert err.count(" live, ") == 1 and "python -m ops deploy --adopt again" in err
+
+    sqs.set_queue_attributes(QueueUrl=urls["labex-q05-jobs"], Attributes={"MessageRetentionPeriod": "604800"})
+    assert main(["deploy", "--adopt"]) == 0
+    assert cdk.verbs() == ["synth", "synth", "import", "deploy"]
+
+
+def test_every_kind_of_kept_setting_is_compared():
+    """Queue attributes and the redrive's receives, a table's TTL (on, off, another attribute)
+    and a log group's retention: each difference is one Drift with a command of its own."""
+    queue = deploying.Kept("J", "queue", "q")
+    live = {
+        "MessageRetentionPeriod": "345600",
+        "VisibilityTimeout": "30",
+        "RedrivePolicy": json.dumps({"deadLetterTargetArn": "arn:dlq", "maxReceiveCount": 3}),
+    }
+    template = {
+        "MessageRetentionPeriod": 604800,
+        "VisibilityTimeout": 30,
+        "RedrivePolicy": {"maxReceiveCount": 5},
+    }
+    found = deploying.queue_drift(queue, "http://q", live, template)
+    assert [(d.setting, d.live, d.template) for d in found] == [
+        ("MessageRetentionPeriod", 345600, 604800),
+        ("RedrivePolicy maxReceiveCount", 3, 5),
+    ]
+    assert '"maxReceiveCount\\":5' in found[1].fix and "arn:dlq" in found[1].fix
+    table = deploying.Kept("T", "table", "t")
+    on = {"TimeToLiveSpecification": {"AttributeName": "expires_at", "Enabled": True}}
+    assert (
+        deploying.table_drift(table, {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires_at"}, on) == []
+    )
+    (off_live,) = deploying.table_drift(table, {"TimeToLiveStatus": "DISABLED"}, on)
+    assert (off_live.live, off_live.template) == ("off", "expires_at")
+    assert off_live.fix.endswith("--time-to-live-specification Enabled=true,AttributeName=expires_at")
+    off = {"TimeToLiveSpecification": {"AttributeName": "expires_at", "Enabled": False}}
+    (on_live,) = deploying.table_drift(
+        table, {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires_at"}, off
+    )
+    assert on_live.fix.endswith("Enabled=false,AttributeName=expires_at")
+    assert deploying.table_drift(table, {"TimeToLiveStatus": "DISABLED"}, {}) == []
+    group = deploying.Kept("G", "log group", "g")
+    assert deploying.log_group_drift(group, 731, {"RetentionInDays": 731}) == []
+    (retention,) = deploying.log_group_drift(group, None, {"RetentionInDays": 731})
+    assert retention.line() == (
+        "log group g: RetentionInDays is never expire live, 731 in the template: "
+        "aws logs put-retention-policy --log-group-name g --retention-in-days 731"
+    )
