@@ -139,7 +139,10 @@ def test_deleting_the_mapping_or_the_function_stops_its_pollers(emulator):
     """Delete the mapping: its pollers stop, a message sent then stays until a new mapping
     receives it (count 1). Delete the function: the mapping's pollers stop; re-create the
     function and the same mapping resumes, receiving the waiting message first time (count 1)."""
-    p = make(emulator, "esm-delete")
+    # 30 s of visibility: every message here is handled at its first receive, and the receive
+    # counts asserted are 1. With 1 s, a sandbox starting up for longer than that (the re-created
+    # function's cold start, on a loaded machine) let the message be received a second time.
+    p = make(emulator, "esm-delete", visibility=30)
     lambda_api, sqs = emulator.client("lambda"), emulator.client("sqs")
     sqs.send_message(QueueUrl=p.queue_url, MessageBody="first")
     wait_for_bodies(emulator, p.name, 1)
