@@ -87,7 +87,7 @@ def test_maximum_concurrency_is_honoured_and_read_live(emulator, tmp_path):
         lambda: (
             lambda_api.get_event_source_mapping(UUID=mapping_id)["ScalingConfig"]["MaximumConcurrency"] == 5
         ),
-        timeout=5,
+        timeout=30,
         what="the new maximum",
     )
     wait_for(lambda: drained(emulator, p), timeout=30, what="the queue to drain")
@@ -142,4 +142,4 @@ def test_reserved_concurrency_zero_throttles_every_batch(emulator):
         summed: float = sum(point["Sum"] for point in points)
         return summed
 
-    assert wait_for(throttles, timeout=10, what="Throttles datapoints") >= 2
+    assert wait_for(throttles, timeout=30, what="Throttles datapoints") >= 2
