@@ -78,6 +78,12 @@ def out_of_alarm(session, name: str) -> datetime:
     return datetime.now(UTC) - timedelta(seconds=1)
 
 
+# Alarm messages read from each inbox and not yet claimed by a test: one read can bring several
+# (an ALARM and the OK that followed it, when the test process was held up between two reads),
+# and a message read while waiting for another stays here for the next wait instead of being lost.
+_unclaimed: dict[str, list[dict]] = {}
+
+
 def take_notifications(sqs, inbox: str) -> list[dict]:
     """The alarm messages waiting in the inbox (at most ten), parsed, and deleted from it."""
     found = []
@@ -89,20 +95,27 @@ def take_notifications(sqs, inbox: str) -> list[dict]:
     return found
 
 
-def entered(message: dict, new_state: str, since: datetime | None) -> bool:
+def changed_at(message: dict) -> datetime:
+    """When the alarm message's state change happened."""
+    return datetime.strptime(message["StateChangeTime"], "%Y-%m-%dT%H:%M:%S.%f%z")
+
+
+def entered(message: dict, new_state: str, since: datetime) -> bool:
     """`message` reports a change into `new_state` at `since` or later."""
-    changed = datetime.strptime(message["StateChangeTime"], "%Y-%m-%dT%H:%M:%S.%f%z")
-    return message["NewStateValue"] == new_state and (since is None or changed >= since)
+    return message["NewStateValue"] == new_state and changed_at(message) >= since
 
 
-def notification(session, inbox: str, alarm: str, new_state: str, since: datetime | None = None) -> dict:
-    """The CloudWatch alarm message for `alarm` entering `new_state` (at `since` or later), as
-    delivered to the inbox."""
-    sqs, seen = session.client("sqs"), []
+def notification(session, inbox: str, alarm: str, new_state: str, since: datetime) -> dict:
+    """The CloudWatch alarm message for `alarm` entering `new_state` at `since` or later (an
+    earlier test's change of the same alarm may still be in the inbox), as delivered to it."""
+    sqs, unclaimed = session.client("sqs"), _unclaimed.setdefault(inbox, [])
 
     def arrived() -> dict | None:
-        seen.extend(take_notifications(sqs, inbox))
-        return next((m for m in seen if m["AlarmName"] == alarm and entered(m, new_state, since)), None)
+        unclaimed.extend(take_notifications(sqs, inbox))
+        found = next((m for m in unclaimed if m["AlarmName"] == alarm and entered(m, new_state, since)), None)
+        if found is not None:
+            unclaimed.remove(found)
+        return found
 
     message = wait_for(arrived, timeout=DEADLINE, what=f"a {new_state} notification for {alarm}")
     assert message is not None  # wait_for returns only a truthy answer
@@ -112,15 +125,15 @@ def notification(session, inbox: str, alarm: str, new_state: str, since: datetim
 def notifications(session, inbox: str, alarms: set[str], new_state: str, since: datetime) -> set[str]:
     """Wait until each of `alarms` was notified entering `new_state` at `since` or later (one
     reader for all: a message read while waiting for one alarm is not lost for another)."""
-    sqs = session.client("sqs")
+    sqs, unclaimed = session.client("sqs"), _unclaimed.setdefault(inbox, [])
     found: set[str] = set()
 
     def all_arrived() -> bool:
-        found.update(
-            m["AlarmName"]
-            for m in take_notifications(sqs, inbox)
-            if m["AlarmName"] in alarms and entered(m, new_state, since)
-        )
+        unclaimed.extend(take_notifications(sqs, inbox))
+        for m in list(unclaimed):
+            if m["AlarmName"] in alarms and entered(m, new_state, since):
+                found.add(m["AlarmName"])
+                unclaimed.remove(m)
         return found == alarms
 
     try:

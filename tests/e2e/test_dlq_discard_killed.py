@@ -27,7 +27,8 @@ from stacks.config import Names
 
 pytestmark = [pytest.mark.e2e]
 
-HOLD = 2  # seconds: the killed command's hold on the message runs out this soon
+HOLD = 2  # seconds: the killed command's hold on the message runs out this soon (its delete is
+# held by the proxy; whether the hold lapsed before it does not change what the audit says)
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "te", "upgrade"}
 
 
@@ -174,7 +175,9 @@ def test_a_discard_killed_mid_delete_is_audited_as_requested_not_confirmed(emula
     )
     if forward:
         return
-    done = dlq.discard(emulator, queues, message_id, "decided again", hold_seconds=HOLD)
+    # The tool's own hold (a minute): with HOLD's 2 s, a delete answered 2 s after the hold was
+    # extended (a loaded machine) is rightly not confirmed, and this check would fail for it.
+    done = dlq.discard(emulator, queues, message_id, "decided again")
     assert done["outcome"] == "discarded"
     assert [r["outcome"] for r in dlq.audit(emulator, queues)] == ["requested, not confirmed", "discarded"]
     assert counters(emulator, queues.dlq_url) == (0, 0)

@@ -32,7 +32,11 @@ def own_emulator(tmp_path_factory):
 def test_a_redrive_holding_a_thousand_200_kb_bodies_stays_under_150_mb(own_emulator, figure):
     """Every malformed body is found and held to the end, the pending ones moved, and the
     redrive process's peak resident memory stays under the ceiling."""
-    found = held_bodies_redrive(own_emulator, held=1_000, body_bytes=200_000, pending=20, hold_seconds=30)
+    # Holds of 30 s, as the benchmark uses, fell due after 15 s, and extending 1,000 of them must
+    # take under 7.5 s or the redrive rightly stops (incomplete): a loaded machine can take both
+    # longer. Memory is this test's subject, not extending: holds of 10 minutes fall due after
+    # any run of it.
+    found = held_bodies_redrive(own_emulator, held=1_000, body_bytes=200_000, pending=20, hold_seconds=600)
     result = found["result"]
     assert result["complete"] is True and result["failures"] == [], result["stopped"]
     assert result["counts"]["malformed"] == {"found": 1_000, "moved": 0, "failed": 0}

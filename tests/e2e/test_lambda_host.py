@@ -201,4 +201,4 @@ def test_invoke_api_runs_the_deployed_code(emulator):
         total: float = sum(point["Sum"] for point in points["Datapoints"])
         return total
 
-    wait_for(lambda: errors() == 2, timeout=10, what="two Errors for direct")
+    wait_for(lambda: errors() == 2, timeout=30, what="two Errors for direct")

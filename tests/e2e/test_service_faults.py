@@ -21,15 +21,24 @@ ATTEMPTS = 4
 # Enough faults to spend every attempt of the first invocation plus one of the second, which
 # the worker then retries within that invocation: one redelivery, and a retry it absorbs.
 FAULTS = ATTEMPTS + 1
-# 3 s leaves room for four fast-failing attempts and their backoff (at most 0.35 s) with a
-# whole attempt (1.4 s) still fitting before the deadline; 18 s is the 6x visibility timeout.
+# Deployed with 3 s (18 s is the 6x visibility timeout the stack requires), then given
+# FUNCTION_TIMEOUT through the Lambda API: the worker starts an attempt only while a whole one
+# (1.4 s) fits before its deadline, so a 3 s timeout left 1.6 s for three faulted round trips and
+# their backoff (at most 0.35 s), which a loaded machine can spend, and the first invocation then
+# stopped after three attempts. With 9 s there are 7.6 s for them; the redelivery still comes a
+# visibility timeout (18 s, unchanged) after the first receive, after that invocation has ended.
 CONTEXT = {"visibility_timeout_seconds": "18", "function_timeout_seconds": "3"}
+FUNCTION_TIMEOUT = 9
 
 
 @pytest.fixture(scope="module")
 def stack(shared_aws, tmp_path_factory):
     with shared_aws.stack({**CONTEXT, "prefix": "faults"}, tmp_path_factory.mktemp("faults")) as session:
-        yield session, session.outputs()
+        outputs = session.outputs()
+        session.client("lambda").update_function_configuration(
+            FunctionName=outputs["FunctionName"], Timeout=FUNCTION_TIMEOUT
+        )
+        yield session, outputs
 
 
 @pytest.mark.parametrize(

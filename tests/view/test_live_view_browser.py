@@ -172,11 +172,13 @@ def test_the_dlq_panel_classifies_redrives_the_safe_ones_and_discards_with_a_rea
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-pending","quantity":2}')
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-bad"}')
     # A fourth, held by another operator's reader: the panel says so instead of leaving it out silently.
+    # Held for an hour, past any run of this test: with 120 s, a slow run's later steps met it
+    # visible again (the redrive moved it, the counts changed).
     sqs.send_message(QueueUrl=env["DLQ_URL"], MessageBody='{"id":"panel-held","quantity":1}')
 
     def hold_the_fourth() -> list | None:
         received = sqs.receive_message(
-            QueueUrl=env["DLQ_URL"], MaxNumberOfMessages=10, VisibilityTimeout=120
+            QueueUrl=env["DLQ_URL"], MaxNumberOfMessages=10, VisibilityTimeout=3600
         ).get("Messages", [])
         for message in received:
             if "panel-held" not in message["Body"]:

@@ -116,9 +116,21 @@ def emf_alarm(emulator):
         AlarmActions=[topic],
         OKActions=[topic],
     )
-    wait_for_state(emulator, "cw-e2e-checkout-failures", "ALARM")
-    wait_for_state(emulator, "cw-e2e-checkout-failures", "OK")
-    return {"topic": topic, "notifications": notifications(emulator, inbox, 2)}
+    # The ALARM lasts one (5 s) period: a process held up longer than that would never see it in
+    # DescribeAlarms, so the two notifications are what is waited for (they wait in the inbox).
+    found = notifications(emulator, inbox, 2)
+    assert alarm_state(emulator, "cw-e2e-checkout-failures") == "OK"
+
+    def actions_recorded() -> bool:
+        # Each action's history item is written once its publish has returned: after the message
+        # could already be read from the inbox.
+        items = cloudwatch.describe_alarm_history(
+            AlarmName="cw-e2e-checkout-failures", HistoryItemType="Action"
+        )
+        return len(items["AlarmHistoryItems"]) == 2
+
+    wait_for(actions_recorded, timeout=STATE_TIMEOUT, what="both actions in the alarm's history")
+    return {"topic": topic, "notifications": found}
 
 
 def test_emf_alarm_fires_notifies_the_topic_and_recovers(emulator, emf_alarm):

@@ -18,6 +18,7 @@ from test_event_source_mappings.support import (
     invocations,
     make,
     queue_arn,
+    recorder,
     wait_for_bodies,
 )
 from tests.e2e.conftest import dead_letters, emulator  # noqa: F401 - the shared embedded AWS
@@ -39,11 +40,39 @@ def spans(emulator, name: str, prefix: str) -> list[tuple[float, float]]:
     ]
 
 
-def test_maximum_concurrency_is_honoured_and_read_live(emulator):
+# The recorder, except that a record whose body starts with "b" waits until three such
+# invocations have started (each leaves a file in GATHER_DIR): three run at once by construction
+# wherever the mapping lets three run, however long new sandboxes take to start. With a 0.6 s
+# sleep instead, the two warm sandboxes could take all ten records before a third had started on
+# a loaded machine, and the peak stayed at two.
+GATHERING = recorder().replace(
+    '    time.sleep(float(os.environ.get("SLEEP", "0")))\n',
+    """    records = event.get("Records", [])
+    if records and records[0]["body"].startswith("b"):
+        import pathlib
+        gathered = pathlib.Path(os.environ["GATHER_DIR"])
+        (gathered / context.aws_request_id).touch()
+        while len(list(gathered.iterdir())) < 3:
+            time.sleep(0.05)
+    else:
+        time.sleep(float(os.environ.get("SLEEP", "0")))
+""",
+)
+
+
+def test_maximum_concurrency_is_honoured_and_read_live(emulator, tmp_path):
     """MaximumConcurrency 2: ten 0.6 s invocations never overlap more than two at a time. Raised
-    to 5, the next ten run more than two at a time."""
+    to 5, the next ten run more than two at a time (the first three wait for each other) and never
+    more than five."""
+    assert GATHERING != recorder()
     p = make(
-        emulator, "esm-maxconc", create_mapping=False, environment={"SLEEP": "0.6"}, timeout=3, visibility=10
+        emulator,
+        "esm-maxconc",
+        source=GATHERING,
+        create_mapping=False,
+        environment={"SLEEP": "0.6", "GATHER_DIR": str(tmp_path)},
+        timeout=20,
+        visibility=30,
     )
     lambda_api = emulator.client("lambda")
     mapping_id = lambda_api.create_event_source_mapping(
@@ -58,7 +87,7 @@ def test_maximum_concurrency_is_honoured_and_read_live(emulator):
         lambda: (
             lambda_api.get_event_source_mapping(UUID=mapping_id)["ScalingConfig"]["MaximumConcurrency"] == 5
         ),
-        timeout=5,
+        timeout=30,
         what="the new maximum",
     )
     wait_for(lambda: drained(emulator, p), timeout=30, what="the queue to drain")
@@ -113,4 +142,4 @@ def test_reserved_concurrency_zero_throttles_every_batch(emulator):
         summed: float = sum(point["Sum"] for point in points)
         return summed
 
-    assert wait_for(throttles, timeout=10, what="Throttles datapoints") >= 2
+    assert wait_for(throttles, timeout=30, what="Throttles datapoints") >= 2

@@ -51,7 +51,7 @@ def test_unmatched_messages_are_deleted_without_invoking_and_changes_apply_live(
             ].find("prefix")
             > 0
         ),
-        timeout=5,
+        timeout=30,
         what="the new filter to be stored",
     )
 

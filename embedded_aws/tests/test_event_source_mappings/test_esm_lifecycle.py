@@ -88,13 +88,18 @@ def _log_tail(emulator, needle: str) -> str:
     return "\n".join(line for line in emulator_log(emulator).splitlines() if needle in line)
 
 
+# Marks its start, then runs until the test lets it finish (a file beside the marker): the
+# mapping is disabled while it runs, whatever the machine's speed (a 2 s sleep had a slow test
+# disable the mapping after the invocation had already ended).
 MARKING = """
 import json, os, pathlib, time
 
 def handler(event, context):
     records = event["Records"]
-    pathlib.Path(os.environ["MARKER"]).write_text("started")
-    time.sleep(2)
+    marker = pathlib.Path(os.environ["MARKER"])
+    marker.write_text("started")
+    while not marker.with_suffix(".release").exists():
+        time.sleep(0.05)
     print("RECORDS " + json.dumps({"records": records, "pid": os.getpid(), "version": "1",
                                    "start": 0, "end": 0}))
     return {}
@@ -102,17 +107,23 @@ def handler(event, context):
 
 
 def test_disabling_finishes_the_batch_in_flight_and_receives_nothing_more(emulator, tmp_path):
-    """A 2 s invocation is running when the mapping is disabled: it finishes and its message is
+    """An invocation is running when the mapping is disabled: it finishes and its message is
     deleted; once the pollers have stopped, a new message is left alone, and after re-enabling it
     arrives with receive count 1 (it was never received while disabled)."""
     marker = tmp_path / "started"
     p = make(
-        emulator, "esm-disable", source=MARKING, environment={"MARKER": str(marker)}, timeout=5, visibility=30
+        emulator,
+        "esm-disable",
+        source=MARKING,
+        environment={"MARKER": str(marker)},
+        timeout=30,
+        visibility=60,
     )
     lambda_api, sqs = emulator.client("lambda"), emulator.client("sqs")
     sqs.send_message(QueueUrl=p.queue_url, MessageBody="in flight")
     wait_for(marker.exists, timeout=20, what="the invocation to start")
     lambda_api.update_event_source_mapping(UUID=p.mapping_id, Enabled=False)
+    marker.with_suffix(".release").touch()  # the invocation may finish now, the mapping disabled
     wait_for_bodies(emulator, p.name, 1)
     wait_for(lambda: drained(emulator, p), timeout=20, what="the in-flight message to be deleted")
     wait_until_stopped_polling(emulator, p.mapping_id)
@@ -128,7 +139,10 @@ def test_deleting_the_mapping_or_the_function_stops_its_pollers(emulator):
     """Delete the mapping: its pollers stop, a message sent then stays until a new mapping
     receives it (count 1). Delete the function: the mapping's pollers stop; re-create the
     function and the same mapping resumes, receiving the waiting message first time (count 1)."""
-    p = make(emulator, "esm-delete")
+    # 30 s of visibility: every message here is handled at its first receive, and the receive
+    # counts asserted are 1. With 1 s, a sandbox starting up for longer than that (the re-created
+    # function's cold start, on a loaded machine) let the message be received a second time.
+    p = make(emulator, "esm-delete", visibility=30)
     lambda_api, sqs = emulator.client("lambda"), emulator.client("sqs")
     sqs.send_message(QueueUrl=p.queue_url, MessageBody="first")
     wait_for_bodies(emulator, p.name, 1)

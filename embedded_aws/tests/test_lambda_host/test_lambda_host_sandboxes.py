@@ -118,7 +118,7 @@ def test_a_sandbox_is_retired_before_its_credentials_could_expire_mid_invocation
     second = host._acquire(spec())
     assert second is not first
     assert second.env["AWS_ACCESS_KEY_ID"] == "AKIA2"  # 86 > 50: fetched again
-    wait_for(lambda: first.closed, timeout=5, what="the retired sandbox to close")
+    wait_for(lambda: first.closed, timeout=30, what="the retired sandbox to close")
 
 
 def test_new_code_retires_the_old_sandboxes(host):
@@ -128,10 +128,10 @@ def test_new_code_retires_the_old_sandboxes(host):
     host._release(idle_old)
     new = host._acquire(spec("2"))
     assert new not in (idle_old, busy_old)
-    wait_for(lambda: idle_old.closed, timeout=5, what="the idle old sandbox to close")
+    wait_for(lambda: idle_old.closed, timeout=30, what="the idle old sandbox to close")
     assert not busy_old.closed
     host._release(busy_old)
-    wait_for(lambda: busy_old.closed, timeout=5, what="the busy old sandbox to close on release")
+    wait_for(lambda: busy_old.closed, timeout=30, what="the busy old sandbox to close on release")
     host._release(new)
     assert host._acquire(spec("2")) is new
 

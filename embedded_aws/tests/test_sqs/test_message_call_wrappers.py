@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -86,13 +87,15 @@ def test_a_long_poll_that_finds_nothing_waits_for_a_change_not_for_visible_messa
     in a loop (it spun a core for the whole wait); a delete of that message wakes it at once."""
     backend_ = _Backend()
     receives: list[float] = []
-    deleted = threading.Event()
+    second, deleted = threading.Event(), threading.Event()
     lock = threading.RLock()
 
     def receive(
         sqs: object, queue_name: str, count: int, wait: int, visibility: int, names: object
     ) -> list[str]:
-        receives.append(0)
+        receives.append(time.monotonic())
+        if len(receives) == 2:
+            second.set()
         return ["next of the group"] if deleted.is_set() else []
 
     def delete(sqs: object, queue_name: str, handle: str) -> None:
@@ -100,16 +103,23 @@ def test_a_long_poll_that_finds_nothing_waits_for_a_change_not_for_visible_messa
 
     poll = backend.long_polling(receive, lock, _Metrics())
     delete_waking = backend.locked(backend.notifying(delete), lock)
-    timer = threading.Timer(1.5, delete_waking, (backend_, "jobs", "handle"))
-    timer.start()
-    try:
-        found = poll(backend_, "jobs", 10, 20, 30)
-    finally:
-        timer.cancel()
+
+    def delete_after_the_second_receive() -> None:
+        # Ordered by the receives, not by a timer: the delete comes while the poll waits after
+        # its second receive (it takes `lock`, which the poll lets go only once it is waiting).
+        if second.wait(timeout=30):
+            delete_waking(backend_, "jobs", "handle")
+
+    deleter = threading.Thread(target=delete_after_the_second_receive, daemon=True)
+    deleter.start()
+    found = poll(backend_, "jobs", 10, 20, 30)
+    deleter.join(timeout=30)
     assert found == ["next of the group"]
-    # One receive at the start, one after the first second, one woken by the delete (a spinning
-    # poll made thousands); the poll returned long before its 20 s.
-    assert 2 <= len(receives) <= 4, len(receives)
+    # One receive at the start, one after the first second (a wait nothing shortens: a spinning
+    # poll made thousands at once), one woken by the delete; one more only if the deleting thread
+    # was held up for a whole second. The poll returned long before its 20 s.
+    assert receives[1] - receives[0] >= 0.99
+    assert 3 <= len(receives) <= 4, len(receives)
 
 
 def test_an_empty_long_poll_counts_one_empty_receive():
