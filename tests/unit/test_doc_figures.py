@@ -21,7 +21,10 @@ PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 REGION = re.compile(r"<!-- figures from ([^>]+?) -->(.*?)<!-- figures end -->", re.DOTALL)
 GENERATED = re.compile(r"<!-- ([\w-]+):begin .*?-->(.*?)<!-- \1:end -->", re.DOTALL)
 # Not prose: inline code, a link's target, a date, a version.
-NOT_PROSE = re.compile(r"`[^`]*`|\]\([^)]*\)|\b\d{4}-\d{2}-\d{2}\b|\bv?\d+\.\d+\.\d+\b")
+NOT_PROSE = re.compile(
+    r"`[^`]*`|\]\([^)]*\)|\b\d{4}-\d{2}-\d{2}\b|\bv?\d+\.\d+\.\d+\b"
+    r"|\b\d{1,2}\s+(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{4}\b"
+)
 # A number as the pages write it (1,940 or 0.145), not part of a name (arm64, 5xx, S3, b10).
 NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![a-wyz_\d]|xx)")
 
