@@ -91,8 +91,7 @@ def regions(page: Path) -> list[tuple[list[str], str]]:
 def unsourced(page: Path) -> list[str]:
     """The numbers of `page`'s figure regions that no cited source, generated block or rule holds."""
     text = page.read_text()
-    generated = {n[0] for block in GENERATED.finditer(text) for n in prose_numbers(block[2])}
-    generated |= {number_value(m)[0] for block in GENERATED.finditer(text) for m in NUMBER.finditer(block[2])}
+    generated = {number_value(m)[0] for block in GENERATED.finditer(text) for m in NUMBER.finditer(block[2])}
     missing = []
     for names, region in regions(page):
         sources = [Source(ROOT / name) for name in names]
