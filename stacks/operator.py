@@ -62,7 +62,10 @@ class OperatorAccess(Construct):
             managed_policy_name=names.operator_policy,
             description=f"Operate {names.stack}: status, live view, dead-letter list/redrive/discard/audit",
             statements=[
-                allow("ReadStack", ["cloudformation:DescribeStacks"], [stack_arn]),
+                # GetTemplate: `ops cost` counts the alarms and dashboard the deployed stack bills monthly.
+                allow(
+                    "ReadStack", ["cloudformation:DescribeStacks", "cloudformation:GetTemplate"], [stack_arn]
+                ),
                 allow(
                     "ReadQueues",
                     ["sqs:GetQueueAttributes", "sqs:GetQueueUrl"],
@@ -118,5 +121,5 @@ class OperatorAccess(Construct):
             rule=f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:"
             f"<AWS::AccountId>:stack/{names.stack}/*]",
             reason="A stack's ARN ends in an id CloudFormation assigns at creation; the wildcard matches "
-            "only that id under this stack's own name, for DescribeStacks (read only).",
+            "only that id under this stack's own name, for DescribeStacks and GetTemplate (read only).",
         )

@@ -62,7 +62,7 @@ def test_operator_policy_is_exactly_what_the_tools_need(template):
     assert all(s["Effect"] == "Allow" for s in policy["Properties"]["PolicyDocument"]["Statement"])
     assert statements == {
         "ReadStack": (
-            ["cloudformation:DescribeStacks"],
+            ["cloudformation:DescribeStacks", "cloudformation:GetTemplate"],
             joined(f":cloudformation:|:stack/{PREFIX}-consumer/*"),
         ),
         "ReadQueues": (["sqs:GetQueueAttributes", "sqs:GetQueueUrl"], [dlq, jobs]),
