@@ -18,7 +18,16 @@ REPORT lines (FilterLogEvents with a filter pattern, so only cold starts' lines 
 SQS bills requests, not messages, and CloudWatch counts messages: the estimate is one SendMessage
 per message sent, one ReceiveMessage per invocation (at most one per message received) plus every
 empty receive, one DeleteMessageBatch per invocation (at most one per message deleted), each under
-64 KB (an order's body is a few dozen bytes).
+64 KB (an order's body is a few dozen bytes). A FIFO jobs queue's requests are priced at the FIFO
+rate, and a send its deduplication dropped is a request too: SQS pricing counts every action as
+a request, and SendMessage "accepted successfully" the duplicate (its MessageDeduplicationId);
+AWS/SQS counts those in NumberOfDeduplicatedSentMessages, read for a FIFO queue only.
+
+Apart from the period's bill, `fixed_monthly` is what the deployment costs a month whatever its
+orders, counted from the deployed stack's template (GetTemplate): its alarms' metrics and its
+dashboard, with the custom metrics the worker's metrics lines make (at most: each billed for the
+hours it is sent in). It is not in `usd` nor in the per-order figure: it does not grow with the
+orders and is billed by the month, not by the period asked for.
 """
 
 from __future__ import annotations
@@ -34,10 +43,21 @@ from typing import Any
 
 from ops import observe
 from ops.aws import Clients, error_line
-from ops.cost_model import PRICES_FILE, PriceError, Prices, Usage, estimated_gb_seconds, price
+from ops.cost_model import (
+    PRICES_FILE,
+    PriceError,
+    Prices,
+    Usage,
+    custom_metrics,
+    estimated_gb_seconds,
+    fixed_monthly,
+    price,
+    template_fixed_units,
+)
 from ops.snapshot import Target, TargetError, resolve_target
 from ops.terminal import Progress, safe, safe_lines
 from stacks.config import DECISION_METRICS, FUNCTION_MEMORY_MB, METRICS_NAMESPACE
+from stacks.lambda_code import load_worker
 
 # The stack's architecture (stacks/function.py), used when the function's configuration cannot be
 # read (the operator policy does not grant lambda:GetFunctionConfiguration).
@@ -47,6 +67,7 @@ DEFAULT_ARCHITECTURE = "arm64"
 MAX_SINCE_MINUTES = 455 * 24 * 60
 MAX_POINTS = 1440
 ACCEPTED = str(observe.CONTRACT.Metric.ACCEPTED)
+FIFO_SUFFIX = ".fifo"  # SQS: a FIFO queue's name ends with it
 
 
 class CostError(RuntimeError):
@@ -58,8 +79,10 @@ def cost_metrics(target: Target) -> dict[str, tuple[str, str, dict[str, str], st
     queue = {"QueueName": target.jobs_queue}
     worker = {"FunctionName": target.function_name}
     table = {"TableName": target.orders_table}
+    deduplicated = {"sqs_deduplicated": ("AWS/SQS", "NumberOfDeduplicatedSentMessages", queue, "Sum")}
     return {
         "sqs_sent": ("AWS/SQS", "NumberOfMessagesSent", queue, "Sum"),
+        **(deduplicated if is_fifo(target) else {}),
         "sqs_received": ("AWS/SQS", "NumberOfMessagesReceived", queue, "Sum"),
         "sqs_deleted": ("AWS/SQS", "NumberOfMessagesDeleted", queue, "Sum"),
         "sqs_empty_receives": ("AWS/SQS", "NumberOfEmptyReceives", queue, "Sum"),
@@ -70,6 +93,10 @@ def cost_metrics(target: Target) -> dict[str, tuple[str, str, dict[str, str], st
         "logs_incoming_bytes": ("AWS/Logs", "IncomingBytes", {"LogGroupName": target.log_group}, "Sum"),
         **{f"decision_{name}": (METRICS_NAMESPACE, name, worker, "Sum") for name in DECISION_METRICS},
     }
+
+
+def is_fifo(target: Target) -> bool:
+    return target.jobs_queue.endswith(FIFO_SUFFIX)
 
 
 def period_for(since_minutes: float) -> int:
@@ -133,12 +160,15 @@ def usage_of(
     sums: Mapping[str, float], memory_mb: int, architecture: str, hours: float, fifo: bool = False
 ) -> Usage:
     """The billed units behind the period's metric sums and INIT time (the SQS estimate is the
-    module's); a run billed as Lambda bills it, handler and init time rounded up together."""
+    module's, at the FIFO rate for a FIFO queue); a run billed as Lambda bills it, handler and
+    init time rounded up together."""
     invocations = sums["lambda_invocations"]
     receives = min(invocations, sums["sqs_received"]) + sums["sqs_empty_receives"]
     deletes = min(invocations, sums["sqs_deleted"])
+    requests = sums["sqs_sent"] + sums.get("sqs_deduplicated", 0.0) + receives + deletes
     return Usage(
-        sqs_requests=sums["sqs_sent"] + receives + deletes,
+        sqs_requests=0 if fifo else requests,
+        sqs_fifo_requests=requests if fifo else 0,
         invocations=invocations,
         gb_seconds=estimated_gb_seconds(
             sums["lambda_duration_ms"] + sums.get("lambda_init_ms", 0.0), invocations, memory_mb
@@ -148,7 +178,6 @@ def usage_of(
         read_units=sums["dynamodb_read_units"],
         log_bytes=sums["logs_incoming_bytes"],
         metric_hours=hours,
-        fifo=fifo,
     )
 
 
@@ -159,6 +188,22 @@ def function_shape(clients: Clients, target: Target) -> tuple[int, str, str]:
         return int(found["MemorySize"]), (found.get("Architectures") or ["x86_64"])[0], "the function"
     except Exception as error:  # noqa: BLE001 - the stack's own values are the fallback, named as such
         return FUNCTION_MEMORY_MB, DEFAULT_ARCHITECTURE, f"the stack's defaults ({error_line(error)})"
+
+
+def worker_custom_metrics(function_name: str) -> int:
+    """The custom metrics the worker can make: its metrics lines for each decision it counts, as
+    it prints them for this function (lambda/worker/app.py metrics_line)."""
+    worker = load_worker()
+    return custom_metrics(worker.metrics_line(m, function_name, METRICS_NAMESPACE, 0) for m in worker.Metric)
+
+
+def fixed_costs(clients: Clients, target: Target, prices: Prices) -> dict[str, Any]:
+    """The deployment's monthly fixed costs (`fixed_monthly`), from its deployed template and the
+    worker's metrics lines for this function, one of each decision."""
+    body = clients.client("cloudformation").get_template(StackName=target.stack)["TemplateBody"]
+    template = json.loads(body) if isinstance(body, str) else body
+    units = template_fixed_units(template, worker_custom_metrics(target.function_name))
+    return {**fixed_monthly(units, prices).as_json(), "from": f"stack {target.stack}'s template"}
 
 
 def measure(
@@ -191,8 +236,13 @@ def measure(
         missing.append(f"Lambda Init Duration (REPORT lines: {error_line(error)})")
     memory_mb, architecture, shape_from = function_shape(clients, target)
     hours = metric_hours(series, period)
-    usage = usage_of(sums, memory_mb, architecture, hours, fifo=target.jobs_queue.endswith(".fifo"))
+    usage = usage_of(sums, memory_mb, architecture, hours, fifo=is_fifo(target))
     cost = price(usage, prices, orders=sums[f"decision_{ACCEPTED}"])
+    try:
+        fixed: dict[str, Any] | None = fixed_costs(clients, target, prices)
+    except Exception as error:  # noqa: BLE001 - named under `missing`, the period's bill still stands
+        fixed = None
+        missing.append(f"fixed costs (the stack's template: {error_line(error)})")
     return {
         **cost.as_json(),
         "since_minutes": since_minutes,
@@ -206,6 +256,8 @@ def measure(
         "metrics": sums,
         "missing": missing,
         "units": usage.units(),
+        "queue_type": "fifo" if is_fifo(target) else "standard",
+        "fixed_monthly": fixed,
     }
 
 
@@ -225,8 +277,9 @@ def format_text(report: dict[str, Any]) -> str:
         f"{report['stack']}: {report['start']} to {report['end']} at AWS list prices "
         f"({report['prices']['region']}, {report['prices']['as_of']}, ops/prices.json)"
     )
+    requests = units["sqs_fifo_requests"] if report["queue_type"] == "fifo" else units["sqs_requests"]
     used = (
-        f"units: {units['sqs_requests']:,.0f} SQS requests, {units['invocations']:,.0f} invocations, "
+        f"units: {requests:,.0f} SQS requests ({report['queue_type']}), {units['invocations']:,.0f} invocations, "
         f"{units['gb_seconds']:,.3f} GB-s ({function['architecture']}, {function['memory_mb']} MB from "
         f"{function['from']}; {report['metrics'].get('lambda_cold_starts', 0):,.0f} cold starts' init "
         f"included), {units['write_units']:,.0f} WRU, {units['read_units']:,.0f} RRU, "
@@ -242,10 +295,33 @@ def format_text(report: dict[str, Any]) -> str:
         ),
         f"{'total':<10} {_usd(report['usd'], 6):>14} {_usd(report['usd_per_million_orders'], 4):>24}",
         used,
+        *fixed_lines(report["fixed_monthly"]),
     ]
     if report["missing"]:
         lines.append(f"no data in the period (counted as 0): {', '.join(report['missing'])}")
     return safe_lines(lines)
+
+
+FIXED_UNITS = {
+    "alarms": ("alarm_metrics", "alarm metrics (standard resolution)"),
+    "dashboards": ("dashboards", "dashboards"),
+    "custom_metrics": ("custom_metrics", "custom metrics, at most (billed by the hours each is sent in)"),
+}
+
+
+def fixed_lines(fixed: dict[str, Any] | None) -> list[str]:
+    """The fixed costs' own table: a month, whatever the orders, not in the total above."""
+    if fixed is None:
+        return []
+    return [
+        f"fixed, a month whatever the orders (from {fixed['from']}; not in the total above):",
+        *(
+            f"{item:<14} {_usd(dollars, 2):>10}  {fixed['units'][FIXED_UNITS[item][0]]:,} "
+            f"{FIXED_UNITS[item][1]}"
+            for item, dollars in fixed["by_item"].items()
+        ),
+        f"{'total':<14} {_usd(fixed['usd_per_month'], 2):>10}  a month",
+    ]
 
 
 def add_command(commands: Any, common: Callable[..., None]) -> None:
@@ -256,7 +332,8 @@ def add_command(commands: Any, common: Callable[..., None]) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        help="one object: orders, usd, usd_per_million_orders, by_service, units, metrics, missing",
+        help="one object: orders, usd, usd_per_million_orders, by_service, units, metrics, missing, "
+        "fixed_monthly (usd_per_month, by_item, units)",
     )
 
 

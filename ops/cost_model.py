@@ -1,11 +1,15 @@
 """What a consumer's measured units cost at AWS's list prices (ops/prices.json): arithmetic only,
 no AWS calls, so `python -m ops cost` and the benchmarks price the same units the same way.
 
-The units are the ones AWS bills: SQS requests (each 64 KB chunk of a request's payload is one),
-Lambda invocations and GB-seconds of billed duration (rounded up to the millisecond, memory in
+The units are the ones AWS bills: SQS requests (each 64 KB chunk of a request's payload is one;
+a FIFO queue's at the FIFO rate), Lambda invocations and GB-seconds of billed duration (rounded up to the millisecond, memory in
 GB = MB / 1024), DynamoDB on-demand write and read request units, bytes ingested into CloudWatch
 Logs, and custom metric-hours (CloudWatch prorates a metric-month by the hour). Free tiers are
 left out: they are per account, not per order.
+
+Apart from those, what a deployment costs a month whatever its orders (`fixed_monthly`): its
+alarms' metrics, its dashboard, and its custom metrics were each sent every hour; counted from
+the stack's template (`template_fixed_units`) and the worker's metrics lines (`custom_metrics`).
 """
 
 from __future__ import annotations
@@ -34,8 +38,14 @@ PRICE_KEYS = {
     "read_unit": "dynamodb_on_demand_read_request_units_per_million",
     "log_gb": "logs_ingestion_standard_per_gb",
     "metric_month": "custom_metrics_per_metric_month",
+    "alarm_metric_month": "alarm_metrics_standard_per_alarm_metric_month",
+    "dashboard_month": "dashboards_per_dashboard_month",
 }
 PER_MILLION = {"sqs_request", "sqs_fifo_request", "lambda_request", "write_unit", "read_unit"}
+# What the fixed costs are made of, in the order reports show them.
+FIXED_ITEMS = ("alarms", "dashboards", "custom_metrics")
+# CloudWatch bills an alarm whose period is under a minute at the high-resolution rate.
+STANDARD_ALARM_PERIOD_SECONDS = 60
 
 
 class PriceError(ValueError):
@@ -56,6 +66,9 @@ class Prices:
     read_unit: float
     log_byte: float
     metric_hour: float
+    metric_month: float
+    alarm_metric_month: float
+    dashboard_month: float
     statuses: Mapping[str, str]
 
     @classmethod
@@ -82,6 +95,9 @@ class Prices:
             read_unit=usd["read_unit"],
             log_byte=usd["log_gb"] / GB_BYTES,
             metric_hour=usd["metric_month"] / HOURS_PER_MONTH,
+            metric_month=usd["metric_month"],
+            alarm_metric_month=usd["alarm_metric_month"],
+            dashboard_month=usd["dashboard_month"],
             statuses={key: str(figures[key].get("status", "unverified")) for key in PRICE_KEYS.values()},
         )
 
@@ -117,7 +133,8 @@ def estimated_gb_seconds(total_ms: float, invocations: float, memory_mb: int) ->
 
 @dataclass(frozen=True)
 class Usage:
-    """The billed units of a period or of a run of orders."""
+    """The billed units of a period or of a run of orders (`sqs_requests` to standard queues,
+    `sqs_fifo_requests` to FIFO ones)."""
 
     sqs_requests: float = 0
     invocations: float = 0
@@ -127,14 +144,21 @@ class Usage:
     read_units: float = 0
     log_bytes: float = 0
     metric_hours: float = 0
-    fifo: bool = False  # the jobs queue's type: FIFO requests have a price of their own
+    sqs_fifo_requests: float = 0
 
     def __post_init__(self) -> None:
         if self.architecture not in ARCHITECTURES:
             raise ValueError(
                 f"architecture must be one of {', '.join(ARCHITECTURES)}, not {self.architecture!r}"
             )
-        for name in ("sqs_requests", "invocations", "gb_seconds", "write_units", "read_units"):
+        for name in (
+            "sqs_requests",
+            "sqs_fifo_requests",
+            "invocations",
+            "gb_seconds",
+            "write_units",
+            "read_units",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
         if self.log_bytes < 0 or self.metric_hours < 0:
@@ -146,6 +170,7 @@ class Usage:
             name: getattr(self, name)
             for name in (
                 "sqs_requests",
+                "sqs_fifo_requests",
                 "invocations",
                 "gb_seconds",
                 "write_units",
@@ -190,7 +215,8 @@ def price(usage: Usage, prices: Prices, orders: float) -> Cost:
     """What `usage` costs, by service (SERVICES, in that order)."""
     return Cost(
         by_service={
-            "sqs": usage.sqs_requests * (prices.sqs_fifo_request if usage.fifo else prices.sqs_request),
+            "sqs": usage.sqs_requests * prices.sqs_request
+            + usage.sqs_fifo_requests * prices.sqs_fifo_request,
             "lambda": usage.invocations * prices.lambda_request
             + usage.gb_seconds * prices.gb_second[usage.architecture],
             "dynamodb": usage.write_units * prices.write_unit + usage.read_units * prices.read_unit,
@@ -198,4 +224,91 @@ def price(usage: Usage, prices: Prices, orders: float) -> Cost:
             "metrics": usage.metric_hours * prices.metric_hour,
         },
         orders=orders,
+    )
+
+
+@dataclass(frozen=True)
+class FixedUnits:
+    """What a deployment pays for by the month: alarm metrics (standard resolution), dashboards
+    and custom metrics (each metric name and dimension values the worker sends)."""
+
+    alarm_metrics: int
+    dashboards: int
+    custom_metrics: int
+
+    def as_json(self) -> dict[str, int]:
+        return {
+            "alarm_metrics": self.alarm_metrics,
+            "dashboards": self.dashboards,
+            "custom_metrics": self.custom_metrics,
+        }
+
+
+def alarm_metrics(properties: Mapping[str, Any]) -> int:
+    """The metrics one AWS::CloudWatch::Alarm bills: its one metric, or each metric its math
+    expression reads (a `MetricStat` entry of `Metrics`; the expressions themselves are not
+    metrics). A period under a minute would be billed at the high-resolution rate, which the price
+    file does not hold: refused, naming the alarm."""
+    queries = properties.get("Metrics")
+    stats = [query["MetricStat"] for query in queries or [] if "MetricStat" in query]
+    periods = [properties.get("Period")] if queries is None else [stat.get("Period") for stat in stats]
+    for period in periods:
+        if isinstance(period, int | float) and period < STANDARD_ALARM_PERIOD_SECONDS:
+            raise ValueError(
+                f"alarm {properties.get('AlarmName', '?')} has a {period} s period: high-resolution "
+                "alarms are not in the price file"
+            )
+    return 1 if queries is None else len(stats)
+
+
+def template_fixed_units(template: Mapping[str, Any], custom: int) -> FixedUnits:
+    """The fixed units of a stack from its CloudFormation template (as deployed, or synthesized):
+    its alarms' metrics and its dashboards; `custom` custom metrics beside them."""
+    resources = [r for r in (template.get("Resources") or {}).values() if isinstance(r, Mapping)]
+    alarms = [r.get("Properties") or {} for r in resources if r.get("Type") == "AWS::CloudWatch::Alarm"]
+    return FixedUnits(
+        alarm_metrics=sum(alarm_metrics(properties) for properties in alarms),
+        dashboards=sum(1 for r in resources if r.get("Type") == "AWS::CloudWatch::Dashboard"),
+        custom_metrics=custom,
+    )
+
+
+def custom_metrics(emf_records: Iterable[Mapping[str, Any]]) -> int:
+    """The custom metrics embedded-metric-format records make: one per namespace, metric name and
+    dimension values (CloudWatch's definition of a metric), however many records repeat it."""
+    found: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
+    for record in emf_records:
+        for directive in record["_aws"]["CloudWatchMetrics"]:
+            for dimension_set in directive["Dimensions"]:
+                dimensions = tuple((name, str(record[name])) for name in dimension_set)
+                for metric in directive["Metrics"]:
+                    found.add((directive["Namespace"], metric["Name"], dimensions))
+    return len(found)
+
+
+@dataclass(frozen=True)
+class FixedCost:
+    """Dollars a month by item (FIXED_ITEMS), whatever the orders."""
+
+    units: FixedUnits
+    by_item: Mapping[str, float]
+
+    @property
+    def total(self) -> float:
+        return math.fsum(self.by_item.values())
+
+    def as_json(self) -> dict[str, Any]:
+        return {"usd_per_month": self.total, "by_item": dict(self.by_item), "units": self.units.as_json()}
+
+
+def fixed_monthly(units: FixedUnits, prices: Prices) -> FixedCost:
+    """What the fixed units cost a month; the custom metrics as if each were sent every hour
+    (CloudWatch prorates them by the hours they are sent in: the most they cost)."""
+    return FixedCost(
+        units=units,
+        by_item={
+            "alarms": units.alarm_metrics * prices.alarm_metric_month,
+            "dashboards": units.dashboards * prices.dashboard_month,
+            "custom_metrics": units.custom_metrics * prices.metric_month,
+        },
     )

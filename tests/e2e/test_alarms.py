@@ -132,6 +132,15 @@ def test_ops_cost_prices_the_lab_scenario_from_the_local_metrics(stack):
     assert report["by_service"]["sqs"] > 0 and report["by_service"]["lambda"] > 0
     assert report["by_service"]["dynamodb"] > 0 and report["by_service"]["logs"] > 0
     assert sum(report["by_service"].values()) == pytest.approx(report["usd"])
+    # The fixed costs from the deployed template: its dashboard, and as many alarm metrics as the
+    # alarms CloudWatch holds for the stack read (one each, or each metric of a math alarm).
+    fixed = report["fixed_monthly"]
+    assert fixed is not None, report["missing"]
+    held = session.client("cloudwatch").describe_alarms(AlarmNames=list(Names(PREFIX).alarms))["MetricAlarms"]
+    assert len(held) == len(Names(PREFIX).alarms)
+    read = sum(len([q for q in a["Metrics"] if "MetricStat" in q]) if a.get("Metrics") else 1 for a in held)
+    assert fixed["units"]["alarm_metrics"] == read and fixed["units"]["dashboards"] == 1
+    assert sum(fixed["by_item"].values()) == pytest.approx(fixed["usd_per_month"])
     # Nothing in the scenario reads the orders table with GetItem: no read units.
     assert "AWS/DynamoDB ConsumedReadCapacityUnits" in report["missing"]
     assert not {

@@ -18,13 +18,16 @@ from ops.cost_model import (
     PRICES_FILE,
     SERVICES,
     SQS_CHUNK_BYTES,
+    FixedUnits,
     PriceError,
     Prices,
     Usage,
     billed_gb_seconds,
     estimated_gb_seconds,
+    fixed_monthly,
     price,
     sqs_billed_requests,
+    template_fixed_units,
 )
 
 PRICES = Prices.load()
@@ -32,6 +35,7 @@ amounts = st.floats(min_value=0, max_value=1e9, allow_nan=False, allow_infinity=
 usages = st.builds(
     Usage,
     sqs_requests=amounts,
+    sqs_fifo_requests=amounts,
     invocations=amounts,
     gb_seconds=amounts,
     architecture=st.sampled_from(["arm64", "x86_64"]),
@@ -43,6 +47,7 @@ usages = st.builds(
 # Which service each unit is billed in.
 SERVICE_OF = {
     "sqs_requests": "sqs",
+    "sqs_fifo_requests": "sqs",
     "invocations": "lambda",
     "gb_seconds": "lambda",
     "write_units": "dynamodb",
@@ -68,6 +73,9 @@ def test_the_list_prices_read_from_the_file():
     """The figures as the model uses them, per single unit: a change to the file shows here."""
     assert PRICES.sqs_request == pytest.approx(0.40e-6)
     assert PRICES.sqs_fifo_request == pytest.approx(0.50e-6)
+    assert PRICES.alarm_metric_month == pytest.approx(0.10)
+    assert PRICES.dashboard_month == pytest.approx(3.00)
+    assert PRICES.metric_month == pytest.approx(0.30)
     assert PRICES.lambda_request == pytest.approx(0.20e-6)
     assert PRICES.gb_second == {"arm64": 0.0000133334, "x86_64": 0.0000166667}
     assert PRICES.write_unit == pytest.approx(0.625e-6)
@@ -172,6 +180,57 @@ def test_one_order_at_the_floor():
     assert cost["logs"] == pytest.approx(600 * 0.50 / 1024**3 * 1e6)
 
 
+def _alarm(**properties: Any) -> dict[str, Any]:
+    return {"Type": "AWS::CloudWatch::Alarm", "Properties": {"AlarmName": "x", **properties}}
+
+
+def _stat(period: int = 60) -> dict[str, Any]:
+    return {"Id": "m", "MetricStat": {"Metric": {"MetricName": "M"}, "Period": period, "Stat": "Sum"}}
+
+
+def test_the_template_counts_alarm_metrics_and_dashboards():
+    """One alarm metric per single-metric alarm and per metric a math alarm reads (its
+    expressions are none), one per dashboard; other resources count nothing."""
+    template = {
+        "Resources": {
+            "One": _alarm(MetricName="Errors", Period=60),
+            "Math": _alarm(Metrics=[{"Id": "e", "Expression": "a + b"}, _stat(), _stat(300)]),
+            "Board": {"Type": "AWS::CloudWatch::Dashboard", "Properties": {}},
+            "Queue": {"Type": "AWS::SQS::Queue", "Properties": {}},
+        }
+    }
+    assert template_fixed_units(template, custom=5) == FixedUnits(
+        alarm_metrics=3, dashboards=1, custom_metrics=5
+    )
+    assert template_fixed_units({}, custom=0) == FixedUnits(0, 0, 0)
+
+
+@pytest.mark.parametrize("alarm", [_alarm(MetricName="M", Period=10), _alarm(Metrics=[_stat(30)])])
+def test_a_high_resolution_alarm_is_named_not_priced(alarm):
+    """An alarm on a period under a minute is billed at the high-resolution rate, not in the
+    price file: refused in one line naming the alarm."""
+    with pytest.raises(ValueError, match="alarm x has a .* s period: high-resolution") as raised:
+        template_fixed_units({"Resources": {"Fast": alarm}}, custom=0)
+    assert "\n" not in str(raised.value)
+
+
+def test_the_fixed_costs_a_month_by_item_add_up():
+    """12 alarm metrics, one dashboard and five custom metrics, at the price file's monthly
+    figures; the items add up to the total."""
+    figures = json.loads(PRICES_FILE.read_text())["prices"]
+    cost = fixed_monthly(FixedUnits(alarm_metrics=12, dashboards=1, custom_metrics=5), PRICES)
+    assert cost.by_item == pytest.approx(
+        {
+            "alarms": 12 * figures["alarm_metrics_standard_per_alarm_metric_month"]["usd"],
+            "dashboards": figures["dashboards_per_dashboard_month"]["usd"],
+            "custom_metrics": 5 * figures["custom_metrics_per_metric_month"]["usd"],
+        }
+    )
+    report = cost.as_json()
+    assert math.fsum(report["by_item"].values()) == pytest.approx(report["usd_per_month"])
+    assert report["units"] == {"alarm_metrics": 12, "dashboards": 1, "custom_metrics": 5}
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -202,7 +261,7 @@ def test_usage_refuses_an_unknown_architecture_and_negative_units():
     with pytest.raises(ValueError, match="architecture must be one of arm64, x86_64"):
         Usage(architecture="sparc")
     for field in fields(Usage):
-        if field.name not in {"architecture", "fifo"}:
+        if field.name != "architecture":
             with pytest.raises(ValueError, match="must be >= 0"):
                 negative: dict[str, Any] = {field.name: -1}
                 Usage(**negative)
@@ -212,6 +271,7 @@ def test_usage_refuses_an_unknown_architecture_and_negative_units():
     ("unit", "service", "each"),
     [
         ("sqs_requests", "sqs", PRICES.sqs_request),
+        ("sqs_fifo_requests", "sqs", PRICES.sqs_fifo_request),
         ("invocations", "lambda", PRICES.lambda_request),
         ("gb_seconds", "lambda", PRICES.gb_second["arm64"]),
         ("write_units", "dynamodb", PRICES.write_unit),
@@ -228,15 +288,3 @@ def test_each_unit_is_priced_at_its_own_price(unit, service, each):
     cost = price(replace(Usage(architecture="arm64"), **alone), PRICES, orders=1)
     assert cost.by_service[service] == pytest.approx(1e6 * each)
     assert cost.total == pytest.approx(1e6 * each)
-
-
-def test_requests_to_a_fifo_queue_are_priced_at_the_fifo_rate():
-    """The same requests cost the FIFO rate on a FIFO jobs queue and the standard rate otherwise;
-    nothing else in the bill changes with the queue type."""
-    standard = price(Usage(sqs_requests=1e6, invocations=1e6), PRICES, orders=1e6)
-    fifo = price(Usage(sqs_requests=1e6, invocations=1e6, fifo=True), PRICES, orders=1e6)
-    assert standard.by_service["sqs"] == pytest.approx(1e6 * PRICES.sqs_request)
-    assert fifo.by_service["sqs"] == pytest.approx(1e6 * PRICES.sqs_fifo_request)
-    assert {k: v for k, v in fifo.by_service.items() if k != "sqs"} == {
-        k: v for k, v in standard.by_service.items() if k != "sqs"
-    }

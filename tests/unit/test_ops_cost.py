@@ -13,13 +13,15 @@ import pytest
 
 from ops.__main__ import main
 from ops.cost import init_phases, init_progress, metric_hours, period_for, usage_of
-from ops.cost_model import Prices, Usage, estimated_gb_seconds, price
+from ops.cost_model import PRICES_FILE, Prices, Usage, estimated_gb_seconds, price
 from ops.observe import CONTRACT
 from stacks.config import DECISION_METRICS, DEFAULT_PREFIX, METRICS_NAMESPACE, Names
+from stacks.lambda_code import load_worker
 from tests.unit.conftest import mocked_aws
 
 NAMES = Names(DEFAULT_PREFIX)
 PRICES = Prices.load()
+FIGURES = json.loads(PRICES_FILE.read_text())["prices"]
 ACCEPTED, DUPLICATE = str(CONTRACT.Metric.ACCEPTED), str(CONTRACT.Metric.DUPLICATE)
 
 
@@ -48,6 +50,74 @@ def put(cloudwatch, namespace, name, dimensions, values, minutes_ago=5):
             for index, value in enumerate(values)
         ],
     )
+
+
+def alarm(name, metric):
+    return {
+        "Type": "AWS::CloudWatch::Alarm",
+        "Properties": {
+            "AlarmName": name,
+            **metric,
+            "EvaluationPeriods": 1,
+            "Threshold": 1,
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        },
+    }
+
+
+def stat(query_id, name, period=60):
+    return {
+        "Id": query_id,
+        "ReturnData": False,
+        "MetricStat": {
+            "Metric": {"Namespace": "AWS/SQS", "MetricName": name, "Dimensions": []},
+            "Period": period,
+            "Stat": "Maximum",
+        },
+    }
+
+
+# Two single-metric alarms, one metric math alarm reading three metrics through two expressions
+# (as the stack's new-dead-letters alarm does), and one dashboard: 2 + 3 alarm metrics.
+MONITORING = {
+    "Errors": alarm(
+        "e", {"MetricName": "Errors", "Namespace": "AWS/Lambda", "Statistic": "Sum", "Period": 60}
+    ),
+    "Throttles": alarm(
+        "t", {"MetricName": "Throttles", "Namespace": "AWS/Lambda", "Statistic": "Sum", "Period": 300}
+    ),
+    "NewDeadLetters": alarm(
+        "n",
+        {
+            "Metrics": [
+                {"Id": "arrivals", "Expression": "DIFF(depth) + deleted", "ReturnData": True},
+                {"Id": "depth", "Expression": "visible + held", "ReturnData": False},
+                stat("visible", "ApproximateNumberOfMessagesVisible"),
+                stat("held", "ApproximateNumberOfMessagesNotVisible"),
+                stat("deleted", "NumberOfMessagesDeleted"),
+            ]
+        },
+    ),
+    "Dashboard": {
+        "Type": "AWS::CloudWatch::Dashboard",
+        "Properties": {"DashboardName": "d", "DashboardBody": "{}"},
+    },
+}
+
+
+def deploy_stack(names=NAMES, resources=MONITORING):
+    """The consumer's stack in moto's CloudFormation: its outputs (so ops finds it) and `resources`."""
+    sqs = boto3.client("sqs")
+    outputs = {
+        "QueueUrl": sqs.get_queue_url(QueueName=names.jobs_queue)["QueueUrl"],
+        "DeadLetterQueueUrl": sqs.get_queue_url(QueueName=names.dead_letter_queue)["QueueUrl"],
+        "OrdersTableName": names.orders_table,
+        "ReferenceTableName": names.reference_table,
+        "FunctionName": names.worker_function,
+        "LogGroupName": Names.log_group_of(names.worker_function),
+    }
+    template = {"Resources": resources, "Outputs": {key: {"Value": value} for key, value in outputs.items()}}
+    boto3.client("cloudformation").create_stack(StackName=names.stack, TemplateBody=json.dumps(template))
 
 
 def a_run_of_orders(cloudwatch):
@@ -110,6 +180,8 @@ def test_cost_json_reports_the_consumers_own_units_and_dollars(aws, capsys):
     assert report["by_service"] == pytest.approx(dict(expected.by_service))
     assert sum(report["by_service"].values()) == pytest.approx(report["usd"])
     assert report["usd_per_million_orders"] == pytest.approx(report["usd"] / 100 * 1e6)
+    assert report["fixed_monthly"] is None  # no stack deployed: named, not guessed
+    assert any(name.startswith("fixed costs (the stack's template:") for name in report["missing"])
     assert set(report["by_service"]) >= {"sqs", "lambda", "dynamodb", "logs"}
     assert report["prices"] == {
         "file": report["prices"]["file"],
@@ -117,6 +189,125 @@ def test_cost_json_reports_the_consumers_own_units_and_dollars(aws, capsys):
         "as_of": PRICES.as_of,
         "list": True,
     }
+
+
+def test_read_units_are_priced_as_reads(aws, capsys):
+    """The table's consumed read units (an operator's scan, say) are billed at the read price
+    of the price file, not the write price: DynamoDB's dollars are 110 writes at $0.625 and 400
+    reads at $0.125 per million."""
+    a_run_of_orders(aws)
+    put(aws, "AWS/DynamoDB", "ConsumedReadCapacityUnits", {"TableName": NAMES.orders_table}, [300, 100])
+    code, report, err = run_json(capsys)
+    assert code == 0, err
+    assert report["units"]["read_units"] == 400
+    figures = json.loads(PRICES_FILE.read_text())["prices"]
+    write = figures["dynamodb_on_demand_write_request_units_per_million"]["usd"]
+    read = figures["dynamodb_on_demand_read_request_units_per_million"]["usd"]
+    assert report["by_service"]["dynamodb"] == pytest.approx((110 * write + 400 * read) / 1e6)
+
+
+@pytest.mark.filterwarnings("ignore:Tried to parse AWS")  # only the template is read
+def test_fixed_costs_are_a_month_of_the_deployed_stacks_alarms_dashboard_and_custom_metrics(aws, capsys):
+    """The deployed template's alarms bill one alarm metric per metric they read (a math alarm's
+    expressions are not metrics), its dashboard one dashboard-month, and the worker's metrics
+    lines make one custom metric per decision for its function: priced by the month under
+    `fixed_monthly`, whose items add up to its total, and kept out of the period's `usd` (still
+    its services' sum) and of the per-order figure."""
+    a_run_of_orders(aws)
+    _, without, _ = run_json(capsys)
+    deploy_stack()
+    code, report, err = run_json(capsys)
+    assert code == 0, err
+    fixed = report["fixed_monthly"]
+    assert fixed["units"] == {"alarm_metrics": 5, "dashboards": 1, "custom_metrics": len(DECISION_METRICS)}
+    assert fixed["by_item"] == pytest.approx(
+        {
+            "alarms": 5 * FIGURES["alarm_metrics_standard_per_alarm_metric_month"]["usd"],
+            "dashboards": FIGURES["dashboards_per_dashboard_month"]["usd"],
+            "custom_metrics": 5 * FIGURES["custom_metrics_per_metric_month"]["usd"],
+        }
+    )
+    assert sum(fixed["by_item"].values()) == pytest.approx(fixed["usd_per_month"])
+    assert sum(report["by_service"].values()) == pytest.approx(report["usd"])
+    assert report["usd"] == pytest.approx(without["usd"])
+    assert report["usd_per_million_orders"] == pytest.approx(without["usd_per_million_orders"])
+    assert not any(name.startswith("fixed costs") for name in report["missing"])
+    assert main(["cost"]) == 0
+    text = capsys.readouterr().out
+    assert "fixed, a month whatever the orders (from stack labex-q05-consumer's template" in text
+    assert "5 alarm metrics" in text and "1 dashboards" in text
+
+
+@pytest.mark.filterwarnings("ignore:Tried to parse AWS")  # only the template is read
+def test_a_high_resolution_alarm_is_refused_not_priced_at_the_standard_rate(aws, capsys):
+    """An alarm on a period under a minute bills at the high-resolution rate the price file does
+    not hold: the fixed costs are not given, and `missing` names the alarm."""
+    deploy_stack(resources={"Fast": alarm("fast", {"Metrics": [stat("m", "NumberOfMessagesSent", 10)]})})
+    _, report, _ = run_json(capsys)
+    assert report["fixed_monthly"] is None
+    assert any("alarm fast has a 10 s period" in name for name in report["missing"])
+
+
+@pytest.fixture
+def fifo_aws():
+    """moto with a FIFO deployment's queues (`.fifo` names) and a CloudWatch client."""
+    names = Names(DEFAULT_PREFIX, fifo=True)
+    with mocked_aws():
+        sqs = boto3.client("sqs")
+        for name in (names.jobs_queue, names.dead_letter_queue):
+            sqs.create_queue(QueueName=name, Attributes={"FifoQueue": "true"})
+        yield boto3.client("cloudwatch")
+
+
+def test_a_fifo_queue_is_billed_at_the_fifo_rate_with_its_deduplicated_sends(fifo_aws, capsys):
+    """A FIFO jobs queue's requests are priced at the FIFO rate, and every send counts, also the
+    ones deduplication dropped (NumberOfDeduplicatedSentMessages): SQS bills each action as a
+    request. 100 sent + 15 deduplicated + 110 receives + 110 deletes = 335 FIFO requests."""
+    queue = {"QueueName": Names(DEFAULT_PREFIX, fifo=True).jobs_queue}
+    worker = {"FunctionName": NAMES.worker_function}
+    put(fifo_aws, "AWS/SQS", "NumberOfMessagesSent", queue, [60, 40])
+    put(fifo_aws, "AWS/SQS", "NumberOfDeduplicatedSentMessages", queue, [10, 5])
+    put(fifo_aws, "AWS/SQS", "NumberOfMessagesReceived", queue, [66, 44])
+    put(fifo_aws, "AWS/SQS", "NumberOfMessagesDeleted", queue, [66, 44])
+    put(fifo_aws, "AWS/Lambda", "Invocations", worker, [66, 44])
+    code, report, err = run_json(capsys)
+    assert code == 0, err
+    assert report["queue_type"] == "fifo"
+    assert report["units"]["sqs_fifo_requests"] == 335 and report["units"]["sqs_requests"] == 0
+    fifo_rate = FIGURES["sqs_fifo_requests_per_million"]["usd"]
+    assert fifo_rate > FIGURES["sqs_standard_requests_per_million"]["usd"]
+    assert report["by_service"]["sqs"] == pytest.approx(335 * fifo_rate / 1e6)
+    assert main(["cost"]) == 0
+    assert "335 SQS requests (fifo)" in capsys.readouterr().out
+
+
+def test_a_standard_queue_is_billed_at_the_standard_rate_and_reads_no_deduplication(aws, capsys):
+    """A standard queue has no deduplication: its metric is not read (nor named as missing), and
+    its requests are at the standard rate."""
+    a_run_of_orders(aws)
+    _, report, _ = run_json(capsys)
+    assert report["queue_type"] == "standard"
+    assert "sqs_deduplicated" not in report["metrics"]
+    assert not any("Deduplicated" in name for name in report["missing"])
+    assert report["by_service"]["sqs"] == pytest.approx(
+        320 * FIGURES["sqs_standard_requests_per_million"]["usd"] / 1e6
+    )
+
+
+def test_the_custom_metrics_are_the_worker_metric_names_by_dimension_values():
+    """One custom metric per namespace, metric name and dimension values the worker's metrics
+    lines carry: one per decision for one function, however many lines repeat it; another
+    function's lines are other metrics."""
+    from ops.cost_model import custom_metrics
+
+    worker = load_worker()
+
+    def lines(function):
+        return [worker.metrics_line(m, function, METRICS_NAMESPACE, 0) for m in worker.Metric]
+
+    assert custom_metrics(lines("f")) == len(DECISION_METRICS) == 5
+    assert custom_metrics(lines("f") * 3) == 5
+    assert custom_metrics(lines("f") + lines("g")) == 10
 
 
 def test_metrics_without_data_are_named_and_counted_as_zero(aws, capsys):
