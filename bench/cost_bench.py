@@ -8,8 +8,13 @@ for batches of first deliveries and the same batches delivered again. Function t
 benchmark's (bench/batch_bench.py), held to the deployed memory's share of a vCPU with a 5 ms
 round trip; a duplicate's time is that times the duplicate/first ratio measured here.
 
+Beside the per-order figures, the fixed costs a month (`fixed_monthly`): the alarm metrics and
+dashboard of the lab stack as synthesized with cdk.json's context, and the custom metrics the
+worker's metrics lines make, priced as `python -m ops cost` prices a deployed stack's.
+
 `python -m bench.cost_bench` runs only this part and writes it into bench/results.json and the
-generated block of docs/benchmarks.md, keeping every other figure of the last `make bench`.
+generated block of docs/benchmarks.md, keeping every other figure of the last `make bench`;
+`--fixed-only` recounts the fixed costs alone, keeping the last measured figures.
 """
 
 from __future__ import annotations
@@ -278,6 +283,35 @@ def log_lines(measured: Mapping[str, Any], size: int = 1, prices: Any = None) ->
     }
 
 
+def stack_template() -> dict[str, Any]:
+    """The lab stack's CloudFormation template, synthesized in this process with cdk.json's
+    context (as `cdk synth` makes it; no AWS call)."""
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Template
+
+    from app import build
+    from bench.variants import ROOT
+
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    template: dict[str, Any] = Template.from_stack(build(cdk.App(context=context))).to_json()
+    return template
+
+
+def fixed_costs(template: Mapping[str, Any], prices: Any = None) -> dict[str, Any]:
+    """The stack's fixed costs a month (ops/cost_model.py `fixed_monthly`): its template's alarm
+    metrics and dashboards, and the custom metrics the worker makes for one function."""
+    from ops.cost import worker_custom_metrics
+    from ops.cost_model import Prices, fixed_monthly, template_fixed_units
+    from stacks.config import DEFAULT_PREFIX, Names
+
+    prices = prices or Prices.load()
+    units = template_fixed_units(template, worker_custom_metrics(Names(DEFAULT_PREFIX).worker_function))
+    return {
+        **fixed_monthly(units, prices).as_json(),
+        "from": "the lab stack synthesized with cdk.json's context",
+    }
+
+
 def run(
     batches: Mapping[str, Any], orders: int = 20, progress: Callable[[str], None] = lambda _: None
 ) -> dict[str, Any]:
@@ -291,6 +325,8 @@ def run(
         measured = measure(orders, progress)
     cost = price_all(measured, batches, FUNCTION_MEMORY_MB)
     cost["log_lines"] = log_lines(measured)
+    progress("cost: the stack's fixed costs (synthesizing its template)")
+    cost["fixed_monthly"] = fixed_costs(stack_template())
     cost["measured"] = measured
     cost["measured_on"] = {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
@@ -320,11 +356,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.cost_bench", description=__doc__)
     parser.add_argument("--orders", type=int, default=20, help="orders per handler and batch size")
     parser.add_argument("--no-docs", action="store_true")
+    parser.add_argument(
+        "--fixed-only",
+        action="store_true",
+        help="recount only the fixed costs a month (the stack's template), keeping the measured figures",
+    )
     args = parser.parse_args(argv)
     if args.orders < 10 or args.orders % 10:
         print("bench.cost_bench: --orders must be a multiple of 10, at least 10", file=sys.stderr)
         return 2
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    if args.fixed_only:
+        return report.rerun_part(
+            "bench.cost_bench",
+            "cost",
+            "cost table",
+            "cost",
+            lambda results: {**results["cost"], "fixed_monthly": fixed_costs(stack_template())},
+            render,
+            write_docs=not args.no_docs,
+        )
     return report.rerun_part(
         "bench.cost_bench",
         "batches",

@@ -115,6 +115,9 @@ def render(cost: Mapping[str, Any]) -> str:
         "own check (`local/scenario.py`) reads, as this worker prints them: WRITE and RESULT per delivery, "
         "START per invocation.\n\n" + table
     )
+    fixed = cost.get("fixed_monthly")
+    if fixed:
+        text += "\n\n" + render_fixed(fixed, prices)
     logs = cost.get("log_lines")
     if logs:
         rows = [
@@ -142,6 +145,30 @@ def render(cost: Mapping[str, Any]) -> str:
             + markdown_table(["line", "bytes per order", "$ per million orders", "read by"], rows)
         )
     return text + "\n"
+
+
+FIXED_ROWS = {
+    "alarms": ("alarm_metrics", "alarm metrics (standard resolution; a math alarm's each metric it reads)"),
+    "dashboards": ("dashboards", "dashboards"),
+    "custom_metrics": ("custom_metrics", "custom metrics (the worker's decisions, by function), at most"),
+}
+
+
+def render_fixed(fixed: Mapping[str, Any], prices: Mapping[str, Any]) -> str:
+    """The fixed costs a month as markdown: what a deployment pays whatever its orders."""
+    rows = [
+        [item, f"{fixed['units'][FIXED_ROWS[item][0]]} {FIXED_ROWS[item][1]}", f"{dollars:.2f}"]
+        for item, dollars in fixed["by_item"].items()
+    ]
+    rows.append(["**total**", "", f"**{fixed['usd_per_month']:.2f}**"])
+    return (
+        f"**Fixed costs a month** in US dollars, whatever the orders and not in the figures above "
+        f"(counted from {fixed['from']}, as `python -m ops cost` counts a deployed stack's from its "
+        f"template; same price list, {prices['as_of']}, no free tier): CloudWatch bills each alarm "
+        "metric and dashboard by the month, and each custom metric by the hours it is sent in, so "
+        "the custom metrics' figure is the most they cost, with every decision counted every hour.\n\n"
+        + markdown_table(["item", "units", "$ a month"], rows)
+    )
 
 
 HEADINGS = {"sqs": "SQS", "lambda": "Lambda", "dynamodb": "DynamoDB", "logs": "Logs"}

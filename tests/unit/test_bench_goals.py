@@ -114,3 +114,27 @@ def test_log_lines_are_counted_by_kind():
     """Tagged lines count under their tag, embedded-metric-format objects under EMF."""
     output = 'JOB {"id": "a"}\n{"_aws": {"Timestamp": 1}, "Accepted": 1}\nRESULT {}\n\nRESULT {}\n'
     assert cost_bench.log_bytes_by_kind(output) == {"JOB": 15, "EMF": 41, "RESULT": 18}
+
+
+def test_the_cost_table_shows_the_fixed_costs_a_month_apart():
+    """The stack's fixed costs (alarm metrics, dashboards, the worker's custom metrics) are counted
+    from its template and priced by the month, in a table of their own after the per-order one;
+    a results file from before them renders without it."""
+    prices = Prices.load()
+    template = {
+        "Resources": {
+            "One": {"Type": "AWS::CloudWatch::Alarm", "Properties": {"MetricName": "Errors", "Period": 60}},
+            "Board": {"Type": "AWS::CloudWatch::Dashboard", "Properties": {}},
+        }
+    }
+    fixed = cost_bench.fixed_costs(template, prices)
+    assert fixed["units"] == {"alarm_metrics": 1, "dashboards": 1, "custom_metrics": 5}
+    assert fixed["usd_per_month"] == pytest.approx(
+        prices.alarm_metric_month + prices.dashboard_month + 5 * prices.metric_month
+    )
+    cost = cost_bench.price_all(_measured(0, 3), _batches(1), 256, prices=prices)
+    assert "Fixed costs a month" not in cost_report.render(cost)
+    table = cost_report.render({**cost, "fixed_monthly": fixed})
+    assert table.index("**Cost per million orders**") < table.index("**Fixed costs a month**")
+    assert "| dashboards | 1 dashboards | 3.00 |" in table
+    assert f"| **total** |  | **{fixed['usd_per_month']:.2f}** |" in table
