@@ -289,11 +289,15 @@ def stack_template() -> dict[str, Any]:
     import aws_cdk as cdk
     from aws_cdk.assertions import Template
 
-    from app import build
     from bench.variants import ROOT
+    from stacks.config import StackConfig
+    from stacks.consumer_stack import ConsumerStack
 
-    context = json.loads((ROOT / "cdk.json").read_text())["context"]
-    template: dict[str, Any] = Template.from_stack(build(cdk.App(context=context))).to_json()
+    app = cdk.App(context=json.loads((ROOT / "cdk.json").read_text())["context"])
+    config = StackConfig.from_context(app.node.try_get_context)
+    template: dict[str, Any] = Template.from_stack(
+        ConsumerStack(app, config.names.stack, config=config)
+    ).to_json()
     return template
 
 

@@ -139,7 +139,9 @@ def test_a_session_of_a_role_cloudformation_made_is_authorized_by_its_policies(e
     """A role from a template (as CDK's bootstrap roles are), trusting the account: its session
     may do what its inline policy allows (moto answered every such request with a 500) and what
     its AWS managed policy allows (moto ignored ManagedPolicyArns), and is refused the rest; the
-    stack's delete removes the role with its policies attached."""
+    role's inline policy reads back as IAM's API gives it, also in GetAccountAuthorizationDetails
+    (moto kept it as parsed JSON and that call answered a 500 page); the stack's delete removes
+    the role with its policies attached."""
     cloudformation, name = emulator.client("cloudformation"), f"trust-{uuid.uuid4().hex[:8]}"
     role_name = f"{name}-deploy"
     read_queues = {"Effect": "Allow", "Action": "sqs:ListQueues", "Resource": "*"}
@@ -179,5 +181,13 @@ def test_a_session_of_a_role_cloudformation_made_is_authorized_by_its_policies(e
     assert listed["ResponseMetadata"]["HTTPStatusCode"] == 200
     found = refusal(lambda: as_role.delete_stack(StackName=name))
     assert (found["code"], found["status"]) == ("AccessDenied", 403)
+    iam = emulator.client("iam")
+    stored = iam.get_role_policy(RoleName=role_name, PolicyName="read-queues")["PolicyDocument"]
+    assert stored["Statement"] == [read_queues]
+    details = iam.get_account_authorization_details(Filter=["Role"])["RoleDetailList"]
+    listed_policies = next(r["RolePolicyList"] for r in details if r["RoleName"] == role_name)
+    assert [(p["PolicyName"], p["PolicyDocument"]["Statement"]) for p in listed_policies] == [
+        ("read-queues", [read_queues])
+    ]
     cloudformation.delete_stack(StackName=name)
     assert role_name not in [r["RoleName"] for r in emulator.client("iam").list_roles()["Roles"]]

@@ -1,6 +1,8 @@
 """An action moto has no method for answered as AWS answers a call it does not know: a 400 with an
 AWS error code in the service's protocol, instead of moto's HTML 500 page (its NotImplementedError
-reaches werkzeug). Query services say InvalidAction, JSON and REST ones UnknownOperationException."""
+reaches werkzeug). Query services say InvalidAction, JSON and REST ones UnknownOperationException.
+An implemented action that fails with a server error on a call missing a required member is
+answered as AWS's request validation answers it (server/missing_members.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from embedded_aws.compat.registry import T, declare
+from embedded_aws.server.missing_members import validation_failure, validation_refusal
 
 _QUERY_PROTOCOLS = frozenset({"query", "ec2"})  # moto's query-json (SQS over JSON) is JSON
 
@@ -20,11 +23,13 @@ def refusal_code(protocol: str) -> str:
 
 @declare(
     "server.unimplemented-actions",
-    "an action moto does not implement is a 400 in the protocol's shape, never an HTML 500 page",
+    "an action moto does not implement, or a call missing a member its operation requires, is a "
+    "400 in the protocol's shape, never an HTML 500 page",
     T("moto.core.responses:BaseResponse.call_action", "self"),
     fixes_moto="BaseResponse.call_action raises NotImplementedError for an action it has no method "
     "for; the server turns it into an HTML 500 page instead of an AWS error (InvalidAction / "
-    "UnknownOperationException, 400)",
+    "UnknownOperationException, 400); many actions read a required parameter unchecked (a KeyError or "
+    "TypeError on None) and answer a 500 where AWS validates the request first and answers 400",
 )
 def patch_unimplemented_actions() -> None:
     from moto.core.common_types import TYPE_RESPONSE
@@ -34,10 +39,17 @@ def patch_unimplemented_actions() -> None:
 
     def call_action(self: Any) -> TYPE_RESPONSE:
         try:
-            return original(self)
+            answer = original(self)
         except NotImplementedError:
             protocol = self.determine_response_protocol(get_service_model(self.boto3_service_name))
             return refusal(protocol, f"{self._get_action()} is not implemented by the local emulator")
+        except Exception:
+            if message := validation_failure(self):
+                return validation_refusal(self, message)
+            raise
+        if int(answer[0]) >= 500 and (message := validation_failure(self)):
+            return validation_refusal(self, message)
+        return answer
 
     BaseResponse.call_action = call_action
 

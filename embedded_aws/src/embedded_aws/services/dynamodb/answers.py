@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 from embedded_aws.compat.registry import T, declare
+from embedded_aws.server.missing_members import validation_message
 
 _TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 # Keys of DeleteTable's description, as AWS answered (test_dynamodb.snapshot.json, test_table_crud).
@@ -36,14 +37,7 @@ def missing_members(action: str, params: dict[str, Any]) -> str | None:
     except Exception:  # noqa: BLE001 - an unknown action is moto's to refuse
         return None
     missing = [name for name in (shape.required_members if shape else []) if params.get(name) is None]
-    if not missing:
-        return None
-    errors = "; ".join(
-        f"Value null at '{name[0].lower()}{name[1:]}' failed to satisfy constraint: Member must not be null"
-        for name in missing
-    )
-    count = len(missing)
-    return f"{count} validation error{'s' if count > 1 else ''} detected: {errors}"
+    return validation_message(missing) if missing else None
 
 
 def _table_id(description: dict[str, Any]) -> str:
@@ -100,11 +94,13 @@ def reshape(action: str, params: dict[str, Any], status: int, body: str) -> str:
     (
         "answers in AWS's shape: ConsumedCapacity and ItemCollectionMetrics only when asked, CreateTable "
         "CREATING and DeleteTable DELETING, descriptions with TableId and without empty index lists, a "
-        "missing required member a 400 ValidationException, DeleteTable of a missing table naming it"
+        "missing required member a 400 ValidationException, DeleteTable of a missing table naming it, "
+        "ListExports without TableArn every export"
     ),
     T("moto.dynamodb.responses:DynamoHandler.call_action", "self"),
     fixes_moto=(
-        "a request without a required member (PutItem without Item) fails with KeyError, a 500 HTML page,"
+        "a request without a required member (PutItem without Item), or ListExports without its optional "
+        "TableArn, fails with KeyError, a 500 HTML page,"
         " not a 400 ValidationException; BatchGetItem, BatchWriteItem, UpdateItem and TransactWriteItems "
         "return ConsumedCapacity (and ItemCollectionMetrics) nobody asked for; CreateTable and "
         "DeleteTable answer ACTIVE; descriptions lack TableId and carry empty index lists and a "
@@ -133,6 +129,17 @@ def patch_dynamodb_answers() -> None:
                 body,
             )
             return 400, headers, body
+        if action == "ListExports" and params.get("TableArn") is None:
+            # TableArn is optional: without it AWS lists every export (moto read it unchecked).
+            exports = self.dynamodb_backend.table_exports.values()
+            summaries = [
+                {"ExportArn": e.arn, "ExportStatus": e.status, "ExportType": e.export_type} for e in exports
+            ]
+            headers, body = BaseResponse._enrich_response(
+                {**self.response_headers, "Content-Type": "application/x-amz-json-1.0"},
+                json.dumps({"ExportSummaries": summaries}),
+            )
+            return 200, headers, body
         status, headers, body = original(self)
         if isinstance(body, str) and body:
             body = reshape(action, params, int(status), body)

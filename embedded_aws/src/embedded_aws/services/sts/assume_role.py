@@ -79,24 +79,27 @@ def patch_assume_role() -> None:
 
 @declare(
     "sts.role-session-policies",
-    "a session of a role CloudFormation made is authorized by the role's inline policies",
-    T("moto.iam.access_control:AssumedRoleAccessKey.collect_policies", "self"),
+    "a role CloudFormation made keeps its inline policies as JSON text, as one the IAM API made: its "
+    "sessions are authorized by them and GetAccountAuthorizationDetails lists them",
+    T("moto.iam.models:Role.put_policy", "self", "policy_name", "policy_json"),
     fixes_moto=(
         "a role created by CloudFormation keeps inline policies as dicts; every request signed by one of "
-        "its sessions fails with KeyError 'policy_document' (a 500)"
+        "its sessions fails with KeyError 'policy_document', and GetAccountAuthorizationDetails with "
+        "TypeError in parse.quote (500s)"
     ),
 )
 def patch_role_session_policies() -> None:
-    """A role made by CloudFormation keeps its inline policies as parsed JSON, which moto's policy
-    check cannot read (KeyError 'policy_document', a 500 on every call of the role's sessions):
-    each is handed over as the JSON text a role made by the IAM API keeps."""
+    """Role.put_policy stores the JSON text of a policy given as parsed JSON (CloudFormation's
+    Policies property), the form every reader of a role's policies expects."""
     import json
 
-    from moto.iam.access_control import AssumedRoleAccessKey
+    from moto.iam.models import Role
 
-    collect = AssumedRoleAccessKey.collect_policies
+    put_policy = Role.put_policy
 
-    def collect_policies(self: Any) -> list[Any]:
-        return [json.dumps(policy) if isinstance(policy, dict) else policy for policy in collect(self)]
+    def put_policy_text(self: Any, policy_name: str, policy_json: Any) -> None:
+        put_policy(
+            self, policy_name, policy_json if isinstance(policy_json, str) else json.dumps(policy_json)
+        )
 
-    AssumedRoleAccessKey.collect_policies = collect_policies
+    Role.put_policy = put_policy_text
