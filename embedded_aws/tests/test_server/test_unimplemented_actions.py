@@ -7,6 +7,7 @@ other modules made (a role CloudFormation made once broke GetAccountAuthorizatio
 
 from __future__ import annotations
 
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -119,3 +120,25 @@ def test_list_exports_without_a_table_lists_every_export(emulator):
     answer = _client(emulator, "dynamodb").list_exports()
     assert answer["ResponseMetadata"]["HTTPStatusCode"] == 200
     assert answer["ExportSummaries"] == []
+
+
+def test_a_server_error_with_every_member_given_stays_a_server_error(emulator):
+    """The validation answers only for what is missing: a PutItem carrying every required member
+    that meets a 500 (an injected fault, as the worker's retry test uses) is still that 500."""
+    table = f"no500-{uuid.uuid4().hex[:8]}"
+    dynamodb = _client(emulator, "dynamodb")
+    dynamodb.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    emulator.inject_fault(action="PutItem", table=table, code="InternalServerError", status=500, count=5)
+    try:
+        with pytest.raises(ClientError) as caught:
+            dynamodb.put_item(TableName=table, Item={"id": {"S": "x"}})
+    finally:
+        emulator.clear_faults(table)
+        dynamodb.delete_table(TableName=table)
+    assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+    assert caught.value.response["Error"]["Code"] == "InternalServerError"

@@ -27,17 +27,25 @@ ONE_OF = {
 }
 
 
+def json_members(body: Any) -> dict[str, Any]:
+    """A JSON request body as a dict: some responses hold it parsed already (DynamoDB's), others
+    as text; anything else (an XML or form body) holds no JSON members."""
+    if isinstance(body, dict):
+        return body
+    try:
+        document = json.loads(body) if body else {}
+    except (TypeError, ValueError):
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
 def provided_names(
     protocol: str, shape: Any, querystring: dict[str, Any], headers: Any, body: Any
 ) -> set[str]:
     """The top-level members of `shape` the request carries, by their model names."""
     names = set()
     keys = set(querystring)
-    try:
-        document = json.loads(body) if body else {}
-    except (TypeError, ValueError):
-        document = {}
-    body_keys = set(document) if isinstance(document, dict) else set()
+    body_keys = set(json_members(body))
     for name, member in shape.members.items():
         wire = member.serialization.get("name", name)
         location = member.serialization.get("location")
