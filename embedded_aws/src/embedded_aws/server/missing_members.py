@@ -1,12 +1,10 @@
 """A call missing a member its operation requires is a 400 naming the member, as AWS's request
-validation answers it, where moto would raise inside the action (a KeyError or TypeError on the
-absent value) and the server would answer an HTML 500 page.
-
-`server/unimplemented.py`'s patch of `call_action` asks it, only when moto's action failed with
-a server error: a request moto answers is left as moto answers it, and a 500 with every required member present stays a 500 (a defect of
-its own, not hidden). Query services answer `ValidationError`, JSON and REST ones
-`ValidationException`, with AWS's "Value null at 'name' failed to satisfy constraint: Member must
-not be null" wording."""
+validation answers it, before the action runs: moto would raise inside it (a KeyError or
+TypeError on the absent value, an HTML 500 page) or, worse, act on the absent values and store
+what it made. `server/unimplemented.py`'s patch of `call_action` asks it of every request; a
+request carrying every member it must is left to moto, a 500 included. Query services answer
+`ValidationError`, JSON and REST ones `ValidationException`, with AWS's "Value null at 'name'
+failed to satisfy constraint: Member must not be null" wording."""
 
 from __future__ import annotations
 

@@ -38,18 +38,16 @@ def patch_unimplemented_actions() -> None:
     original = BaseResponse.call_action
 
     def call_action(self: Any) -> TYPE_RESPONSE:
+        # Before the action, as AWS validates: moto runs some actions on absent members and stores
+        # what they make (CreateRole without a name or a trust policy made a role that broke every
+        # later GetAccountAuthorizationDetails).
+        if message := validation_failure(self):
+            return validation_refusal(self, message)
         try:
-            answer = original(self)
+            return original(self)
         except NotImplementedError:
             protocol = self.determine_response_protocol(get_service_model(self.boto3_service_name))
             return refusal(protocol, f"{self._get_action()} is not implemented by the local emulator")
-        except Exception:
-            if message := validation_failure(self):
-                return validation_refusal(self, message)
-            raise
-        if int(answer[0]) >= 500 and (message := validation_failure(self)):
-            return validation_refusal(self, message)
-        return answer
 
     BaseResponse.call_action = call_action
 
