@@ -56,7 +56,7 @@ def batch_handler(variant: str) -> Callable[[dict[str, Any], Any], dict[str, Any
         remaining = lambda: context.get_remaining_time_in_millis() / 1000
         table = os.environ[worker.TABLE_NAME_ENV]
         result: dict[str, Any] = worker.handle_event(
-            event, worker._client(), table, remaining, in_flight=in_flight
+            event, worker.dynamodb_client(), table, remaining, in_flight=in_flight
         )
         return result
 

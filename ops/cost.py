@@ -192,7 +192,7 @@ def function_shape(clients: Clients, target: Target) -> tuple[int, str, str]:
 
 def worker_custom_metrics(function_name: str) -> int:
     """The custom metrics the worker can make: its metrics lines for each decision it counts, as
-    it prints them for this function (lambda/worker/app.py metrics_line)."""
+    it prints them for this function (lambda/worker/sqs_batch.py metrics_line)."""
     worker = load_worker()
     return custom_metrics(worker.metrics_line(m, function_name, METRICS_NAMESPACE, 0) for m in worker.Metric)
 

@@ -35,11 +35,22 @@ def load_module(source: str, name: str) -> ModuleType:
 
 
 def load_lambda(source: str) -> ModuleType:
-    """lambda/<source>/app.py, after the modules beside it (which it may import)."""
+    """lambda/<source>/app.py, after the modules beside it, each loaded under its own name: they
+    import each other by those names, in whatever order they need, as the runtime imports them."""
     for path in sorted((LAMBDA_SOURCE / source).glob("*.py")):
         if path.name != "app.py":
-            load_module(source, path.stem)
+            _load_beside(source, path.stem)
     return _load(LAMBDA_SOURCE / source / "app.py", f"{source}_app")
+
+
+def _load_beside(source: str, name: str) -> ModuleType:
+    """load_module, with the modules `name` imports from beside it loaded first (on demand)."""
+    directory = str(LAMBDA_SOURCE / source)
+    sys.path.insert(0, directory)
+    try:
+        return load_module(source, name)
+    finally:
+        sys.path.remove(directory)
 
 
 def load_worker() -> ModuleType:

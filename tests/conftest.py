@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from stacks.lambda_code import load_lambda
+from stacks.lambda_code import load_lambda, load_module
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,6 +17,12 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="session")
 def worker() -> ModuleType:
     return load_lambda("worker")
+
+
+@pytest.fixture(scope="session")
+def guard(worker: ModuleType) -> ModuleType:
+    """The worker's write guard (lambda/worker/write_guard.py): its client and retry settings."""
+    return load_module("worker", "write_guard")
 
 
 @pytest.fixture(scope="session")

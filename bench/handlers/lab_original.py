@@ -23,6 +23,6 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     table = os.environ[_worker.TABLE_NAME_ENV]
     failures: list[dict[str, str]] = []
     for record in event.get("Records", []):
-        if isinstance(_worker._attempt(record, client, table, lambda: math.inf), _worker.Failed):
+        if isinstance(_worker.attempt_record(record, client, table, lambda: math.inf), _worker.Failed):
             failures.append({"itemIdentifier": record.get("messageId", "")})
     return {"batchItemFailures": failures}

@@ -43,9 +43,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         try:
             job = _worker.parse_job(record.get("body"))
             result = store_order(order={"id": job.id, "quantity": job.quantity})
-            _worker._log(_worker.Tag.RESULT, result)
+            _worker.log(_worker.Tag.RESULT, result)
         except Exception as error:  # noqa: BLE001 - reported, never acknowledged, as in ours
-            _worker._log(
+            _worker.log(
                 _worker.Tag.ERROR,
                 {_worker.ERROR_FIELD: type(error).__name__, "message_id": record.get("messageId")},
             )

@@ -104,7 +104,7 @@ class Pipeline:
     mapping_id: str
 
 
-WORKER_TIMEOUT = 2  # the real worker starts a write only with 1.4 s left (lambda/worker/app.py)
+WORKER_TIMEOUT = 2  # the real worker starts a write only with 1.4 s left (lambda/worker/write_guard.py)
 
 
 def pipeline(

@@ -327,7 +327,14 @@ def test_worker_asset_is_the_handler_source_without_caches(synthesized):
     asset_hash = function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
     asset_dir = Path(assembly.directory) / f"asset.{asset_hash}"
     files = sorted(p.name for p in asset_dir.rglob("*") if p.is_file())
-    assert files == ["app.py", "order_contract.py"]
+    assert files == [
+        "app.py",
+        "log_lines.py",
+        "order_contract.py",
+        "order_rules.py",
+        "sqs_batch.py",
+        "write_guard.py",
+    ]
 
 
 def test_order_retention_is_the_orders_table_ttl_and_the_workers_env(template):

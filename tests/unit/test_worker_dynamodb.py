@@ -197,7 +197,7 @@ def test_a_write_that_cannot_finish_in_the_time_left_fails_fast(worker, capsys):
     assert error["error"] == "OutOfTime" and "1.00 s left" in error["message"]
 
 
-def test_retries_stop_when_the_next_attempt_could_not_end_in_time(worker):
+def test_retries_stop_when_the_next_attempt_could_not_end_in_time(worker, guard):
     """Each retry waits a jittered backoff and starts only if a whole attempt still fits before
     the deadline: with the clock running out after the second attempt, there is no third."""
     budget = worker.ATTEMPT_SECONDS + worker.DEADLINE_MARGIN_SECONDS
@@ -207,7 +207,7 @@ def test_retries_stop_when_the_next_attempt_could_not_end_in_time(worker):
     with pytest.raises(worker.WriteFailed) as raised:
         worker.put_order(client, {}, remaining=lambda: next(clock), sleep=slept.append)
     assert (client.calls, raised.value.attempts, len(slept)) == (2, 2, 1)
-    assert 0 <= slept[0] <= worker.BACKOFF_BASE_SECONDS
+    assert 0 <= slept[0] <= guard.BACKOFF_BASE_SECONDS
 
 
 def test_a_timed_out_attempt_is_retried_and_its_own_write_counts_as_a_duplicate(worker, client, capsys):
@@ -237,15 +237,15 @@ def test_a_timed_out_attempt_is_retried_and_its_own_write_counts_as_a_duplicate(
     assert items(client) == [{"id": "ambiguous", "quantity": 2, "total_cents": 600}]
 
 
-def test_the_client_fails_fast_and_the_retry_budget_fits_the_function_timeout(worker):
+def test_the_client_fails_fast_and_the_retry_budget_fits_the_function_timeout(worker, guard):
     """The client's own timeouts bound each attempt and it does not retry on its own; the
     smallest function timeout the stack allows leaves room for at least one whole attempt."""
     from stacks.config import MIN_FUNCTION_TIMEOUT_SECONDS
 
-    config = worker.CLIENT_CONFIG
+    config = guard.CLIENT_CONFIG
     assert (config.connect_timeout, config.read_timeout) == (
-        worker.CONNECT_TIMEOUT_SECONDS,
-        worker.READ_TIMEOUT_SECONDS,
+        guard.CONNECT_TIMEOUT_SECONDS,
+        guard.READ_TIMEOUT_SECONDS,
     )
     assert config.retries == {"total_max_attempts": 1}
     assert worker.ATTEMPT_SECONDS + worker.DEADLINE_MARGIN_SECONDS <= MIN_FUNCTION_TIMEOUT_SECONDS
@@ -334,7 +334,7 @@ def test_an_empty_event_emits_no_metrics(worker, client, capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_handler_reads_table_from_env_and_creates_one_client(worker, monkeypatch):
+def test_handler_reads_table_from_env_and_creates_one_client(worker, guard, monkeypatch):
     """`handler` uses TABLE_NAME from the environment and one boto3 client per process."""
     created = []
     real_client = boto3.client
@@ -346,8 +346,8 @@ def test_handler_reads_table_from_env_and_creates_one_client(worker, monkeypatch
     with mocked_aws():
         create_table(real_client("dynamodb"), "from-env")
         monkeypatch.setenv(worker.TABLE_NAME_ENV, "from-env")
-        monkeypatch.setattr(worker, "_CLIENT", None)
-        monkeypatch.setattr(worker.boto3, "client", counting_client)
+        monkeypatch.setattr(guard, "_CLIENT", None)
+        monkeypatch.setattr(guard.boto3, "client", counting_client)
         assert worker.handler({"Records": [order("a", 1)]}, None) == {"batchItemFailures": []}
         assert worker.handler({"Records": [order("b", 1)]}, None) == {"batchItemFailures": []}
         assert created == [("dynamodb",)]
@@ -397,7 +397,7 @@ def test_the_handler_sizes_its_writes_in_flight_by_the_functions_memory(
     writes = AtomicWrites(client, together=in_flight if in_flight > 1 else 0)
     monkeypatch.setenv(worker.TABLE_NAME_ENV, TABLE)
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", memory)
-    monkeypatch.setattr(worker, "_client", lambda: writes)
+    monkeypatch.setattr(worker, "dynamodb_client", lambda: writes)
     batch = [order(f"sized-{memory}-{n}", 1) for n in range(10)]
     assert worker.handler({"Records": batch}, None) == {"batchItemFailures": []}
     assert writes.most_in_flight == in_flight
@@ -503,13 +503,13 @@ def test_two_copies_of_an_order_in_one_batch_write_once_and_both_are_acknowledge
 
 
 def test_under_throttling_in_a_batch_only_what_was_written_is_acknowledged(
-    worker, client, capsys, monkeypatch
+    worker, guard, client, capsys, monkeypatch
 ):
     """One order's writes are throttled past every retry while four others go in: exactly that
     one is reported failed, and it was not written; none written is reported failed."""
     from botocore.exceptions import ClientError
 
-    monkeypatch.setattr(worker, "BACKOFF_BASE_SECONDS", 0.001)
+    monkeypatch.setattr(guard, "BACKOFF_BASE_SECONDS", 0.001)
     atomic = AtomicWrites(client)
 
     class HotKey:
