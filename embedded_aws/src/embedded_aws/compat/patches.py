@@ -40,6 +40,7 @@ from embedded_aws.services.cloudwatch.history import patch_alarm_history
 from embedded_aws.services.cloudwatch.metric_queries import patch_metric_queries
 from embedded_aws.services.dynamodb.answers import patch_dynamodb_answers
 from embedded_aws.services.dynamodb.capacity import patch_dynamodb_consumed_capacity
+from embedded_aws.services.dynamodb.cloudformation import patch_table_settings
 from embedded_aws.services.dynamodb.writes import patch_dynamodb_item_count, patch_dynamodb_write_atomicity
 from embedded_aws.services.iam.access_control import (
     patch_access_control,
@@ -149,6 +150,7 @@ PATCHES = declared(
     patch_dynamodb_write_atomicity,
     patch_dynamodb_item_count,
     patch_dynamodb_answers,
+    patch_table_settings,
     # Lambda (services/awslambda/).
     patch_lambda_invoke,
     patch_event_source_mapping_rules,
