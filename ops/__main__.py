@@ -107,7 +107,7 @@ def deploy(args: argparse.Namespace, endpoint: Endpoint) -> int:
         done = deploying.deploy(Clients(endpoint), args.context, args.adopt, app=args.app)
     except deploying.DeployError as error:
         print(safe(f"error: {error}"), file=sys.stderr)
-        for line in getattr(error, "lines", []):  # a drift: one line per difference
+        for line in error.lines:  # a drift: one line per difference
             print(safe(f"  {line}"), file=sys.stderr)
         return 2 if isinstance(error, deploying.KeptResourcesError) else 1
     if args.json:

@@ -45,7 +45,9 @@ EMPTY_STATES = ("ROLLBACK_COMPLETE",)
 
 
 class DeployError(RuntimeError):
-    """One line for the operator: what stopped the deploy."""
+    """One line for the operator: what stopped the deploy; `lines`, any detail printed under it."""
+
+    lines: tuple[str, ...] | list[str] = ()
 
 
 class KeptResourcesError(DeployError):
@@ -94,6 +96,12 @@ def queue_drift(kept: Kept, url: str, live: dict[str, str], properties: dict[str
         if isinstance(wanted, int | str) and name in live and int(live[name]) != int(wanted):
             fix = f"aws sqs set-queue-attributes --queue-url {url} --attributes {name}={int(wanted)}"
             found.append(Drift(kept, name, int(live[name]), int(wanted), fix))
+    wanted_sse = properties.get("SqsManagedSseEnabled")
+    if isinstance(wanted_sse, bool) and "SqsManagedSseEnabled" in live:
+        live_sse = live["SqsManagedSseEnabled"].lower() == "true"
+        if live_sse != wanted_sse:
+            fix = f"aws sqs set-queue-attributes --queue-url {url} --attributes SqsManagedSseEnabled={str(wanted_sse).lower()}"
+            found.append(Drift(kept, "SqsManagedSseEnabled", live_sse, wanted_sse, fix))
     wanted_receives = (properties.get("RedrivePolicy") or {}).get("maxReceiveCount")
     if isinstance(wanted_receives, int) and "RedrivePolicy" in live:
         policy = json.loads(live["RedrivePolicy"])
@@ -127,6 +135,39 @@ def table_drift(kept: Kept, time_to_live: dict[str, Any], properties: dict[str, 
     return [Drift(kept, "TimeToLiveSpecification", live, template, fix)]
 
 
+def table_settings_drift(
+    kept: Kept, table: dict[str, Any], recovery: str | None, properties: dict[str, Any]
+) -> list[Drift]:
+    """The table's template billing mode, deletion protection and point-in-time recovery that its
+    live description (DescribeTable; `recovery`: DescribeContinuousBackups' status) does not hold."""
+    found = []
+    update = f"aws dynamodb update-table --table-name {kept.name}"
+    wanted_mode = properties.get("BillingMode")
+    live_mode = (table.get("BillingModeSummary") or {}).get("BillingMode", "PROVISIONED")
+    if wanted_mode == "PAY_PER_REQUEST" and live_mode != wanted_mode:
+        found.append(
+            Drift(kept, "BillingMode", live_mode, wanted_mode, f"{update} --billing-mode {wanted_mode}")
+        )
+    wanted_protection = properties.get("DeletionProtectionEnabled")
+    live_protection = bool(table.get("DeletionProtectionEnabled"))
+    if isinstance(wanted_protection, bool) and live_protection != wanted_protection:
+        flag = "--deletion-protection-enabled" if wanted_protection else "--no-deletion-protection-enabled"
+        found.append(
+            Drift(kept, "DeletionProtectionEnabled", live_protection, wanted_protection, f"{update} {flag}")
+        )
+    wanted_recovery = (properties.get("PointInTimeRecoverySpecification") or {}).get(
+        "PointInTimeRecoveryEnabled"
+    )
+    live_recovery = recovery == "ENABLED"
+    if isinstance(wanted_recovery, bool) and recovery is not None and live_recovery != wanted_recovery:
+        fix = (
+            f"aws dynamodb update-continuous-backups --table-name {kept.name} "
+            f"--point-in-time-recovery-specification PointInTimeRecoveryEnabled={str(wanted_recovery).lower()}"
+        )
+        found.append(Drift(kept, "PointInTimeRecoveryEnabled", live_recovery, wanted_recovery, fix))
+    return found
+
+
 def log_group_drift(kept: Kept, live_days: int | None, properties: dict[str, Any]) -> list[Drift]:
     """The log group's template retention that its live retention is not."""
     wanted = properties.get("RetentionInDays")
@@ -152,8 +193,15 @@ def drift(clients: Any, found: dict[Kept, dict[str, str]], template: dict[str, A
             )
             found_drift += queue_drift(kept, ids["QueueUrl"], live.get("Attributes", {}), properties)
         elif kept.kind == "table":
-            ttl = clients.client("dynamodb").describe_time_to_live(TableName=kept.name)
+            dynamodb = clients.client("dynamodb")
+            ttl = dynamodb.describe_time_to_live(TableName=kept.name)
             found_drift += table_drift(kept, ttl.get("TimeToLiveDescription", {}), properties)
+            table = dynamodb.describe_table(TableName=kept.name)["Table"]
+            backups = dynamodb.describe_continuous_backups(TableName=kept.name)[
+                "ContinuousBackupsDescription"
+            ]
+            recovery = (backups.get("PointInTimeRecoveryDescription") or {}).get("PointInTimeRecoveryStatus")
+            found_drift += table_settings_drift(kept, table, recovery, properties)
         else:
             groups = clients.client("logs").describe_log_groups(logGroupNamePrefix=kept.name)["logGroups"]
             days = next((g.get("retentionInDays") for g in groups if g["logGroupName"] == kept.name), None)

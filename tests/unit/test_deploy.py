@@ -81,6 +81,12 @@ def keep_everything(clients: Clients) -> dict[str, str]:
         ttl = properties(table).get("TimeToLiveSpecification")
         if ttl:
             dynamodb.update_time_to_live(TableName=table, TimeToLiveSpecification=ttl)
+        if properties(table).get("PointInTimeRecoverySpecification", {}).get("PointInTimeRecoveryEnabled"):
+            dynamodb.update_continuous_backups(
+                TableName=table, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+            )
+        if properties(table).get("DeletionProtectionEnabled"):
+            dynamodb.update_table(TableName=table, DeletionProtectionEnabled=True)
     sqs = clients.client("sqs")
     urls = {}
     for name in ("labex-q05-jobs-dlq", "labex-q05-jobs"):
@@ -197,8 +203,9 @@ def test_adopting_a_queue_whose_retention_differs_names_it_and_imports_nothing(a
 
 
 def test_every_kind_of_kept_setting_is_compared():
-    """Queue attributes and the redrive's receives, a table's TTL (on, off, another attribute)
-    and a log group's retention: each difference is one Drift with a command of its own."""
+    """Queue attributes, server-side encryption and the redrive's receives, a table's TTL (on, off,
+    another attribute), billing mode, deletion protection and point-in-time recovery, and a log
+    group's retention: each difference is one Drift with a command of its own."""
     queue = deploying.Kept("J", "queue", "q")
     live = {
         "MessageRetentionPeriod": "345600",
@@ -230,6 +237,33 @@ def test_every_kind_of_kept_setting_is_compared():
     )
     assert on_live.fix.endswith("Enabled=false,AttributeName=expires_at")
     assert deploying.table_drift(table, {"TimeToLiveStatus": "DISABLED"}, {}) == []
+    guarded = {
+        "BillingMode": "PAY_PER_REQUEST",
+        "DeletionProtectionEnabled": True,
+        "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+    }
+    as_kept = {"BillingModeSummary": {"BillingMode": "PAY_PER_REQUEST"}, "DeletionProtectionEnabled": True}
+    assert deploying.table_settings_drift(table, as_kept, "ENABLED", guarded) == []
+    unguarded = deploying.table_settings_drift(table, {}, "DISABLED", guarded)
+    assert [(d.setting, d.live, d.template) for d in unguarded] == [
+        ("BillingMode", "PROVISIONED", "PAY_PER_REQUEST"),
+        ("DeletionProtectionEnabled", False, True),
+        ("PointInTimeRecoveryEnabled", False, True),
+    ]
+    assert [d.fix for d in unguarded] == [
+        "aws dynamodb update-table --table-name t --billing-mode PAY_PER_REQUEST",
+        "aws dynamodb update-table --table-name t --deletion-protection-enabled",
+        (
+            "aws dynamodb update-continuous-backups --table-name t "
+            "--point-in-time-recovery-specification PointInTimeRecoveryEnabled=true"
+        ),
+    ]
+    (sse,) = deploying.queue_drift(
+        queue, "http://q", {"SqsManagedSseEnabled": "false"}, {"SqsManagedSseEnabled": True}
+    )
+    assert (sse.live, sse.template) == (False, True) and sse.fix.endswith(
+        "--attributes SqsManagedSseEnabled=true"
+    )
     group = deploying.Kept("G", "log group", "g")
     assert deploying.log_group_drift(group, 731, {"RetentionInDays": 731}) == []
     (retention,) = deploying.log_group_drift(group, None, {"RetentionInDays": 731})
