@@ -7,8 +7,12 @@ write would race with a concurrent delivery of the same order.
 
 Three modules, one concern each, and this handler that joins them:
 - order_rules.py: the lab's business rules (a valid body, the stored item, the same order);
-- write_guard.py: the conditional write and what its answer means, with deadline-aware retries;
-- sqs_batch.py: the records of a batch, their metrics and log lines, partial batch responses.
+- write_guard.py: the conditional write and what its answer means, with deadline-aware retries,
+  for any record that is a write_guard.Guarded;
+- sqs_batch.py: the records of a batch, their metrics and log lines, partial batch responses,
+  for any sqs_batch.Consumer (a table, a parser, a key attribute).
+Only order_rules.py and this module know the lab's orders; the other two are the library a
+team's handler would use with its own parser.
 Standard library and boto3 only: the Lambda Python runtime provides both. The names the stack
 and `ops` share with it are in order_contract.py; log_lines.py prints.
 
@@ -20,9 +24,10 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import sqs_batch
 from log_lines import log
 from order_contract import (
     ERROR_FIELD,
@@ -33,14 +38,14 @@ from order_contract import (
     Tag,
 )
 from order_contract import METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
-from order_rules import Job, JobError, order_item, parse_job, same_order
+from order_rules import Job, JobError, parse_job, same_order
 from sqs_batch import (
     ONE_VCPU_MEMORY_MB,
+    Attempt,
+    Consumer,
     Failed,
     Settled,
-    attempt_record,
     from_fifo_queue,
-    handle_event,
     metrics_line,
     writes_in_flight,
 )
@@ -57,6 +62,30 @@ from write_guard import (
     put_order,
     write_order,
 )
+from write_guard import stored_item as order_item
+
+
+def orders(table_name: str) -> Consumer:
+    """The lab's consumer: orders parsed by order_rules, guarded on `id` in `table_name`."""
+    return Consumer(table_name, parse_job)
+
+
+def handle_event(
+    event: Mapping[str, Any],
+    client: Any,
+    table_name: str,
+    remaining: Callable[[], float] = lambda: math.inf,
+    in_flight: int = 1,
+) -> dict[str, Any]:
+    """sqs_batch.handle_event for the lab's orders in `table_name`."""
+    return sqs_batch.handle_event(event, client, orders(table_name), remaining, in_flight)
+
+
+def attempt_record(
+    record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float] = lambda: math.inf
+) -> Attempt:
+    """sqs_batch.attempt_record for one of the lab's orders."""
+    return sqs_batch.attempt_record(record, client, orders(table_name), remaining)
 
 
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:

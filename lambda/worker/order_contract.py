@@ -67,6 +67,16 @@ class Failure(StrEnum):
     OUT_OF_TIME = "OutOfTime"  # too little of the function's time was left to write
 
 
+class InvalidBody(ValueError):
+    """A message body the business parser refuses: its message names the problem in one line, and
+    `key` is the body's key value (the record's id) when that much of it is valid. Never
+    acknowledged; its ERROR line says Failure.MALFORMED whatever the subclass (the lab's JobError)."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 class Metric(StrEnum):
     """The decision metrics the worker emits (embedded metric format), one per kind of outcome."""
 

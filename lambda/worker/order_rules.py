@@ -1,7 +1,7 @@
 """The lab's business rules: what a valid order body is, the item stored for it, and what makes a
-stored item the same order. Standard library only; the write guard (write_guard.py) and the batch
-loop (sqs_batch.py) take an order from here and never look inside it beyond `id`, `item()` and
-`same_order`."""
+stored item the same order. Standard library only. The write guard (write_guard.py) and the batch
+loop (sqs_batch.py) know an order only as write_guard.Guarded: its key, its item, whether a
+stored item is the same order, and the fields its lines name."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from order_contract import EXPIRES_AT_FIELD
+from order_contract import ID_FIELD, InvalidBody
 
 UNIT_PRICE_CENTS = 250
 HANDLING_CENTS = 100
@@ -18,13 +18,16 @@ MIN_QUANTITY, MAX_QUANTITY = 1, 10
 _FIELDS = ("id", "quantity")
 
 
-class JobError(ValueError):
+class JobError(InvalidBody):
     """The message body is not a valid job; the message names the problem in one line, and
     `order_id` is the body's id when that much of it is valid (the ERROR line carries it)."""
 
     def __init__(self, message: str, order_id: str | None = None) -> None:
-        super().__init__(message)
-        self.order_id = order_id
+        super().__init__(message, order_id)
+
+    @property
+    def order_id(self) -> str | None:
+        return self.key
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,18 @@ class Job:
 
     def item(self) -> dict[str, Any]:
         return {"id": self.id, "quantity": self.quantity, "total_cents": self.total_cents}
+
+    # What the write guard and the batch loop read of an order (write_guard.Guarded).
+    @property
+    def key(self) -> str:
+        return self.id
+
+    def same_as(self, stored: Mapping[str, Any]) -> bool:
+        return same_order(self, stored)
+
+    def fields(self) -> dict[str, Any]:
+        """What the RESULT and ERROR lines say of the order: its id and quantity."""
+        return {ID_FIELD: self.id, "quantity": self.quantity}
 
 
 def _clip(value: Any, limit: int = 60) -> str:
@@ -119,13 +134,3 @@ def same_order(job: Job, stored: Mapping[str, Any]) -> bool:
         and type(quantity) is int
         and quantity == job.quantity
     )
-
-
-def order_item(job: Job, retention_seconds: int | None, now: float) -> dict[str, Any]:
-    """The item written for `job`: the order, and with a retention the moment from which DynamoDB
-    may delete it (epoch seconds). Only id and quantity decide a duplicate (`same_order`), so a
-    later copy whose expiry differs is still the same order."""
-    item = job.item()
-    if retention_seconds is not None:
-        item[EXPIRES_AT_FIELD] = int(now) + retention_seconds
-    return item

@@ -16,10 +16,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from log_lines import log, print_line, printing_together
-from order_contract import DUPLICATE_FIELD, ERROR_FIELD, METRICS_NAMESPACE_ENV, Metric, Tag
+from order_contract import (
+    DUPLICATE_FIELD,
+    ERROR_FIELD,
+    ID_FIELD,
+    METRICS_NAMESPACE_ENV,
+    Failure,
+    InvalidBody,
+    Metric,
+    Tag,
+)
 from order_contract import METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
-from order_rules import Job, JobError, parse_job
-from write_guard import ConflictingOrder, WriteFailed, write_order
+from write_guard import ConflictingOrder, Guarded, WriteFailed, write_order
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """What a batch's records are written to, and how their bodies are read: the team's part."""
+
+    table_name: str
+    parse: Callable[[Any], Guarded]  # a message body to its record, or raises InvalidBody
+    key_attribute: str = ID_FIELD  # the table's partition key: the guard's one condition
+
 
 # Lambda gives a function CPU in proportion to its memory: one vCPU at 1,769 MB. Below that the
 # worker's CPU per write (building, signing, parsing) outlasts a DynamoDB round trip of a few ms,
@@ -33,15 +51,15 @@ ONE_VCPU_MEMORY_MB = 1769
 def process_record(
     record: Mapping[str, Any],
     client: Any,
-    table_name: str,
+    consumer: Consumer,
     remaining: Callable[[], float] = lambda: math.inf,
-    job: Job | None = None,
+    job: Guarded | None = None,
 ) -> dict[str, Any]:
     """Parse (unless `job` is its body, parsed), write, log one SQS record; raises on anything
     that must not be acknowledged. An acknowledged record's WRITE and RESULT lines name its order;
     a failed one's ERROR line (error_line) names the order and the message."""
-    job = parse_job(record.get("body")) if job is None else job
-    outcome = write_order(client, table_name, job, remaining)
+    job = consumer.parse(record.get("body")) if job is None else job
+    outcome = write_order(client, consumer.table_name, job, remaining, consumer.key_attribute)
     result = outcome.result
     log(Tag.RESULT, result)
     return result
@@ -49,7 +67,7 @@ def process_record(
 
 def failure_kind(error: Exception) -> Metric:
     """The decision metric a failed record counts in."""
-    if isinstance(error, JobError):
+    if isinstance(error, InvalidBody):
         return Metric.MALFORMED
     if isinstance(error, ConflictingOrder):
         return Metric.CONFLICT
@@ -118,15 +136,15 @@ def _count(decision: Metric) -> None:
 def attempt_record(
     record: Mapping[str, Any],
     client: Any,
-    table_name: str,
+    consumer: Consumer,
     remaining: Callable[[], float],
-    job: Job | None = None,
+    job: Guarded | None = None,
 ) -> Attempt:
     """One record, never raising: Settled, or Failed with its error logged; its decision counted."""
     attempt: Attempt
     try:
-        job = parse_job(record.get("body")) if job is None else job
-        attempt = Settled(process_record(record, client, table_name, remaining, job))
+        job = consumer.parse(record.get("body")) if job is None else job
+        attempt = Settled(process_record(record, client, consumer, remaining, job))
     except Exception as error:  # noqa: BLE001 - every failure is reported, none acknowledged
         attempt = Failed(error)
         log(Tag.ERROR, error_line(error, record, job))
@@ -134,30 +152,38 @@ def attempt_record(
     return attempt
 
 
-def error_line(error: Exception, record: Mapping[str, Any], job: Job | None) -> dict[str, Any]:
+def error_line(error: Exception, record: Mapping[str, Any], job: Guarded | None) -> dict[str, Any]:
     """A failed record's ERROR line: what failed, the SQS message, and the job as far as its body
     parsed (the order's id and quantity, or the id alone when only the id is valid), so that an
     operator finds every failure of an order by its id. Succeeding records print no such line:
     their WRITE and RESULT lines name the order."""
     payload: dict[str, Any] = {
-        ERROR_FIELD: error.code if isinstance(error, WriteFailed) else type(error).__name__,
+        ERROR_FIELD: _error_name(error),
         "message": str(error).splitlines()[0] if str(error) else type(error).__name__,
         "message_id": record.get("messageId", ""),
         "receive_count": record.get("attributes", {}).get("ApproximateReceiveCount"),
     }
     if job is not None:
-        payload.update(id=job.id, quantity=job.quantity)
-    elif isinstance(error, JobError) and error.order_id is not None:
-        payload["id"] = error.order_id
+        payload.update(job.fields())
+    elif isinstance(error, InvalidBody) and error.key is not None:
+        payload[ID_FIELD] = error.key
     return payload
 
 
+def _error_name(error: Exception) -> str:
+    """An ERROR line's `error`: the failure class the worker names (any parser's refusal is
+    MALFORMED), else the AWS error code or the exception's class."""
+    if isinstance(error, InvalidBody):
+        return Failure.MALFORMED
+    return error.code if isinstance(error, WriteFailed) else type(error).__name__
+
+
 def _attempt_printing_together(
-    record: Mapping[str, Any], client: Any, table_name: str, remaining: Callable[[], float], job: Job
+    record: Mapping[str, Any], client: Any, consumer: Consumer, remaining: Callable[[], float], job: Guarded
 ) -> Attempt:
     """`attempt_record` on a thread of the batch: the record's lines are printed in one go as soon as
     it is done (a line printed late is a line lost if the function is stopped at its timeout)."""
-    return printing_together(lambda: attempt_record(record, client, table_name, remaining, job))
+    return printing_together(lambda: attempt_record(record, client, consumer, remaining, job))
 
 
 def writes_in_flight(memory_mb: int | None) -> int:
@@ -179,7 +205,7 @@ def _pool(size: int) -> ThreadPoolExecutor:
 def _attempt_all(
     records: list[Mapping[str, Any]],
     client: Any,
-    table_name: str,
+    consumer: Consumer,
     remaining: Callable[[], float],
     in_flight: int,
 ) -> list[Attempt]:
@@ -188,23 +214,23 @@ def _attempt_all(
     malformed one is reported at once and never waits for a thread, and a lone order takes the
     plain path; each order is still its own conditional write and retries."""
     if in_flight <= 1:
-        return [attempt_record(record, client, table_name, remaining) for record in records]
+        return [attempt_record(record, client, consumer, remaining) for record in records]
     outcomes: dict[int, Attempt] = {}
-    jobs: dict[int, Job] = {}
+    jobs: dict[int, Guarded] = {}
     for index, record in enumerate(records):
         try:
-            jobs[index] = parse_job(record.get("body"))
-        except JobError:
+            jobs[index] = consumer.parse(record.get("body"))
+        except InvalidBody:
             outcomes[index] = attempt_record(
-                record, client, table_name, remaining
+                record, client, consumer, remaining
             )  # reports it, writes nothing
     if len(jobs) <= 1:
         for index, job in jobs.items():
-            outcomes[index] = attempt_record(records[index], client, table_name, remaining, job)
+            outcomes[index] = attempt_record(records[index], client, consumer, remaining, job)
         return [outcomes[index] for index in range(len(records))]
     futures = {
         _pool(in_flight).submit(
-            _attempt_printing_together, records[index], client, table_name, remaining, job
+            _attempt_printing_together, records[index], client, consumer, remaining, job
         ): index
         for index, job in jobs.items()
     }
@@ -236,7 +262,7 @@ def unfinished_fifo_records(
 def handle_event(
     event: Mapping[str, Any],
     client: Any,
-    table_name: str,
+    consumer: Consumer,
     remaining: Callable[[], float] = lambda: math.inf,
     in_flight: int = 1,
 ) -> dict[str, Any]:
@@ -249,10 +275,10 @@ def handle_event(
     records = list(event.get("Records", []))
     if any(from_fifo_queue(record) for record in records):
         unfinished = unfinished_fifo_records(
-            records, lambda record: attempt_record(record, client, table_name, remaining)
+            records, lambda record: attempt_record(record, client, consumer, remaining)
         )
         return {"batchItemFailures": [{"itemIdentifier": r.get("messageId", "")} for r in unfinished]}
-    outcomes = _attempt_all(records, client, table_name, remaining, in_flight)
+    outcomes = _attempt_all(records, client, consumer, remaining, in_flight)
     failures = [
         {"itemIdentifier": record.get("messageId", "")}
         for record, attempt in zip(records, outcomes)

@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -23,16 +23,16 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from log_lines import log
 from order_contract import (
-    CONDITION,
     DECISION_FIELD,
     DUPLICATE_FIELD,
+    EXPIRES_AT_FIELD,
+    ID_FIELD,
     ORDER_RETENTION_SECONDS_ENV,
     Decision,
     Tag,
     WriteOutcome,
     plain_item,
 )
-from order_rules import Job, order_item, same_order
 
 # How long a write may take. The client fails fast (short timeouts, no retries of its own) and
 # `put_order` retries what is worth retrying while the function's remaining time allows, so a
@@ -54,6 +54,28 @@ RETRYABLE_CODES = frozenset(
         "ServiceUnavailable",
     }
 )
+
+
+class Guarded(Protocol):
+    """What the guard needs of one business record (the lab's: order_rules.Job). The guard never
+    looks inside it: the team's parser makes it from a message body."""
+
+    @property
+    def key(self) -> str:
+        """The value of the table's key attribute: the record's id in every line."""
+        ...
+
+    def item(self) -> dict[str, Any]:
+        """The item to store, key attribute included."""
+        ...
+
+    def same_as(self, stored: Mapping[str, Any]) -> bool:
+        """The stored item is this record (a completed duplicate), not other details for its key."""
+        ...
+
+    def fields(self) -> dict[str, Any]:
+        """What the RESULT and ERROR lines say of the record, its id first."""
+        ...
 
 
 class ConflictingOrder(RuntimeError):
@@ -78,20 +100,15 @@ class Outcome:
     """What a delivery amounts to, and the result line it reports."""
 
     decision: Decision  # written or duplicate
-    job: Job
+    job: Guarded
 
     @property
     def result(self) -> dict[str, Any]:
         first = self.decision == Decision.WRITTEN
-        return {
-            "id": self.job.id,
-            "quantity": self.job.quantity,
-            "processed": first,
-            DUPLICATE_FIELD: not first,
-        }
+        return {**self.job.fields(), "processed": first, DUPLICATE_FIELD: not first}
 
 
-def decide(job: Job, existing: Mapping[str, Any] | None) -> Outcome:
+def decide(job: Guarded, existing: Mapping[str, Any] | None) -> Outcome:
     """`existing` is the item returned when the condition failed, None when the write went in.
 
     The stored order being the requested one means it was already completed: acknowledge it.
@@ -99,13 +116,28 @@ def decide(job: Job, existing: Mapping[str, Any] | None) -> Outcome:
     """
     if existing is None:
         return Outcome(Decision.WRITTEN, job)
-    if same_order(job, existing):
+    if job.same_as(existing):
         return Outcome(Decision.DUPLICATE, job)
     raise ConflictingOrder(
-        f"order {job.id!r} already stored with different details: "
+        f"order {job.key!r} already stored with different details: "
         f"stored {json.dumps(plain_item(existing), sort_keys=True, default=str)}, "
-        f"requested {json.dumps(job.item(), sort_keys=True)}"
+        f"requested {json.dumps(job.item(), sort_keys=True, default=str)}"
     )
+
+
+def stored_item(job: Guarded, retention_seconds: int | None, now: float) -> dict[str, Any]:
+    """The item written for `job`: its own, and with a retention the moment from which DynamoDB
+    may delete it (epoch seconds). Only `same_as` decides a duplicate, so a later copy whose
+    expiry differs is still the same record."""
+    item = job.item()
+    if retention_seconds is not None:
+        item[EXPIRES_AT_FIELD] = int(now) + retention_seconds
+    return item
+
+
+def condition(key_attribute: str) -> str:
+    """The write's one condition: nothing is stored under this key yet."""
+    return f"attribute_not_exists({key_attribute})"
 
 
 def retry_delay(attempt: int, retryable: bool, remaining: float, jitter: float) -> float | None:
@@ -208,31 +240,36 @@ def put_order(
 
 
 def write_order(
-    client: Any, table_name: str, job: Job, remaining: Callable[[], float] = lambda: math.inf
+    client: Any,
+    table_name: str,
+    job: Guarded,
+    remaining: Callable[[], float] = lambda: math.inf,
+    key_attribute: str = ID_FIELD,
 ) -> Outcome:
-    """One conditional PutItem; on ConditionalCheckFailed the old item comes back in the error."""
+    """One conditional PutItem on `key_attribute`; on ConditionalCheckFailed the old item comes
+    back in the error."""
     if not has_time_for_attempt(remaining()):
         raise OutOfTime(
-            f"order {job.id!r} not written: {remaining():.2f} s left, a write may take "
+            f"order {job.key!r} not written: {remaining():.2f} s left, a write may take "
             f"{ATTEMPT_SECONDS + DEADLINE_MARGIN_SECONDS:.2f} s"
         )
-    requested = order_item(job, _retention_seconds(), time.time())
+    requested = stored_item(job, _retention_seconds(), time.time())
     put = put_order(
         client,
         {
             "TableName": table_name,
             "Item": _to_attributes(requested),
-            "ConditionExpression": CONDITION,
+            "ConditionExpression": condition(key_attribute),
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         },
         remaining,
     )
     previous = put.previous
-    # Neither the condition (always CONDITION) nor the item stored after the write (the requested
+    # Neither the condition (always the same) nor the item stored after the write (the requested
     # one or `previous`) is logged, and `previous` only when there is one: each would cost log
     # bytes on every order and say nothing new.
     decision: dict[str, Any] = {
-        "id": job.id,
+        ID_FIELD: job.key,
         "outcome": WriteOutcome.ACCEPTED if previous is None else WriteOutcome.CONDITION_FAILED,
         "requested": requested,
     }
