@@ -10,6 +10,8 @@ write an order, as any producer can (docs/operations.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from aws_cdk import ArnFormat, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -34,7 +36,7 @@ class OperatorAccess(Construct):
         queue: sqs.IQueue,
         dead_letter_queue: sqs.IQueue,
         orders_table: dynamodb.ITable,
-        reference_table: dynamodb.ITable,
+        also_scanned: Sequence[dynamodb.ITable] = (),
         worker_function: lambda_.IFunction,
         worker_log_group: logs.ILogGroup,
         audit_removal: RemovalPolicy,
@@ -84,7 +86,11 @@ class OperatorAccess(Construct):
                 ),
                 # Whether the worker is still deployed (`ops status --cleanup`), not its code.
                 allow("ReadWorker", ["lambda:GetFunctionConfiguration"], [worker_function.function_arn]),
-                allow("ReadTables", ["dynamodb:Scan"], [orders_table.table_arn, reference_table.table_arn]),
+                allow(
+                    "ReadTables",
+                    ["dynamodb:Scan"],
+                    [orders_table.table_arn, *(t.table_arn for t in also_scanned)],
+                ),
                 allow("ClassifyDeadLetters", ["dynamodb:BatchGetItem"], [orders_table.table_arn]),
                 allow("ReadWorkerLog", ["logs:FilterLogEvents"], [worker_log_group.log_group_arn]),
                 allow(

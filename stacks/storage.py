@@ -1,4 +1,4 @@
-"""The orders table (the durable duplicate guard), the reference table and its seeded item."""
+"""The orders table (the durable duplicate guard), the lab's reference table and its seeded item."""
 
 from __future__ import annotations
 
@@ -37,10 +37,10 @@ def _table(
 
 
 class Storage(Construct):
-    """Orders keyed on the business `id` and a reference table the worker never touches.
+    """The orders table, keyed on the business `id`.
 
     An order's item is what makes a repeated delivery a duplicate: deleting the table (or an
-    item) lets the same id be written again. That is why both tables are retained by default.
+    item) lets the same id be written again. That is why it is retained by default.
     """
 
     def __init__(
@@ -49,7 +49,6 @@ class Storage(Construct):
         construct_id: str,
         *,
         orders_table_name: str,
-        reference_table_name: str,
         removal_policy: RemovalPolicy,
         order_expiry_attribute: str | None = None,
     ) -> None:
@@ -66,7 +65,16 @@ class Storage(Construct):
             # worker writes here ("Using time to live (TTL) in DynamoDB"): the guard lapses then.
             time_to_live_attribute=order_expiry_attribute,
         )
-        self.reference_table = _table(self, "Reference", reference_table_name, removal_policy)
+
+
+class ReferenceStorage(Construct):
+    """The lab's reference table, which the worker never touches; retained with the orders."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, table_name: str, removal_policy: RemovalPolicy
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.reference_table = _table(self, "Reference", table_name, removal_policy)
 
 
 class SeededItem(Construct):

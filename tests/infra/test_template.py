@@ -404,3 +404,28 @@ def test_tracing_adds_exactly_the_two_xray_actions_to_the_worker():
     ]
     assert len(role_statements(tracing, WORKER)) == 4
     assert all("xray" not in json.dumps(s) for s in role_statements(tracing, "labex-q05-reference-seeder"))
+
+
+# The ids the deployed stacks hold their state under: a table, queue or log group whose id changes
+# is replaced by the next deploy (a new, empty orders table: the duplicate guard lost).
+DEPLOYED_STATE_IDS = {
+    "MessagingDeadLetters30EBD3E2": "AWS::SQS::Queue",
+    "MessagingJobsBB264806": "AWS::SQS::Queue",
+    "OperatorDlqAudit36524C05": "AWS::Logs::LogGroup",
+    "ReferenceItemSeederLogs9ECC181C": "AWS::Logs::LogGroup",
+    "StorageOrders79EED263": "AWS::DynamoDB::Table",
+    "StorageReference7C447470": "AWS::DynamoDB::Table",
+    "WorkerHandlerLogsBC93B550": "AWS::Logs::LogGroup",
+}
+
+
+def test_the_state_keeps_its_logical_ids_inside_the_consumer_construct(template):
+    """The lab's stack builds the consumer as one construct (stacks/consumer.py, id `Default`):
+    every table, queue and log group keeps the logical id it had when the stack built them itself."""
+    kinds = {"AWS::DynamoDB::Table", "AWS::SQS::Queue", "AWS::Logs::LogGroup"}
+    found = {
+        logical_id: resource["Type"]
+        for logical_id, resource in template.to_json()["Resources"].items()
+        if resource["Type"] in kinds
+    }
+    assert found == DEPLOYED_STATE_IDS
