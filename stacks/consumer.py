@@ -112,6 +112,7 @@ class IdempotentConsumer(Construct):
         self.log_group = worker.log_group
         self.mapping = worker.mapping
         self.topic = monitoring.topic
+        self.alarms = monitoring.alarms  # by what each watches (stacks/alarms.py)
         self.dashboard = monitoring.dashboard
         self.operator_policy = operator.policy
         self.audit_log_group = operator.audit_log_group
