@@ -26,10 +26,7 @@ ONE_OF = {
 
 
 def json_members(body: Any) -> dict[str, Any]:
-    """A JSON request body as a dict: some responses hold it parsed already (DynamoDB's), others
-    as text; anything else (an XML or form body) holds no JSON members."""
-    if isinstance(body, dict):
-        return body
+    """A JSON request body's members; anything else (an XML or form body, or none) holds none."""
     try:
         document = json.loads(body) if body else {}
     except (TypeError, ValueError):
@@ -40,7 +37,8 @@ def json_members(body: Any) -> dict[str, Any]:
 def provided_names(
     protocol: str, shape: Any, querystring: dict[str, Any], headers: Any, body: Any
 ) -> set[str]:
-    """The top-level members of `shape` the request carries, by their model names."""
+    """The top-level members of `shape` the request carries, by their model names, read from the
+    wire: for the services whose requests moto does not parse itself (Logs, Lambda, S3)."""
     names = set()
     keys = set(querystring)
     body_keys = set(json_members(body))
@@ -79,7 +77,12 @@ def validation_failure(response: Any) -> str | None:
         return None
     if shape is None or protocol not in _READ_PROTOCOLS:
         return None
-    given = provided_names(protocol, shape, response.querystring or {}, response.headers, response.body)
+    if getattr(response, "automated_parameter_parsing", False):
+        # moto parsed this request against the operation's model already (response.params):
+        # read that, not the wire again.
+        given = {name for name, value in (response.params or {}).items() if value is not None}
+    else:
+        given = provided_names(protocol, shape, response.querystring or {}, response.headers, response.body)
     if missing := [name for name in shape.required_members if name not in given]:
         return validation_message(missing)
     members, message = ONE_OF.get((response.boto3_service_name, action), ((), ""))
