@@ -131,6 +131,19 @@ def estimated_gb_seconds(total_ms: float, invocations: float, memory_mb: int) ->
     return (total_ms + 0.5 * invocations) * memory_mb / 1024 / 1000
 
 
+# Usage's billed units, in the order reports show them (every field but the architecture).
+UNIT_NAMES = (
+    "sqs_requests",
+    "sqs_fifo_requests",
+    "invocations",
+    "gb_seconds",
+    "write_units",
+    "read_units",
+    "log_bytes",
+    "metric_hours",
+)
+
+
 @dataclass(frozen=True)
 class Usage:
     """The billed units of a period or of a run of orders (`sqs_requests` to standard queues,
@@ -151,34 +164,13 @@ class Usage:
             raise ValueError(
                 f"architecture must be one of {', '.join(ARCHITECTURES)}, not {self.architecture!r}"
             )
-        for name in (
-            "sqs_requests",
-            "sqs_fifo_requests",
-            "invocations",
-            "gb_seconds",
-            "write_units",
-            "read_units",
-        ):
+        for name in UNIT_NAMES:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
-        if self.log_bytes < 0 or self.metric_hours < 0:
-            raise ValueError("log_bytes and metric_hours must be >= 0")
 
     def units(self) -> dict[str, float]:
         """The billed units by name (the architecture aside), as reports show them."""
-        return {
-            name: getattr(self, name)
-            for name in (
-                "sqs_requests",
-                "sqs_fifo_requests",
-                "invocations",
-                "gb_seconds",
-                "write_units",
-                "read_units",
-                "log_bytes",
-                "metric_hours",
-            )
-        }
+        return {name: getattr(self, name) for name in UNIT_NAMES}
 
 
 @dataclass(frozen=True)
