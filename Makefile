@@ -30,7 +30,7 @@ export NODE_COMPILE_CACHE := $(CURDIR)/node_modules/.cache/node-compile-cache
 # every process a run starts (the test workers, the ops and local CLIs, the embedded AWS)
 # compiles the project's modules again, and pytest rewrites each test module's asserts in each
 # worker, about 2.5 CPU-seconds a worker. __pycache__ is ignored by git and left out of the
-# Lambda assets (stacks/function.py).
+# Lambda assets (lib/src/idempotent_consumer/function.py).
 export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: setup setup-notice lock demo lint test quick synth up down status view chromium bench clean
@@ -47,11 +47,12 @@ setup-notice:
 
 # Set-up output goes to stderr so that `make up` prints nothing but the exports on stdout.
 # requirements.lock: every package the tests install, pinned with its hashes (pip refuses any
-# other file); then embedded_aws/, ours, editable, built with the lock's setuptools.
-$(VENV)/.installed: requirements.lock embedded_aws/pyproject.toml
+# other file); then embedded_aws/ and lib/ (the consumer's distribution, which the lab's app and
+# examples/ depend on as any team's app would), ours, editable, built with the lock's setuptools.
+$(VENV)/.installed: requirements.lock embedded_aws/pyproject.toml lib/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) >&2
 	@$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock >&2
-	@$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e ./embedded_aws >&2
+	@$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e ./embedded_aws -e ./lib >&2
 	@touch $@
 
 ## Re-resolve requirements.lock after a change to requirements*.txt or embedded_aws/pyproject.toml
@@ -112,6 +113,8 @@ lint: setup
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy --cache-dir .mypy_cache/app
 	$(VENV)/bin/mypy --cache-dir .mypy_cache/worker lambda/worker
+	$(VENV)/bin/mypy --cache-dir .mypy_cache/payments examples/payments/payments
+	$(VENV)/bin/mypy --cache-dir .mypy_cache/payments-app examples/payments/app.py
 	$(VENV)/bin/mypy --cache-dir .mypy_cache/seeder lambda/reference_seeder
 	$(VENV)/bin/mypy --cache-dir .mypy_cache/tests $(MYPY_TESTS) tests conftest.py
 	MYPYPATH=embedded_aws/tests $(VENV)/bin/mypy --cache-dir .mypy_cache/embedded-tests $(MYPY_TESTS) embedded_aws/tests

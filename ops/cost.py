@@ -59,7 +59,7 @@ from ops.terminal import Progress, safe, safe_lines
 from stacks.config import DECISION_METRICS, FUNCTION_MEMORY_MB, METRICS_NAMESPACE
 from stacks.lambda_code import load_worker
 
-# The stack's architecture (stacks/function.py), used when the function's configuration cannot be
+# The stack's architecture (lib/src/idempotent_consumer/function.py), used when the function's configuration cannot be
 # read (the operator policy does not grant lambda:GetFunctionConfiguration).
 DEFAULT_ARCHITECTURE = "arm64"
 # CloudWatch keeps 1-minute data 15 days, 5-minute data 63 days and hourly data 455 days; a
@@ -192,7 +192,7 @@ def function_shape(clients: Clients, target: Target) -> tuple[int, str, str]:
 
 def worker_custom_metrics(function_name: str) -> int:
     """The custom metrics the worker can make: its metrics lines for each decision it counts, as
-    it prints them for this function (lambda/worker/sqs_batch.py metrics_line)."""
+    it prints them for this function (lib/src/guarded_consumer/sqs_batch.py metrics_line)."""
     worker = load_worker()
     return custom_metrics(worker.metrics_line(m, function_name, METRICS_NAMESPACE, 0) for m in worker.Metric)
 

@@ -1,6 +1,6 @@
 """Read-only views of a deployed consumer, for any endpoint boto3 can reach (the embedded AWS or a
 real account): queue counters, the event source mapping, stored orders, the reference item, the
-worker's log records (its lines about records, as its order_contract defines them; START lines
+worker's log records (its lines about records, as its contract defines them; START lines
 per execution) and the stack's outputs.
 
 Every function takes a boto3 client and only reads, so the demo, the tests and the live view
@@ -19,7 +19,7 @@ from typing import Any
 
 from stacks.lambda_code import contract, load_worker
 
-# The worker's lines (tags, payloads) as its contract defines them (lambda/worker/order_contract.py).
+# The worker's lines (tags, payloads) as its contract defines them (lib/src/guarded_consumer/contract.py).
 CONTRACT = contract()
 
 

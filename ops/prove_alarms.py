@@ -2,7 +2,7 @@
 from each alarm to its topics and from each topic to whoever is subscribed to it.
 
 The alarms are the stack's `AWS::CloudWatch::Alarm` resources (ListStackResources) or, when the
-stack cannot be read, the exact names `stacks.alarms.ALARMS` derives from the prefix; never a
+stack cannot be read, the exact names `idempotent_consumer.alarms.ALARMS` derives from the prefix; never a
 name prefix, which would also take in a deployment whose prefix extends this one.
 
 Each topic the alarms notify is listed with its subscriptions (ListSubscriptionsByTopic); SNS

@@ -6,20 +6,41 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stacks.alarms import (
-    ALARMS,
-    DEAD_LETTER_EXPIRY_WARNING_DAYS,
-    AlarmSettings,
-    dead_letter_expiry_age_seconds,
-    dead_letter_expiry_periods,
+from idempotent_consumer.alarms import ALARMS, DEAD_LETTER_EXPIRY_WARNING_DAYS, AlarmSettings
+from idempotent_consumer.rules import (
+    DLQ_AUDIT_STREAM,
+    FUNCTION_MEMORY_MB,
+    MAX_ORDER_RETENTION_DAYS,
+    MAX_PRODUCER_RESEND_DAYS,
+    MAX_RETENTION_DAYS,
+    MIN_FUNCTION_TIMEOUT_SECONDS,
+    VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO,
+    ConsumerNames,
+    alarm_settings,
+    dead_letter_days,
+    redelivery_window_days,
 )
-from stacks.lambda_code import contract
+from stacks.lambda_code import LAMBDA_SOURCE, contract
+
+if TYPE_CHECKING:
+    from idempotent_consumer import ConsumerProps
+
+# Re-exported for the tools and tests that read them with the lab's context.
+__all__ = [
+    "DLQ_AUDIT_STREAM",
+    "FUNCTION_MEMORY_MB",
+    "MAX_RETENTION_DAYS",
+    "MIN_FUNCTION_TIMEOUT_SECONDS",
+    "VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO",
+    "dead_letter_days",
+    "redelivery_window_days",
+]
 
 DEFAULT_PREFIX = "labex-q05"
 
-# What the worker reads and emits, from the contract it ships with (lambda/worker/order_contract.py):
+# What the worker reads and emits, from the contract it ships with (lib/src/guarded_consumer/contract.py):
 # its environment variables, the namespace of its decision metrics, the decisions.
 _CONTRACT = contract()
 WORKER_TABLE_ENV = _CONTRACT.TABLE_NAME_ENV
@@ -33,26 +54,8 @@ DECISION_METRICS = _CONTRACT.DECISIONS
 # lab checks it still reads "keep unchanged" after the run.
 REFERENCE_ITEM = {"id": "reference", "note": "keep unchanged"}
 
-# Lambda: "set the source queue's visibility timeout to at least six times the timeout that you
-# configure on your function", so a retried batch is not delivered again while still running.
-VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO = 6
-
-# The worker starts a write only if one whole attempt (its client's connect and read timeouts,
-# 1.3 s, and a margin) can end before the function's deadline; a shorter timeout could write
-# nothing. tests/unit/test_worker_dynamodb.py pins that the two agree.
-MIN_FUNCTION_TIMEOUT_SECONDS = 2
-
-# Both functions' memory. Lambda gives a function CPU in proportion to it (one vCPU at 1,769
-# MB), and the worker's CPU per order is what it spends most of its billed time on
-# (docs/benchmarks.md): 256 MB leaves room for boto3 and is billed as a quarter of a GB.
-FUNCTION_MEMORY_MB = 256
-
 MIN_RECEIVE_COUNT = 5
 LOCAL_MIN_RECEIVE_COUNT = 2
-
-# The one log stream of `<prefix>-dlq-audit` that discards are recorded in (ops/dlq.py); the
-# operator policy may write to it and no other.
-DLQ_AUDIT_STREAM = "discards"
 
 REMOVAL_CHOICES = ("retain", "destroy")
 TARGET_CHOICES = ("aws", "local")
@@ -100,11 +103,6 @@ CONTEXT_DEFAULTS: dict[str, Any] = {
     # With fifo: SQS takes a SHA-256 of the body as the deduplication id when a send gives none.
     "content_based_deduplication": "false",
 }
-# SQS's MessageRetentionPeriod range is 60 s to 14 days; whole days here.
-MAX_RETENTION_DAYS = 14
-# Upper bounds that only keep a typo out: a century of orders, ten years of resends.
-MAX_ORDER_RETENTION_DAYS = 36_500
-MAX_PRODUCER_RESEND_DAYS = 3_650
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 # "Tag naming limits and requirements" (Tagging AWS Resources): letters, digits, spaces and
 # _ . : / = + - @; keys 1-128 characters, values up to 256; `aws:` is reserved; at most 50 per
@@ -119,20 +117,15 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
-class Names:
-    """Physical names, all derived from one prefix."""
+class Names(ConsumerNames):
+    """The lab's physical names, all derived from one prefix: the consumer's and its stack's, its
+    reference table's and its seeder's."""
 
-    prefix: str
-    # SQS: "The name of a FIFO queue must end with the .fifo suffix" (CreateQueue).
-    fifo: bool = False
+    prefix: str = DEFAULT_PREFIX
 
     @property
     def stack(self) -> str:
         return f"{self.prefix}-consumer"
-
-    @property
-    def _queue_suffix(self) -> str:
-        return ".fifo" if self.fifo else ""
 
     @property
     def jobs_queue(self) -> str:
@@ -140,7 +133,6 @@ class Names:
 
     @property
     def dead_letter_queue(self) -> str:
-        # "The dead-letter queue of a FIFO queue must also be a FIFO queue" (SQS dead-letter queues).
         return f"{self.prefix}-jobs-dlq{self._queue_suffix}"
 
     @property
@@ -186,10 +178,6 @@ class Names:
 
     def query(self, what: str) -> str:
         return f"{self.prefix}/{what}"
-
-    @staticmethod
-    def log_group_of(function_name: str) -> str:
-        return f"/aws/lambda/{function_name}"
 
 
 @dataclass(frozen=True)
@@ -249,15 +237,41 @@ class StackConfig:
 
     @property
     def alarm_settings(self) -> AlarmSettings:
-        """What the alarm table (stacks/alarms.py) takes from this config."""
-        warn_within = self.dead_letter_expiry_alarm_days * 86_400
-        return AlarmSettings(
-            oldest_job_age_alarm_seconds=self.oldest_job_age_alarm_seconds,
-            dead_letter_days_guaranteed=self.dead_letter_days_guaranteed,
-            dead_letter_expiry_periods=dead_letter_expiry_periods(warn_within),
+        """What the alarm table (idempotent_consumer/alarms.py) takes from this config."""
+        return alarm_settings(
             fifo=self.fifo,
-            dead_letter_expiry_counted_from="its move into the DLQ" if self.fifo else "its first enqueue",
-            dead_letter_expiry_age_seconds=dead_letter_expiry_age_seconds(warn_within) if self.fifo else 0,
+            job_days=self.job_retention_days,
+            dead_days=self.dead_letter_retention_days,
+            oldest_job_age_alarm_seconds=self.oldest_job_age_alarm_seconds,
+        )
+
+    def props(self) -> ConsumerProps:
+        """The lab's consumer as the construct takes it: its names, the lab's worker
+        (lambda/worker), and every setting of this context."""
+        from aws_cdk import RemovalPolicy
+
+        from idempotent_consumer import ConsumerProps
+
+        return ConsumerProps(
+            handler=LAMBDA_SOURCE / "worker",
+            function_description="Idempotent order worker: one conditional PutItem per order id",
+            names=self.names,
+            batch_size=self.batch_size,
+            max_concurrency=self.max_concurrency,
+            fifo=self.fifo,
+            content_based_deduplication=self.content_based_deduplication,
+            visibility_timeout_seconds=self.visibility_timeout_seconds,
+            function_timeout_seconds=self.function_timeout_seconds,
+            max_receive_count=self.max_receive_count,
+            job_retention_days=self.job_retention_days,
+            dead_letter_retention_days=self.dead_letter_retention_days,
+            order_retention_days=self.order_retention_days,
+            producer_resend_days=self.producer_resend_days,
+            removal_policy=RemovalPolicy.DESTROY if self.destroy_on_removal else RemovalPolicy.RETAIN,
+            tracing=self.tracing,
+            alarm_email=self.alarm_email,
+            oldest_job_age_alarm_seconds=self.oldest_job_age_alarm_seconds,
+            metrics_namespace=METRICS_NAMESPACE,
         )
 
     def options(self) -> dict[str, Any]:
@@ -387,22 +401,6 @@ class StackConfig:
             tracing=_flag(value("tracing"), "tracing"),
             content_based_deduplication=content_dedup,
         )
-
-
-def dead_letter_days(fifo: bool, job_days: int, dead_days: int) -> int:
-    """Days a dead letter has in the DLQ at least: all of the DLQ's retention on a FIFO queue (its
-    enqueue time resets at the move), else what the jobs queue may have used of it."""
-    return dead_days if fifo else dead_days - job_days
-
-
-def redelivery_window_days(fifo: bool, job_days: int, dead_days: int, resend_days: int) -> int:
-    """Days after an order's first send that a copy of it can still reach the worker: the
-    producer's resend window, then a copy that waits out its DLQ life and is sent back by `ops dlq`
-    as a new message that waits the jobs retention again. A standard dead letter's DLQ life ends
-    at its first enqueue plus the DLQ's retention; a FIFO one's at its move, which may come a
-    whole jobs retention after the send, plus the DLQ's retention."""
-    dlq_life_ends = job_days + dead_days if fifo else dead_days
-    return resend_days + dlq_life_ends + job_days
 
 
 def _int(raw: Any, key: str, low: int, high: int) -> int:

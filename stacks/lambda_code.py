@@ -1,11 +1,13 @@
 """The one way this project loads its Lambda code into a Python process: `lambda` is a keyword,
 so lambda/<source>/ is not a package. Each file is loaded once per process, under one name: a
 handler module as `<source>_app`, every other file under its own name, as the Lambda runtime
-imports it beside the handler (`import order_contract`). Two loaders would make two copies of
+imports it beside the handler (`import order_rules`); the handler library (guarded_consumer) is
+an installed package, imported as such. Two loaders would make two copies of
 the worker, and two of each of its exception types."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -60,11 +62,17 @@ def load_worker() -> ModuleType:
 
 
 def contract() -> ModuleType:
-    """lambda/worker/order_contract.py: the names the worker, the stack and `ops` share."""
-    return load_module("worker", "order_contract")
+    """guarded_consumer.contract: the names the worker, the construct and `ops` share."""
+    return importlib.import_module("guarded_consumer.contract")
 
 
 def package_files(source: str) -> dict[str, str]:
-    """Every source file of lambda/<source>/ by name: the function's package, for tests that
-    deploy it by hand."""
-    return {path.name: path.read_text() for path in sorted((LAMBDA_SOURCE / source).glob("*.py"))}
+    """The function's package as the construct bundles it, path by path: every source file of
+    lambda/<source>/, and for the worker the handler library beside them (for tests that deploy
+    it by hand)."""
+    files = {path.name: path.read_text() for path in sorted((LAMBDA_SOURCE / source).glob("*.py"))}
+    if source == "worker":
+        from idempotent_consumer.bundle import library_files
+
+        files.update(library_files())
+    return files

@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from stacks.lambda_code import load_lambda, load_module
+from stacks.lambda_code import load_lambda
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,8 +21,10 @@ def worker() -> ModuleType:
 
 @pytest.fixture(scope="session")
 def guard(worker: ModuleType) -> ModuleType:
-    """The worker's write guard (lambda/worker/write_guard.py): its client and retry settings."""
-    return load_module("worker", "write_guard")
+    """The worker's write guard (lib/src/guarded_consumer/write_guard.py): its client and retry settings."""
+    from guarded_consumer import write_guard
+
+    return write_guard
 
 
 @pytest.fixture(scope="session")

@@ -1,20 +1,13 @@
-"""Idempotent order worker: SQS records in, one conditional DynamoDB PutItem per order.
+"""Idempotent order worker: SQS records in, one conditional DynamoDB PutItem per order id.
 
 The duplicate guard is the order item itself, keyed on the business `id` (a producer that
 sends the same order twice gets a new SQS message id each time, so the message id cannot be
 the key). The write is a single atomic `PutItem ... attribute_not_exists(id)`; a read before the
 write would race with a concurrent delivery of the same order.
 
-Three modules, one concern each, and this handler that joins them:
-- order_rules.py: the lab's business rules (a valid body, the stored item, the same order);
-- write_guard.py: the conditional write and what its answer means, with deadline-aware retries,
-  for any record that is a write_guard.Guarded;
-- sqs_batch.py: the records of a batch, their metrics and log lines, partial batch responses,
-  for any sqs_batch.Consumer (a table, a parser, a key attribute).
-Only order_rules.py and this module know the lab's orders; the other two are the library a
-team's handler would use with its own parser.
-Standard library and boto3 only: the Lambda Python runtime provides both. The names the stack
-and `ops` share with it are in order_contract.py; log_lines.py prints.
+The worker is the handler library (guarded_consumer: the write guard, the batch loop, the lines
+and metrics, bundled into the function's package by the construct) and the lab's business rules
+(order_rules.py). Standard library and boto3 only: the Lambda Python runtime provides both.
 
 The tools that judge messages as the worker does (`ops dlq`, the benches) load this module and
 find the worker's public names here.
@@ -27,9 +20,9 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import sqs_batch
-from log_lines import log
-from order_contract import (
+import guarded_consumer
+from guarded_consumer import sqs_batch
+from guarded_consumer.contract import (
     ERROR_FIELD,
     METRICS_NAMESPACE_ENV,
     ORDER_RETENTION_SECONDS_ENV,
@@ -37,9 +30,9 @@ from order_contract import (
     Metric,
     Tag,
 )
-from order_contract import METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
-from order_rules import Job, JobError, parse_job, same_order
-from sqs_batch import (
+from guarded_consumer.contract import METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
+from guarded_consumer.log_lines import log
+from guarded_consumer.sqs_batch import (
     ONE_VCPU_MEMORY_MB,
     Attempt,
     Consumer,
@@ -49,7 +42,7 @@ from sqs_batch import (
     metrics_line,
     writes_in_flight,
 )
-from write_guard import (
+from guarded_consumer.write_guard import (
     ATTEMPT_SECONDS,
     DEADLINE_MARGIN_SECONDS,
     ConflictingOrder,
@@ -62,7 +55,8 @@ from write_guard import (
     put_order,
     write_order,
 )
-from write_guard import stored_item as order_item
+from guarded_consumer.write_guard import stored_item as order_item
+from order_rules import Job, JobError, parse_job, same_order
 
 
 def orders(table_name: str) -> Consumer:
@@ -89,9 +83,4 @@ def attempt_record(
 
 
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    def remaining() -> float:
-        return context.get_remaining_time_in_millis() / 1000 if context is not None else math.inf
-
-    memory = os.environ.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "")
-    in_flight = writes_in_flight(int(memory) if memory.isdigit() else None)
-    return handle_event(event, dynamodb_client(), os.environ[TABLE_NAME_ENV], remaining, in_flight)
+    return guarded_consumer.run(event, context, orders(os.environ[TABLE_NAME_ENV]))

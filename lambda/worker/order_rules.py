@@ -1,6 +1,6 @@
 """The lab's business rules: what a valid order body is, the item stored for it, and what makes a
-stored item the same order. Standard library only. The write guard (write_guard.py) and the batch
-loop (sqs_batch.py) know an order only as write_guard.Guarded: its key, its item, whether a
+stored item the same order. Standard library only. The write guard and the batch loop
+(guarded_consumer) know an order only as guarded_consumer.Guarded: its key, its item, whether a
 stored item is the same order, and the fields its lines name."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from order_contract import ID_FIELD, InvalidBody
+from guarded_consumer.contract import ID_FIELD, InvalidBody
 
 UNIT_PRICE_CENTS = 250
 HANDLING_CENTS = 100

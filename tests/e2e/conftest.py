@@ -104,7 +104,9 @@ class Pipeline:
     mapping_id: str
 
 
-WORKER_TIMEOUT = 2  # the real worker starts a write only with 1.4 s left (lambda/worker/write_guard.py)
+WORKER_TIMEOUT = (
+    2  # the real worker starts a write only with 1.4 s left (lib/src/guarded_consumer/write_guard.py)
+)
 
 
 def pipeline(

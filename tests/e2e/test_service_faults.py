@@ -15,7 +15,7 @@ from ops import observe
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(45)]
 
-# The worker makes up to four attempts at a write (lambda/worker/write_guard.py, MAX_ATTEMPTS) while a
+# The worker makes up to four attempts at a write (lib/src/guarded_consumer/write_guard.py, MAX_ATTEMPTS) while a
 # whole attempt still fits before its deadline. The test measures it rather than trusting this.
 ATTEMPTS = 4
 # Enough faults to spend every attempt of the first invocation plus one of the second, which

@@ -1,12 +1,103 @@
-"""IdempotentConsumer (stacks/consumer.py) in a stack of another team's: any construct id, its own
-names, and what it exposes is what it made. The lab's stack is its first user
+"""IdempotentConsumer (lib/src/idempotent_consumer) as another team uses it: the payments example
+(examples/payments) and stacks of its own, with any construct id, its own names or none, and props
+that refuse a wrong value in one line naming it. The lab's stack is its first user
 (tests/infra/test_template.py pins that its logical ids did not change)."""
 
 from __future__ import annotations
 
+import json
+import os
+import runpy
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 pytestmark = pytest.mark.jsii  # run in one worker with the other synthesizing modules (conftest.py)
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "payments"
+HANDLER = EXAMPLE / "payments"
+# Every property that gives a resource its physical name.
+NAME_PROPERTIES = (
+    "TableName",
+    "QueueName",
+    "FunctionName",
+    "LogGroupName",
+    "AlarmName",
+    "TopicName",
+    "DashboardName",
+    "ManagedPolicyName",
+)
+
+
+def synth_example(outdir: Path) -> dict[str, Any]:
+    """examples/payments/app.py run as `cdk synth` runs it (its cdk.json's context, an output
+    directory), in this process; its stack's template."""
+    context = json.loads((EXAMPLE / "cdk.json").read_text())["context"]
+    saved = {key: os.environ.get(key) for key in ("CDK_OUTDIR", "CDK_CONTEXT_JSON")}
+    os.environ.update(CDK_OUTDIR=str(outdir), CDK_CONTEXT_JSON=json.dumps(context))
+    try:
+        runpy.run_path(str(EXAMPLE / "app.py"), run_name="__main__")
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    template: dict[str, Any] = json.loads((outdir / "payments-consumer.template.json").read_text())
+    return template
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    outdir = tmp_path_factory.mktemp("payments")
+    return outdir, synth_example(outdir)
+
+
+def of_type(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {key: r for key, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def test_the_payments_example_guards_payment_id_in_names_of_its_own(example):
+    """The example's table is keyed on payment_id, its worker is told so, every name is its own
+    (`payments-*`, no `labex` anywhere), and its outputs are the ones `ops --stack` reads."""
+    _, template = example
+    assert "labex" not in json.dumps(template)
+    (table,) = of_type(template, "AWS::DynamoDB::Table").values()
+    assert table["Properties"]["KeySchema"] == [{"AttributeName": "payment_id", "KeyType": "HASH"}]
+    assert table["Properties"]["TableName"] == "payments-orders"
+    assert table["DeletionPolicy"] == "Retain"
+    (function,) = of_type(template, "AWS::Lambda::Function").values()
+    assert function["Properties"]["FunctionName"] == "payments-worker"
+    assert function["Properties"]["Environment"]["Variables"]["KEY_ATTRIBUTE"] == "payment_id"
+    assert set(template["Outputs"]) >= {
+        "QueueUrl",
+        "DeadLetterQueueUrl",
+        "OrdersTableName",
+        "FunctionName",
+        "LogGroupName",
+        "DlqAuditLogGroupName",
+    }
+
+
+def test_the_example_worker_package_is_its_handler_and_the_library(example):
+    outdir, template = example
+    (function,) = of_type(template, "AWS::Lambda::Function").values()
+    asset = outdir / f"asset.{function['Properties']['Code']['S3Key'].removesuffix('.zip')}"
+    files = sorted(str(p.relative_to(asset)) for p in asset.rglob("*") if p.is_file())
+    assert files[0] == "app.py" and "order_rules.py" not in files
+    assert {f for f in files if f != "app.py"} == {
+        f"guarded_consumer/{name}"
+        for name in (
+            "__init__.py",
+            "contract.py",
+            "log_lines.py",
+            "records.py",
+            "sqs_batch.py",
+            "write_guard.py",
+        )
+    }
 
 
 def test_a_team_builds_the_consumer_in_its_own_stack():
@@ -16,13 +107,12 @@ def test_a_team_builds_the_consumer_in_its_own_stack():
     import aws_cdk as cdk
     from aws_cdk.assertions import Match, Template
 
-    from stacks.config import StackConfig
-    from stacks.consumer import IdempotentConsumer
+    from idempotent_consumer import ConsumerNames, ConsumerProps, IdempotentConsumer
 
     app = cdk.App()
     stack = cdk.Stack(app, "payments")
-    config = StackConfig.from_context({"prefix": "pay", "removal": "destroy"})
-    consumer = IdempotentConsumer(stack, "Payments", config=config)
+    props = ConsumerProps(handler=HANDLER, key_attribute="payment_id", names=ConsumerNames("pay"))
+    consumer = IdempotentConsumer(stack, "Payments", props=props)
     template = Template.from_stack(stack)
 
     template.resource_count_is("AWS::DynamoDB::Table", 1)
@@ -44,7 +134,7 @@ def test_a_team_builds_the_consumer_in_its_own_stack():
                         Match.object_like(
                             {
                                 "Action": "dynamodb:PutItem",
-                                "Resource": [{"Fn::GetAtt": [next(iter(tables)), "Arn"]}],
+                                "Resource": {"Fn::GetAtt": [next(iter(tables)), "Arn"]},
                             }
                         )
                     ]
@@ -52,3 +142,69 @@ def test_a_team_builds_the_consumer_in_its_own_stack():
             }
         },
     )
+
+
+def test_without_names_no_physical_name_is_forced():
+    """No `names`: CloudFormation names every resource; the topic admits exactly the consumer's
+    alarms by their ARNs, and two consumers live in one stack side by side."""
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Template
+
+    from idempotent_consumer import ConsumerProps, IdempotentConsumer
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "two-teams")
+    first = IdempotentConsumer(
+        stack, "Payments", props=ConsumerProps(handler=HANDLER, key_attribute="payment_id")
+    )
+    IdempotentConsumer(stack, "Refunds", props=ConsumerProps(handler=HANDLER, key_attribute="payment_id"))
+    template = Template.from_stack(stack).to_json()
+    named = [
+        (key, prop)
+        for key, resource in template["Resources"].items()
+        for prop in NAME_PROPERTIES
+        if isinstance(resource.get("Properties", {}).get(prop), str)  # a reference names nothing
+    ]
+    assert named == []
+    (policy,) = [
+        r
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::SNS::TopicPolicy"
+        and stack.resolve(first.topic.topic_arn) in r["Properties"]["Topics"]
+    ]
+    allow = next(s for s in policy["Properties"]["PolicyDocument"]["Statement"] if s["Effect"] == "Allow")
+    arns = allow["Condition"]["ArnEquals"]["aws:SourceArn"]
+    assert arns == [stack.resolve(alarm.alarm_arn) for alarm in first.alarms.values()]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"batch_size": 11}, "batch_size=11 is invalid: use a whole number from 1 to 10"),
+        ({"batch_size": True}, "batch_size=True is invalid: use a whole number from 1 to 10"),
+        (
+            {"visibility_timeout_seconds": 20},
+            "visibility_timeout_seconds=20 is below 6 x function_timeout_seconds=5 (needs at least 30)",
+        ),
+        (
+            {"dead_letter_retention_days": 7},
+            "dead_letter_retention_days=7 is invalid: it must exceed job_retention_days=7",
+        ),
+        (
+            {"order_retention_days": 20},
+            "order_retention_days=20 is shorter than the 21 days a copy of a record can still be delivered",
+        ),
+        ({"content_based_deduplication": True}, "content_based_deduplication=True needs fifo=True"),
+        ({"key_attribute": "payment id"}, "key_attribute='payment id' is invalid"),
+        ({"handler": Path("/nowhere")}, "handler='/nowhere' is invalid"),
+        ({"alarm_email": "ops"}, "alarm_email='ops' is invalid"),
+        ({"fifo": True}, "names.fifo=False differs from fifo=True"),
+    ],
+)
+def test_a_wrong_prop_is_refused_in_one_line_naming_it(change, message):
+    from idempotent_consumer import ConsumerProps, PropsError
+
+    with pytest.raises(PropsError) as refused:
+        ConsumerProps(**{"handler": HANDLER, **change})
+    assert str(refused.value).startswith(message)
+    assert "\n" not in str(refused.value)

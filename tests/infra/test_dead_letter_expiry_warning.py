@@ -37,7 +37,7 @@ from embedded_aws.services.cloudwatch.metric_math import extra_periods
 from embedded_aws.services.cloudwatch.resource_types import _metric_data_queries
 from embedded_aws.services.sqs import dead_letters
 from embedded_aws.services.sqs.metrics import gauges
-from stacks.alarms import DEAD_LETTER_EXPIRY_WARNING_DAYS, MAX_ALARM_EVALUATION_SECONDS
+from idempotent_consumer.alarms import DEAD_LETTER_EXPIRY_WARNING_DAYS, MAX_ALARM_EVALUATION_SECONDS
 from stacks.config import StackConfig
 from tests.conftest import synth_stack
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from stacks.alarms import (
+from idempotent_consumer.alarms import (
     ALARMS,
     DECISION_ALARM_MINUTES,
     MAX_ALARM_EVALUATION_SECONDS,
@@ -311,7 +311,7 @@ def test_dead_letter_expiry_periods_fit_the_guarantee_and_cloudwatchs_limit(job_
 
 
 def test_there_are_exactly_these_alarms(template):
-    """The stack makes exactly the alarms of the table stacks/alarms.py, whose names ops and tests read."""
+    """The stack makes exactly the alarms of the table lib/src/idempotent_consumer/alarms.py, whose names ops and tests read."""
     names = sorted(
         alarm["Properties"]["AlarmName"]
         for alarm in template.find_resources("AWS::CloudWatch::Alarm").values()

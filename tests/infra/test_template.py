@@ -3,7 +3,9 @@ function and mapping, and above all the worker role's exact permissions."""
 
 from __future__ import annotations
 
+import ast
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -313,9 +315,10 @@ def test_every_target_keeps_the_bootstrap_version_rule(template):
         assert found["Parameters"]["BootstrapVersion"]["Type"] == "AWS::SSM::Parameter::Value<String>"
 
 
-def test_worker_asset_is_the_handler_source_without_caches(synthesized):
-    """The worker's code asset is lambda/worker as-is (no Docker bundling): app.py and the contract
-    it imports, no caches."""
+def test_worker_asset_is_the_handler_and_the_library_it_imports(synthesized):
+    """The worker's code asset is lambda/worker as-is (no Docker bundling) with the handler
+    library (guarded_consumer) beside it, no caches; and nothing in it imports anything beyond the
+    standard library, boto3 (with botocore) and its own modules: what Lambda's runtime provides."""
     app, stack = synthesized
     assembly = app.synth()
     template = assembly.get_stack_by_name(stack.stack_name).template
@@ -326,15 +329,31 @@ def test_worker_asset_is_the_handler_source_without_caches(synthesized):
     )
     asset_hash = function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
     asset_dir = Path(assembly.directory) / f"asset.{asset_hash}"
-    files = sorted(p.name for p in asset_dir.rglob("*") if p.is_file())
+    files = sorted(str(p.relative_to(asset_dir)) for p in asset_dir.rglob("*") if p.is_file())
     assert files == [
         "app.py",
-        "log_lines.py",
-        "order_contract.py",
+        "guarded_consumer/__init__.py",
+        "guarded_consumer/contract.py",
+        "guarded_consumer/log_lines.py",
+        "guarded_consumer/records.py",
+        "guarded_consumer/sqs_batch.py",
+        "guarded_consumer/write_guard.py",
         "order_rules.py",
-        "sqs_batch.py",
-        "write_guard.py",
     ]
+    own = {"app", "order_rules", "guarded_consumer"}
+    for name in files:
+        for node in ast.walk(ast.parse((asset_dir / name).read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported = [node.module]
+            elif isinstance(node, ast.Import):
+                imported = [alias.name for alias in node.names]
+            else:
+                continue
+            for module in imported:
+                top = module.split(".")[0]
+                assert top in sys.stdlib_module_names or top in {"boto3", "botocore"} or top in own, (
+                    f"{name} imports {module}"
+                )
 
 
 def test_order_retention_is_the_orders_table_ttl_and_the_workers_env(template):
@@ -420,7 +439,7 @@ DEPLOYED_STATE_IDS = {
 
 
 def test_the_state_keeps_its_logical_ids_inside_the_consumer_construct(template):
-    """The lab's stack builds the consumer as one construct (stacks/consumer.py, id `Default`):
+    """The lab's stack builds the consumer as one construct (lib/src/idempotent_consumer/consumer.py, id `Default`):
     every table, queue and log group keeps the logical id it had when the stack built them itself."""
     kinds = {"AWS::DynamoDB::Table", "AWS::SQS::Queue", "AWS::Logs::LogGroup"}
     found = {

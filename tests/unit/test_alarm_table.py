@@ -1,4 +1,4 @@
-"""The alarm table (stacks/alarms.py) is the one source of what the docs and the live view say
+"""The alarm table (lib/src/idempotent_consumer/alarms.py) is the one source of what the docs and the live view say
 about alarms: docs/operations.md's alarm table is exactly the rendered table for the default
 context, every alarm has its runbook paragraph there, and the view's page names only alarms of
 the table, with their thresholds."""
@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from stacks.alarms import (
+from idempotent_consumer.alarms import (
     ALARMS,
     DOC_TABLE_HEADER,
     FIFO_DOC_TABLE_HEADER,
@@ -41,7 +41,8 @@ def test_the_operations_alarm_table_is_rendered_from_the_alarm_table():
     an alarm added without a row, a row left behind, or a threshold written differently fails."""
     expected = doc_table(DEFAULTS)
     assert documented_table() == expected, (
-        "docs/operations.md's alarm table differs from stacks/alarms.py; replace it with:\n" + expected
+        "docs/operations.md's alarm table differs from lib/src/idempotent_consumer/alarms.py; replace it with:\n"
+        + expected
     )
 
 
@@ -50,7 +51,8 @@ def test_the_operations_fifo_rows_are_rendered_from_the_alarm_table():
     the default retentions: the two dead-letter alarms, whose texts and timing follow the queue type."""
     expected = fifo_doc_table(DEFAULTS, FIFO_DEFAULTS)
     assert documented_table(FIFO_DOC_TABLE_HEADER[0]) == expected, (
-        "docs/operations.md's FIFO alarm rows differ from stacks/alarms.py; replace them with:\n" + expected
+        "docs/operations.md's FIFO alarm rows differ from lib/src/idempotent_consumer/alarms.py; replace them with:\n"
+        + expected
     )
     rows = expected.splitlines()[2:]
     assert [row.split(" | ")[0] for row in rows] == [
@@ -125,6 +127,8 @@ def test_the_view_names_only_alarms_of_the_table_with_their_thresholds():
     assert mentions, "the view names no alarm: the pattern no longer finds its mentions"
     thresholds = {alarm.what: alarm.threshold for alarm in resolved(DEFAULTS)}
     for name, threshold in mentions:
-        assert name in thresholds, f"the view names alarm {name!r}, which stacks/alarms.py does not declare"
+        assert name in thresholds, (
+            f"the view names alarm {name!r}, which lib/src/idempotent_consumer/alarms.py does not declare"
+        )
         if threshold is not None:
             assert float(threshold) == thresholds[name], name

@@ -1,4 +1,4 @@
-"""The worker's record protocol (lambda/worker/order_contract.py) is the only spelling of its line
+"""The worker's record protocol (lib/src/guarded_consumer/contract.py) is the only spelling of its line
 tags, decisions, write outcomes, failure classes, metrics and outcome words: no room spells them by
 hand, the saved queries find the lines the worker prints, `ops` reads those lines back as the
 outcomes they are, and the view's words are the contract's."""
@@ -21,7 +21,7 @@ from ops import observe, snapshot
 from stacks.lambda_code import contract as load_contract
 
 ROOT = Path(__file__).resolve().parents[2]
-CONTRACT_FILE = ROOT / "lambda" / "worker" / "order_contract.py"
+CONTRACT_FILE = ROOT / "lib" / "src" / "guarded_consumer" / "contract.py"
 TEMPLATE_SNAPSHOT = (
     ROOT
     / "tests"

@@ -128,6 +128,7 @@ def test_every_feature_flag_turned_off_is_explained():
     assert off == sorted(name for name, _ in rows)
 
 
+LIB = ROOT / "lib" / "src"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 EMBEDDED = ROOT / "embedded_aws" / "src" / "embedded_aws"
 # Top-level folders tools write (.gitignore): not rooms of the tree.
@@ -193,8 +194,10 @@ def test_every_file_and_module_the_architecture_table_names_exists():
     missing = []
     for rooms, what, may_import in architecture_rows():
         names = re.findall(r"`([\w./]+)`", rooms)
-        missing += [name for name in names if not (ROOT / name).exists()]
-        base = ROOT / next((name for name in names if name.endswith("/")), "")
+        missing += [name for name in names if not (ROOT / name).exists() and not (LIB / name).exists()]
+        # A room is a folder of the tree, or a package of the distribution (lib/src/<package>).
+        folder = next((name for name in names if name.endswith("/")), None)
+        base = ROOT / folder if folder else LIB / names[0] if (LIB / names[0]).is_dir() else ROOT
         for name in re.findall(r"`([\w./]+)`", what):
             if ("/" in name or name.endswith(".py")) and not (
                 (base / name).exists() or (ROOT / name).exists()
@@ -202,7 +205,7 @@ def test_every_file_and_module_the_architecture_table_names_exists():
                 missing.append(f"{base.name}/{name}")
         for module in re.findall(r"`([\w.]+)`", may_import):
             path = module.replace(".", "/")
-            roots = (ROOT, EMBEDDED.parent)
+            roots = (ROOT, EMBEDDED.parent, LIB)
             if not any((r / f"{path}.py").exists() or (r / path / "__init__.py").exists() for r in roots):
                 missing.append(module)
     assert len(architecture_rows()) >= 6

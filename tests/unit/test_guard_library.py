@@ -1,10 +1,11 @@
-"""The worker's guard and batch loop (lambda/worker/write_guard.py, sqs_batch.py) with a business
+"""The worker's guard and batch loop (lib/src/guarded_consumer/write_guard.py, sqs_batch.py) with a business
 of another team: payments keyed on `payment_id`, parsed by a function of their own. Nothing of the
 lab's orders is used, and the same guarantees hold: one write, a completed duplicate acknowledged,
 other details for a stored key never acknowledged, a refused body reported as malformed."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import uuid
 from collections.abc import Mapping
@@ -14,7 +15,6 @@ from typing import Any
 import boto3
 import pytest
 
-from stacks.lambda_code import load_module
 from tests.unit.conftest import mocked_aws
 
 TABLE = "payments"
@@ -24,9 +24,9 @@ TABLE = "payments"
 def library(worker):
     """The three modules a team's handler would import (loaded beside the lab's worker)."""
     return (
-        load_module("worker", "sqs_batch"),
-        load_module("worker", "write_guard"),
-        load_module("worker", "order_contract"),
+        importlib.import_module("guarded_consumer.sqs_batch"),
+        importlib.import_module("guarded_consumer.write_guard"),
+        importlib.import_module("guarded_consumer.contract"),
     )
 
 

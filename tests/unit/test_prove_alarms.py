@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from idempotent_consumer.alarms import ALARMS
 from ops.prove_alarms import (
     NOBODY_REACHED,
     NOT_PROVEN,
@@ -33,7 +34,6 @@ from ops.prove_alarms import (
     subscribers,
     verdict,
 )
-from stacks.alarms import ALARMS
 from stacks.config import Names
 
 TOPIC = "arn:aws:sns:us-east-1:123456789012:p-alarms"

@@ -11,8 +11,8 @@ import zipfile
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
+from idempotent_consumer.alarms import resolved
 from ops.aws import Clients
-from stacks.alarms import resolved
 from stacks.config import StackConfig
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ def deploy_stack(clients: Clients) -> None:
 
 # The consumer's alarms as the layout tests show them: what each watches, and states with
 # CloudWatch's own wording of their reasons. Descriptions come from the alarm table
-# (stacks/alarms.py) with the default context, as the stack makes them; an alarm added there
+# (lib/src/idempotent_consumer/alarms.py) with the default context, as the stack makes them; an alarm added there
 # without a state here fails at import.
 _STATES = {
     "conflicting-orders": (

@@ -37,7 +37,7 @@ from pathlib import Path
 # The checkout this package is installed from (editable: <checkout>/embedded_aws/src/embedded_aws/).
 CHECKOUT = Path(__file__).resolve().parents[4]
 RUNTIMES_DIR = Path(os.environ.get("LOCAL_RUNTIMES_DIR", CHECKOUT / ".runtimes"))
-PROJECT_RUNTIME = "python3.14"  # stacks/function.py: lambda_.Runtime.PYTHON_3_14
+PROJECT_RUNTIME = "python3.14"  # lib/src/idempotent_consumer/function.py: lambda_.Runtime.PYTHON_3_14
 # boto3 (and the botocore of the same version) as the Lambda Python runtime ships it. AWS
 # publishes no figure for python3.14 ("Runtime-included SDK versions" in "Building Lambda
 # functions with Python" lists up to 3.13, and says the version changes with runtime updates);

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from order_contract import Tag, line
+from .contract import Tag, line
 
 _LINES = threading.local()  # while a record of a batch is processed: its lines, printed together
 _PRINT_LOCK = threading.Lock()
@@ -18,7 +18,7 @@ T = TypeVar("T")
 
 
 def log(tag: Tag, payload: Mapping[str, Any]) -> None:
-    """One tagged line (order_contract.line)."""
+    """One tagged line (contract.line)."""
     print_line(line(tag, payload))
 
 

@@ -15,8 +15,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from log_lines import log, print_line, printing_together
-from order_contract import (
+from .contract import (
     DUPLICATE_FIELD,
     ERROR_FIELD,
     ID_FIELD,
@@ -26,8 +25,9 @@ from order_contract import (
     Metric,
     Tag,
 )
-from order_contract import METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
-from write_guard import ConflictingOrder, Guarded, WriteFailed, write_order
+from .contract import METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
+from .log_lines import log, print_line, printing_together
+from .write_guard import ConflictingOrder, Guarded, WriteFailed, write_order
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
@@ -10,13 +11,12 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from stacks.config import FUNCTION_MEMORY_MB, Names
-from stacks.lambda_code import LAMBDA_SOURCE
-from stacks.nag import acknowledge
+from .nag import acknowledge
+from .rules import FUNCTION_MEMORY_MB, ConsumerNames
 
 
 class PythonFunction(Construct):
-    """Function from `lambda/<source>/app.py` (handler `app.handler`) with its own role that
+    """Function from `<code>/app.py` (handler `app.handler`) with its own role that
     starts with no permissions (no managed policy) and an explicit log group removed with the
     stack. Callers grant exactly what the function needs on `role`."""
 
@@ -25,12 +25,13 @@ class PythonFunction(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        function_name: str,
-        source: str,
+        function_name: str | None,
+        code: Path,
         description: str,
         timeout: Duration,
         environment: Mapping[str, str] | None = None,
         tracing: bool = False,
+        memory_size_mb: int = FUNCTION_MEMORY_MB,
     ) -> None:
         super().__init__(scope, construct_id)
 
@@ -38,12 +39,12 @@ class PythonFunction(Construct):
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description=f"Execution role of {function_name}; grants are added explicitly",
+            description=f"Execution role of {function_name or self.node.path}; grants are added explicitly",
         )
         self.log_group = logs.LogGroup(
             self,
             "Logs",
-            log_group_name=Names.log_group_of(function_name),
+            log_group_name=None if function_name is None else ConsumerNames.log_group_of(function_name),
             retention=logs.RetentionDays.ONE_MONTH,
             removal_policy=RemovalPolicy.DESTROY,
         )
@@ -56,10 +57,10 @@ class PythonFunction(Construct):
             runtime=lambda_.Runtime.PYTHON_3_14,
             architecture=lambda_.Architecture.ARM_64,
             handler="app.handler",
-            code=lambda_.Code.from_asset(str(LAMBDA_SOURCE / source), exclude=["__pycache__", "*.pyc"]),
+            code=lambda_.Code.from_asset(str(code), exclude=["__pycache__", "*.pyc"]),
             role=self.role,
             timeout=timeout,
-            memory_size=FUNCTION_MEMORY_MB,
+            memory_size=memory_size_mb,
             environment=dict(environment or {}),
             log_group=self.log_group,
             # ACTIVE makes the CDK grant the role xray:PutTraceSegments and

@@ -8,12 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Protocol
 
-from stacks.lambda_code import contract
+from guarded_consumer.contract import Metric
 
 if TYPE_CHECKING:
     from aws_cdk.aws_cloudwatch import IMetric
-
-Metric = contract().Metric
 
 # The dead-letter-expiry alarm fires this long before the earliest possible expiry of a dead letter.
 DEAD_LETTER_EXPIRY_WARNING_DAYS = 2
@@ -74,7 +72,7 @@ CONTEXT_FIELDS = ("oldest_job_age_alarm_seconds",)
 
 class Watched(Protocol):
     """The resources the alarms watch, as metrics of one statistic over `period` seconds
-    (stacks/monitoring.py builds them from the stack's queue, DLQ, function and table)."""
+    (lib/src/idempotent_consumer/monitoring.py builds them from the stack's queue, DLQ, function and table)."""
 
     def decision(self, name: str, statistic: str, period: int) -> IMetric: ...
     def jobs(self, name: str, statistic: str, period: int) -> IMetric: ...

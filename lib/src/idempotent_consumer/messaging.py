@@ -6,7 +6,7 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from stacks.nag import acknowledge
+from .nag import acknowledge
 
 
 class Messaging(Construct):
@@ -18,8 +18,8 @@ class Messaging(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        queue_name: str,
-        dead_letter_queue_name: str,
+        queue_name: str | None,
+        dead_letter_queue_name: str | None,
         visibility_timeout: Duration,
         max_receive_count: int,
         removal: RemovalPolicy,

@@ -1,4 +1,4 @@
-"""What tells an operator the consumer needs a human: the alarms of the table in stacks/alarms.py,
+"""What tells an operator the consumer needs a human: the alarms of the table in lib/src/idempotent_consumer/alarms.py,
 each notifying one SNS topic, a dashboard, and saved Logs Insights queries. What each alarm means
 and what to do about it: docs/operations.md, whose alarm table is rendered from the same table.
 
@@ -22,18 +22,18 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from stacks.alarms import DLQ_DEPTH, TABLE, AlarmSettings, ResolvedAlarm
-from stacks.config import DECISION_METRICS, Names
-from stacks.lambda_code import contract
-from stacks.nag import acknowledge
+from guarded_consumer import contract as _CONTRACT
 
-_CONTRACT = contract()
+from .alarms import DLQ_DEPTH, TABLE, AlarmSettings, ResolvedAlarm
+from .nag import acknowledge
+from .rules import ConsumerNames
+
 Tag, Decision = _CONTRACT.Tag, _CONTRACT.Decision
 insights_regex, insights_glob = _CONTRACT.insights_regex, _CONTRACT.insights_glob
 
 PERIOD_SECONDS = 60
 PERIOD = Duration.seconds(PERIOD_SECONDS)
-# The table's CloudFormation words (stacks/alarms.py) as CDK's enums.
+# The table's CloudFormation words (lib/src/idempotent_consumer/alarms.py) as CDK's enums.
 COMPARISON_OPERATORS = {
     "GreaterThanOrEqualToThreshold": cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     "GreaterThanThreshold": cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -45,7 +45,7 @@ JOBS_DEPTH = ("ApproximateNumberOfMessagesVisible", "ApproximateNumberOfMessages
 
 class WatchedResources:
     """The metrics of the consumer's queue, DLQ, worker and orders table that the alarm table
-    (stacks/alarms.py) and the dashboard watch."""
+    (lib/src/idempotent_consumer/alarms.py) and the dashboard watch."""
 
     def __init__(
         self,
@@ -131,7 +131,7 @@ class Monitoring(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        names: Names,
+        names: ConsumerNames,
         metrics_namespace: str,
         function: lambda_.IFunction,
         log_group: logs.ILogGroup,
@@ -140,6 +140,8 @@ class Monitoring(Construct):
         orders_table: dynamodb.ITable,
         alarm_settings: AlarmSettings,
         alarm_email: str | None,
+        alarm_topic: sns.ITopic | None = None,
+        dashboard: bool = True,
     ) -> None:
         super().__init__(scope, construct_id)
         self.watched = WatchedResources(
@@ -149,47 +151,23 @@ class Monitoring(Construct):
             dead_letter_queue=dead_letter_queue,
             orders_table=orders_table,
         )
-        self.topic = self._topic(names, alarm_email)
+        own_topic = self._topic(names, alarm_email) if alarm_topic is None else None
+        self.topic: sns.ITopic = own_topic or alarm_topic  # type: ignore[assignment]
         self.metrics: dict[str, cloudwatch.IMetric] = {}
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         for alarm in (declaration.resolved(alarm_settings) for declaration in TABLE):
             self._add_alarm(names, alarm)
+        if own_topic is not None:
+            self._let_alarms_publish(own_topic, names)
         self.decisions = {
-            name: self.watched.decision(name, "Sum", PERIOD_SECONDS) for name in DECISION_METRICS
+            name: self.watched.decision(name, "Sum", PERIOD_SECONDS) for name in _CONTRACT.DECISIONS
         }
-        self.dashboard = self._dashboard(names, fifo=alarm_settings.fifo)
+        self.dashboard = self._dashboard(names, fifo=alarm_settings.fifo) if dashboard else None
         self.queries = self._saved_queries(names, log_group)
 
-    def _topic(self, names: Names, alarm_email: str | None) -> sns.Topic:
-        """The alarms' SNS topic, which only this stack's alarms may publish to."""
-        stack = Stack.of(self)
+    def _topic(self, names: ConsumerNames, alarm_email: str | None) -> sns.Topic:
+        """The alarms' SNS topic, with the alarm email subscribed."""
         topic = sns.Topic(self, "Alarms", topic_name=names.alarm_topic, enforce_ssl=True)
-        # A topic policy replaces SNS's default one, and enforce_ssl writes one holding only its
-        # TLS deny: without this Allow, CloudWatch's alarm actions fail ("... is not authorized to
-        # perform: SNS:Publish", re:Post knowledge center cloudwatch-receive-sns-for-alarm-trigger).
-        # Scoped to this stack's alarms by their exact ARNs in this account: a pattern such as
-        # `alarm:<prefix>-*` would also admit another deployment whose prefix extends this one.
-        alarm_arns = [
-            stack.format_arn(
-                service="cloudwatch",
-                resource="alarm",
-                resource_name=name,
-                arn_format=ArnFormat.COLON_RESOURCE_NAME,
-            )
-            for name in names.alarms
-        ]
-        topic.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="AllowThisStacksAlarms",
-                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
-                actions=["sns:Publish"],
-                resources=[topic.topic_arn],
-                conditions={
-                    "ArnEquals": {"aws:SourceArn": alarm_arns},
-                    "StringEquals": {"aws:SourceAccount": stack.account},
-                },
-            )
-        )
         if alarm_email:
             subscription = topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
             acknowledge(
@@ -207,7 +185,40 @@ class Monitoring(Construct):
         )
         return topic
 
-    def _add_alarm(self, names: Names, alarm: ResolvedAlarm) -> None:
+    def _let_alarms_publish(self, topic: sns.Topic, names: ConsumerNames) -> None:
+        """Only this consumer's alarms may publish to its topic."""
+        stack = Stack.of(self)
+        # A topic policy replaces SNS's default one, and enforce_ssl writes one holding only its
+        # TLS deny: without this Allow, CloudWatch's alarm actions fail ("... is not authorized to
+        # perform: SNS:Publish", re:Post knowledge center cloudwatch-receive-sns-for-alarm-trigger).
+        # Scoped to these alarms by their exact ARNs in this account: a pattern such as
+        # `alarm:<prefix>-*` would also admit another deployment whose prefix extends this one.
+        # Named alarms' ARNs are written out (no reference from the policy to each alarm).
+        alarm_arns = [
+            alarm.alarm_arn
+            if names.prefix is None
+            else stack.format_arn(
+                service="cloudwatch",
+                resource="alarm",
+                resource_name=names.alarm(what),
+                arn_format=ArnFormat.COLON_RESOURCE_NAME,
+            )
+            for what, alarm in self.alarms.items()
+        ]
+        topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowThisStacksAlarms",
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[topic.topic_arn],
+                conditions={
+                    "ArnEquals": {"aws:SourceArn": alarm_arns},
+                    "StringEquals": {"aws:SourceAccount": stack.account},
+                },
+            )
+        )
+
+    def _add_alarm(self, names: ConsumerNames, alarm: ResolvedAlarm) -> None:
         """One alarm of the table, notifying the topic on ALARM and on OK."""
         spec = alarm.declaration
         metric = alarm.metric(self.watched)
@@ -229,7 +240,7 @@ class Monitoring(Construct):
         self.metrics[spec.what] = metric
         self.alarms[spec.what] = made
 
-    def _dashboard(self, names: Names, *, fifo: bool) -> cloudwatch.Dashboard:
+    def _dashboard(self, names: ConsumerNames, *, fifo: bool) -> cloudwatch.Dashboard:
         """The alarms' states and the metrics an operator reads beside them, one minute apart."""
         watched, function, metric = self.watched, self.watched.function, self.metrics
         dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=names.dashboard)
@@ -284,9 +295,9 @@ class Monitoring(Construct):
         )
         return dashboard
 
-    def _saved_queries(self, names: Names, log_group: logs.ILogGroup) -> dict[str, logs.QueryString]:
+    def _saved_queries(self, names: ConsumerNames, log_group: logs.ILogGroup) -> dict[str, logs.QueryString]:
         """Logs Insights queries saved under `<prefix>/<what>`, on the worker's log group."""
-        # Each worker line is a tag and sorted-key JSON (order_contract.line), so queries match
+        # Each worker line is a tag and sorted-key JSON (contract.line), so queries match
         # text; the patterns come from the contract.
         queries = {
             "decisions-for-one-order": logs.QueryString(
@@ -316,7 +327,9 @@ class Monitoring(Construct):
             logs.QueryDefinition(
                 self,
                 what.title().replace("-", ""),
-                query_definition_name=names.query(what),
+                # A query definition needs a name: without a prefix, the stack's and the construct's.
+                query_definition_name=names.query(what)
+                or f"{Stack.of(self).stack_name}/{self.node.path.split('/')[-2]}/{what}",
                 query_string=query,
                 log_groups=[log_group],
             )

@@ -2,7 +2,7 @@
 worker reads, the lines it prints about each record (their tags, decisions and failure classes),
 its decision metrics, the one word per outcome that users see, the plain form of a stored item and
 the Logs Insights patterns that find the lines. Shipped with the worker (standard library only);
-the stack and `ops` read it through stacks/lambda_code.py. Renaming anything here renames it
+the construct and `ops` import it as guarded_consumer.contract. Renaming anything here renames it
 everywhere; nothing else spells these values (tests/unit/test_contract.py)."""
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from typing import Any
 # Environment variables the worker reads: its orders table, and the namespace of its metrics.
 TABLE_NAME_ENV = "TABLE_NAME"
 METRICS_NAMESPACE_ENV = "METRICS_NAMESPACE"
+# The table's partition key, as the stack declares it: a handler guarding another key refuses to
+# start (guarded_consumer.guarded_handler) instead of failing every write.
+KEY_ATTRIBUTE_ENV = "KEY_ATTRIBUTE"
 # Set only when the stack keeps orders a limited time (order_retention_days): how many seconds an
 # order item is kept from its write. The item then carries its expiry in EXPIRES_AT_FIELD (epoch
 # seconds), the orders table's time-to-live attribute; the duplicate rule never compares it.

@@ -21,8 +21,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
-from log_lines import log
-from order_contract import (
+from .contract import (
     DECISION_FIELD,
     DUPLICATE_FIELD,
     EXPIRES_AT_FIELD,
@@ -33,6 +32,7 @@ from order_contract import (
     WriteOutcome,
     plain_item,
 )
+from .log_lines import log
 
 # How long a write may take. The client fails fast (short timeouts, no retries of its own) and
 # `put_order` retries what is worth retrying while the function's remaining time allows, so a

@@ -20,19 +20,20 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from stacks.config import DLQ_AUDIT_STREAM, Names
-from stacks.nag import acknowledge
+from .nag import acknowledge
+from .rules import DLQ_AUDIT_STREAM, ConsumerNames
 
 
 class OperatorAccess(Construct):
-    """The `<prefix>-operator` managed policy and the `<prefix>-dlq-audit` log group."""
+    """The operator's managed policy (`<prefix>-operator`) and the audit log group of dead-letter
+    discards (`<prefix>-dlq-audit`)."""
 
     def __init__(
         self,
         scope: Construct,
         construct_id: str,
         *,
-        names: Names,
+        names: ConsumerNames,
         queue: sqs.IQueue,
         dead_letter_queue: sqs.IQueue,
         orders_table: dynamodb.ITable,
@@ -50,9 +51,12 @@ class OperatorAccess(Construct):
             retention=logs.RetentionDays.TWO_YEARS,
             removal_policy=audit_removal,
         )
+        # A given name is written out; CloudFormation's own is a reference to the group.
+        audit_group_name = names.dlq_audit_log_group or self.audit_log_group.log_group_name
         stack = Stack.of(self)
+        stack_name = stack.stack_name
         stack_arn = stack.format_arn(
-            service="cloudformation", resource="stack", resource_name=f"{names.stack}/*"
+            service="cloudformation", resource="stack", resource_name=f"{stack_name}/*"
         )
 
         def allow(sid: str, actions: list[str], resources: list[str]) -> iam.PolicyStatement:
@@ -62,7 +66,7 @@ class OperatorAccess(Construct):
             self,
             "Policy",
             managed_policy_name=names.operator_policy,
-            description=f"Operate {names.stack}: status, live view, dead-letter list/redrive/discard/audit",
+            description=f"Operate {stack_name}: status, live view, dead-letter list/redrive/discard/audit",
             statements=[
                 # GetTemplate: `ops cost` counts the alarms and dashboard the deployed stack bills monthly.
                 allow(
@@ -108,7 +112,7 @@ class OperatorAccess(Construct):
                             service="logs",
                             resource="log-group",
                             arn_format=ArnFormat.COLON_RESOURCE_NAME,
-                            resource_name=f"{names.dlq_audit_log_group}:log-stream:{DLQ_AUDIT_STREAM}",
+                            resource_name=f"{audit_group_name}:log-stream:{DLQ_AUDIT_STREAM}",
                         )
                     ],
                 ),
@@ -125,7 +129,7 @@ class OperatorAccess(Construct):
         acknowledge(
             self.policy,
             rule=f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:"
-            f"<AWS::AccountId>:stack/{names.stack}/*]",
+            f"<AWS::AccountId>:stack/{stack_name}/*]",
             reason="A stack's ARN ends in an id CloudFormation assigns at creation; the wildcard matches "
             "only that id under this stack's own name, for DescribeStacks and GetTemplate (read only).",
         )

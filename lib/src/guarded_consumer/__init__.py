@@ -1,0 +1,102 @@
+"""The handler side of the idempotent consumer: SQS records in, one conditional DynamoDB PutItem
+per business key, duplicates acknowledged and conflicts never. Standard library and boto3 only
+(the Lambda Python runtime ships both); no CDK.
+
+A team writes one function from a message body to the item it stores (raising `InvalidBody` for
+a body it refuses) and names the item's key attribute and the attributes that make two items
+the same record:
+
+    from guarded_consumer import InvalidBody, guarded_handler
+
+    def payment(body: str) -> dict: ...
+
+    handler = guarded_handler(payment, key="payment_id", same=("amount_cents", "currency"))
+
+Modules: `write_guard` (the one write and what its answer means, with deadline-aware retries),
+`sqs_batch` (the batch, its metrics and lines, partial batch responses, FIFO's stop at the first
+failure), `records` (a `Guarded` record from an item), `contract` (the names the lines, the
+stack and the operators' tools share), `log_lines`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .contract import KEY_ATTRIBUTE_ENV, TABLE_NAME_ENV, InvalidBody
+from .records import Record
+from .sqs_batch import Consumer, handle_event, writes_in_flight
+from .write_guard import Guarded, dynamodb_client
+
+__all__ = [
+    "Consumer",
+    "Guarded",
+    "InvalidBody",
+    "Record",
+    "guarded_handler",
+    "handle_event",
+    "json_object",
+    "run",
+]
+
+__version__ = "0.1.0"
+
+
+def run(event: Mapping[str, Any], context: Any, consumer: Consumer) -> dict[str, Any]:
+    """A Lambda invocation for `consumer`: its records within the function's time left, as many
+    writes in flight as its memory affords, the process's one DynamoDB client."""
+
+    def remaining() -> float:
+        return context.get_remaining_time_in_millis() / 1000 if context is not None else math.inf
+
+    memory = os.environ.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "")
+    in_flight = writes_in_flight(int(memory) if memory.isdigit() else None)
+    return handle_event(event, dynamodb_client(), consumer, remaining, in_flight)
+
+
+def guarded_handler(
+    to_item: Callable[[str], Mapping[str, Any]],
+    *,
+    key: str,
+    same: Sequence[str],
+    table_name: str | None = None,
+) -> Callable[[Mapping[str, Any], Any], dict[str, Any]]:
+    """A Lambda handler that stores `to_item(body)` once per value of `key`: a later copy whose
+    `same` attributes match is acknowledged as a duplicate, one that differs is a conflict and is
+    never acknowledged. The table is `table_name`, else the function's TABLE_NAME (set by the
+    construct). A body that is not JSON, or an item without its key, is refused as InvalidBody."""
+    declared = os.environ.get(KEY_ATTRIBUTE_ENV)
+    if declared is not None and declared != key:
+        raise ValueError(
+            f"the table's key attribute is {declared!r} ({KEY_ATTRIBUTE_ENV}); the handler guards {key!r}"
+        )
+
+    def parse(body: Any) -> Guarded:
+        if not isinstance(body, str):
+            raise InvalidBody(f"body must be a string, got {type(body).__name__}")
+        item = to_item(body)
+        found = item.get(key) if isinstance(item, Mapping) else None
+        try:
+            return Record(item, key, tuple(same))
+        except ValueError as error:
+            raise InvalidBody(str(error), found if isinstance(found, str) and found else None) from None
+
+    def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        consumer = Consumer(table_name or os.environ[TABLE_NAME_ENV], parse, key)
+        return run(event, context, consumer)
+
+    return handler
+
+
+def json_object(body: str) -> dict[str, Any]:
+    """The body as a JSON object, or InvalidBody naming why not (for a team's `to_item`)."""
+    try:
+        data = json.loads(body)
+    except ValueError as error:
+        raise InvalidBody(f"body is not valid JSON: {str(error).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise InvalidBody(f"body must be a JSON object, got {type(data).__name__}")
+    return data
