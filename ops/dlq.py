@@ -63,11 +63,13 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Self, TypeVar
 
+from guarded_consumer import GuardedHandler, InvalidBody, write_guard
 from ops.observe import log_events
 from stacks.config import DLQ_AUDIT_STREAM
-from stacks.lambda_code import contract, load_worker
+from stacks.lambda_code import LAMBDA_SOURCE, contract, load_handler
 
 Decision, Delivery = contract().Decision, contract().Delivery
 EXPIRES_AT = contract().EXPIRES_AT_FIELD
@@ -393,25 +395,51 @@ class DeadLetterReader:
 # --- classification -------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Judge:
+    """How the deployed worker reads a body and which attribute keys its table: its handler's
+    (a guarded_consumer.GuardedHandler), so a dead letter is classified as the worker decides."""
+
+    parse: Callable[[Any], write_guard.Guarded]
+    key_attribute: str
+
+
+def judge_of(handler: Path | None = None) -> Judge:
+    """The judge of the handler in `handler/app.py`; the lab's worker (lambda/worker) by default."""
+    directory = handler or LAMBDA_SOURCE / "worker"
+    if not (directory / "app.py").is_file():
+        raise DlqError(f"--handler {directory}: no app.py there (give the directory of the worker's handler)")
+    found = getattr(load_handler(directory), "handler", None)
+    if not isinstance(found, GuardedHandler):
+        raise DlqError(
+            f"--handler {directory}: its app.py's `handler` is not a guarded_consumer.GuardedHandler, "
+            "so its bodies cannot be judged as the worker judges them"
+        )
+    return Judge(found.parse, found.key_attribute)
+
+
 def stored_orders(
-    dynamodb: Any, table: str, ids: Iterable[str], sleep: Callable[[float], None] = time.sleep
+    dynamodb: Any,
+    table: str,
+    ids: Iterable[str],
+    sleep: Callable[[float], None] = time.sleep,
+    key_attribute: str = "id",
 ) -> dict[str, dict[str, Any]]:
-    """The stored items of these order ids (strongly consistent), by id. Keys DynamoDB leaves
+    """The stored items of these keys (strongly consistent), by key. Keys DynamoDB leaves
     unprocessed are asked for again after an exponentially growing, jittered pause (BatchGetItem
     API reference: "we strongly recommend that you use an exponential backoff algorithm")."""
-    worker = load_worker()
     found: dict[str, dict[str, Any]] = {}
     for batch in _batches(sorted(set(ids)), 100):
         request: dict[str, Any] = {
-            table: {"Keys": [{"id": {"S": order_id}} for order_id in batch], "ConsistentRead": True}
+            table: {"Keys": [{key_attribute: {"S": key}} for key in batch], "ConsistentRead": True}
         }
         for attempt in range(BATCH_GET_TRIES):
             if attempt:
                 sleep(random.uniform(0.5, 1.0) * min(BACKOFF_CAP_SECONDS, BACKOFF_SECONDS * 2**attempt))  # noqa: S311  backoff jitter, not a secret
             response = dynamodb.batch_get_item(RequestItems=request)
             for attributes in response.get("Responses", {}).get(table, []):
-                item = worker.item_from_attributes(attributes)
-                found[str(item["id"])] = item
+                item = write_guard.item_from_attributes(attributes)
+                found[str(item[key_attribute])] = item
             request = response.get("UnprocessedKeys") or {}
             if not request:
                 break
@@ -457,26 +485,27 @@ def classify(
     letters: list[DeadLetter],
     lookup: Callable[[Iterable[str]], dict[str, dict[str, Any]]],
     lifetime: Callable[[], Lifetime] | None = None,
+    judge: Judge | None = None,
 ) -> None:
     """Set each letter's class and reason, as the worker would decide it now; a duplicate whose
     stored order expires before a copy of the letter could stop arriving is `lapsing`
-    (`lifetime` is asked only then)."""
-    worker = load_worker()
+    (`lifetime` is asked only then). `judge`: the worker's parser (the lab's by default)."""
+    parse = (judge or judge_of()).parse
     jobs = {}
     for letter in letters:
         try:
-            jobs[letter.message_id] = worker.parse_job(letter.body)
-        except worker.JobError as error:
+            jobs[letter.message_id] = parse(letter.body)
+        except InvalidBody as error:
             letter.kind, letter.reason = Delivery.MALFORMED, str(error)
-    stored = lookup(job.id for job in jobs.values())
+    stored = lookup(job.key for job in jobs.values())
     for letter in letters:
         job = jobs.get(letter.message_id)
         if job is None:
             continue
-        letter.order_id, letter.requested, letter.stored = job.id, job.item(), stored.get(job.id)
+        letter.order_id, letter.requested, letter.stored = job.key, job.item(), stored.get(job.key)
         try:
-            outcome = worker.decide(job, letter.stored)
-        except worker.ConflictingOrder as conflict:
+            outcome = write_guard.decide(job, letter.stored)
+        except write_guard.ConflictingOrder as conflict:
             letter.kind, letter.reason = Delivery.CONFLICT, str(conflict)
             continue
         if outcome.decision == Decision.WRITTEN:
@@ -511,10 +540,12 @@ class Queues:
     jobs_url: str
     orders_table: str
     audit_log_group: str
+    judge: Judge | None = None  # the lab's worker's, if None
 
 
 def _lookup(clients: Any, queues: Queues) -> Callable[[Iterable[str]], dict[str, dict[str, Any]]]:
-    return lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids)
+    key = (queues.judge or judge_of()).key_attribute
+    return lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids, key_attribute=key)
 
 
 def _lifetime(clients: Any, queues: Queues) -> Callable[[], Lifetime]:
@@ -547,7 +578,7 @@ def listing(
             letters += page
             if len(letters) >= limit:
                 break
-        classify(letters, _lookup(clients, queues), _lifetime(clients, queues))
+        classify(letters, _lookup(clients, queues), _lifetime(clients, queues), queues.judge)
         visible, elsewhere = source.visible_and_elsewhere()
         complete = (source.reached_end or visible == 0) and elsewhere == 0 and not source.stopped
     now_ms = int(time.time() * 1000)
@@ -743,7 +774,7 @@ def redrive(
     lifetime = _lifetime(clients, queues)
     with reader(sqs, queues.dlq_url, hold_seconds) as source:
         for page in source.pages():
-            classify(page, _lookup(clients, queues), lifetime)
+            classify(page, _lookup(clients, queues), lifetime, queues.judge)
             for letter in page:
                 report.counts[letter.kind]["found"] += 1
             chosen = in_group_order(page, report.classes)
@@ -854,7 +885,7 @@ def discard(
         if letter is None:
             raise DlqError(_not_found(message_id, reader, read, cap))
         reader.release([held for held in list(reader.held) if held != message_id])
-        classify([letter], _lookup(clients, queues), _lifetime(clients, queues))
+        classify([letter], _lookup(clients, queues), _lifetime(clients, queues), queues.judge)
         if letter.kind in SAFE_CLASSES:
             raise DlqError(
                 f"message {message_id} is {letter.kind} ({letter.reason}): redrive it with "

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from ops import dlq
@@ -62,6 +64,12 @@ def add_commands(commands: Any, common: Any) -> None:
     for sub in (listing, redrive, discard, audit):
         common(sub)
     for sub in (listing, redrive, discard):
+        sub.add_argument(
+            "--handler",
+            type=Path,
+            help="the directory of the worker's handler (its app.py), to judge bodies as it does "
+            "(default: the lab's lambda/worker)",
+        )
         sub.add_argument(
             "--hold-seconds",
             type=int,
@@ -173,6 +181,8 @@ def run(args: argparse.Namespace, clients: Clients) -> int:
     try:
         target = resolve_target(clients, args.prefix, args.stack)
         queues = target.queues()
+        if getattr(args, "handler", None) is not None:
+            queues = replace(queues, judge=dlq.judge_of(args.handler))
         if args.action == "list":
             result = dlq.listing(clients, queues, limit=args.limit, hold_seconds=args.hold_seconds)
             print(

@@ -138,7 +138,6 @@ def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | 
             "QueueUrl",
             "DeadLetterQueueUrl",
             "OrdersTableName",
-            "ReferenceTableName",
             "FunctionName",
             "LogGroupName",
         )
@@ -153,7 +152,8 @@ def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | 
         outputs["QueueUrl"],
         outputs["DeadLetterQueueUrl"],
         outputs["OrdersTableName"],
-        outputs["ReferenceTableName"],
+        # The lab's own table: a consumer built from the construct in another app has none.
+        outputs.get("ReferenceTableName", ""),
         outputs["FunctionName"],
         outputs["LogGroupName"],
         names_from=f"stack {stack} outputs",
@@ -455,7 +455,10 @@ def take_snapshot(
     orders = section("orders", lambda: observe.scan_items(dynamodb, target.orders_table, limit=ORDERS_LIMIT))
     if orders is not None:
         snapshot["orders"], snapshot["orders_truncated"] = orders, len(orders) >= ORDERS_LIMIT
-    snapshot["reference"] = section("reference", lambda: observe.scan_items(dynamodb, target.reference_table))
+    if target.reference_table:
+        snapshot["reference"] = section(
+            "reference", lambda: observe.scan_items(dynamodb, target.reference_table)
+        )
     cloudwatch = clients.client("cloudwatch")
     snapshot["alarms"] = section("alarms", lambda: observe.alarms(cloudwatch, list(Names(prefix).alarms)))
     snapshot["series"] = section(
@@ -613,6 +616,8 @@ def format_text(snapshot: dict[str, Any]) -> str:
     if snapshot["mappings"] == []:
         lines.append(f"mapping   none for {target['function_name']}")
     for key, label in (("orders", "orders"), ("reference", "reference")):
+        if key == "reference" and not target["reference_table"]:
+            continue
         if snapshot[key] is None:
             lines.append(f"{label:<9} {unread(key)}")
         else:

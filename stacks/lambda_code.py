@@ -55,6 +55,19 @@ def _load_beside(source: str, name: str) -> ModuleType:
         sys.path.remove(directory)
 
 
+def load_handler(directory: Path) -> ModuleType:
+    """`directory/app.py` of any function (a team's worker for `ops dlq --handler`), with the
+    modules beside it importable by their own names while it loads."""
+    directory = directory.resolve()
+    if directory == (LAMBDA_SOURCE / directory.name).resolve():
+        return load_lambda(directory.name)
+    sys.path.insert(0, str(directory))
+    try:
+        return _load(directory / "app.py", f"handler_{directory.name}_app")
+    finally:
+        sys.path.remove(str(directory))
+
+
 def load_worker() -> ModuleType:
     """The deployed worker (lambda/worker/app.py): its parser and duplicate rule, for the tools
     that must judge messages exactly as it does."""

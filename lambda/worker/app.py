@@ -16,7 +16,6 @@ find the worker's public names here.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,6 +23,7 @@ import guarded_consumer
 from guarded_consumer import sqs_batch
 from guarded_consumer.contract import (
     ERROR_FIELD,
+    ID_FIELD,
     METRICS_NAMESPACE_ENV,
     ORDER_RETENTION_SECONDS_ENV,
     TABLE_NAME_ENV,
@@ -82,5 +82,5 @@ def attempt_record(
     return sqs_batch.attempt_record(record, client, orders(table_name), remaining)
 
 
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    return guarded_consumer.run(event, context, orders(os.environ[TABLE_NAME_ENV]))
+# The Lambda handler: the library's, with the lab's parser, guarding `id`.
+handler = guarded_consumer.GuardedHandler(parse_job, ID_FIELD)

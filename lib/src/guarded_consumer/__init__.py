@@ -34,6 +34,7 @@ from .write_guard import Guarded, dynamodb_client
 __all__ = [
     "Consumer",
     "Guarded",
+    "GuardedHandler",
     "InvalidBody",
     "Record",
     "guarded_handler",
@@ -57,22 +58,46 @@ def run(event: Mapping[str, Any], context: Any, consumer: Consumer) -> dict[str,
     return handle_event(event, dynamodb_client(), consumer, remaining, in_flight)
 
 
+class GuardedHandler:
+    """A Lambda handler that guards each record `parse` makes of a message body on
+    `key_attribute`. It also tells the operators' tools how this worker judges a body (`ops dlq
+    --handler`): they classify dead letters with the same `parse`."""
+
+    def __init__(
+        self, parse: Callable[[Any], Guarded], key_attribute: str, table_name: str | None = None
+    ) -> None:
+        declared = os.environ.get(KEY_ATTRIBUTE_ENV)
+        if declared is not None and declared != key_attribute:
+            raise ValueError(
+                f"the table's key attribute is {declared!r} ({KEY_ATTRIBUTE_ENV}); the handler guards {key_attribute!r}"
+            )
+        self.parse = parse
+        self.key_attribute = key_attribute
+        self.table_name = table_name
+
+    def consumer(self, table_name: str | None = None) -> Consumer:
+        """What a batch is written with: `table_name`, else the handler's, else the function's
+        TABLE_NAME (set by the construct)."""
+        return Consumer(
+            table_name or self.table_name or os.environ[TABLE_NAME_ENV], self.parse, self.key_attribute
+        )
+
+    def __call__(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        return run(event, context, self.consumer())
+
+
 def guarded_handler(
     to_item: Callable[[str], Mapping[str, Any]],
     *,
     key: str,
     same: Sequence[str],
     table_name: str | None = None,
-) -> Callable[[Mapping[str, Any], Any], dict[str, Any]]:
+) -> GuardedHandler:
     """A Lambda handler that stores `to_item(body)` once per value of `key`: a later copy whose
     `same` attributes match is acknowledged as a duplicate, one that differs is a conflict and is
-    never acknowledged. The table is `table_name`, else the function's TABLE_NAME (set by the
-    construct). A body that is not JSON, or an item without its key, is refused as InvalidBody."""
-    declared = os.environ.get(KEY_ATTRIBUTE_ENV)
-    if declared is not None and declared != key:
-        raise ValueError(
-            f"the table's key attribute is {declared!r} ({KEY_ATTRIBUTE_ENV}); the handler guards {key!r}"
-        )
+    never acknowledged. A body that is not a string, or an item without its key, is refused as
+    InvalidBody, as is anything `to_item` refuses with InvalidBody."""
+    compared = tuple(same)
 
     def parse(body: Any) -> Guarded:
         if not isinstance(body, str):
@@ -80,15 +105,11 @@ def guarded_handler(
         item = to_item(body)
         found = item.get(key) if isinstance(item, Mapping) else None
         try:
-            return Record(item, key, tuple(same))
+            return Record(item, key, compared)
         except ValueError as error:
             raise InvalidBody(str(error), found if isinstance(found, str) and found else None) from None
 
-    def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-        consumer = Consumer(table_name or os.environ[TABLE_NAME_ENV], parse, key)
-        return run(event, context, consumer)
-
-    return handler
+    return GuardedHandler(parse, key, table_name)
 
 
 def json_object(body: str) -> dict[str, Any]:
