@@ -5,8 +5,10 @@ that refuse a wrong value in one line naming it. The lab's stack is its first us
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import runpy
 from pathlib import Path
 from typing import Any
@@ -208,3 +210,25 @@ def test_a_wrong_prop_is_refused_in_one_line_naming_it(change, message):
         ConsumerProps(**{"handler": HANDLER, **change})
     assert str(refused.value).startswith(message)
     assert "\n" not in str(refused.value)
+
+
+def test_the_props_table_names_every_prop_with_its_default():
+    from idempotent_consumer.props import ConsumerProps
+
+    rows = {
+        m[1]: m[2]
+        for m in re.finditer(
+            r"^\| `(\w+)` \| (.+?) \|", (ROOT / "docs" / "construct.md").read_text(), re.MULTILINE
+        )
+    }
+    expected = {}
+    for field in dataclasses.fields(ConsumerProps):
+        if field.default is not dataclasses.MISSING:
+            default = field.default
+            shown = f"`{default!r}`" if not hasattr(default, "name") else f"`RemovalPolicy.{default.name}`"
+            expected[field.name] = shown.replace("'", '"')
+        elif field.default_factory is not dataclasses.MISSING:
+            expected[field.name] = f"`{type(field.default_factory()).__name__}()`"
+        else:
+            expected[field.name] = "(required)"
+    assert rows == expected

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-import guarded_consumer
+from guarded_consumer import write_guard
 from ops.observe import CONTRACT
 from tests.unit.conftest import ORDERS_TABLE, create_table, mocked_aws
 
@@ -398,8 +398,8 @@ def test_the_handler_sizes_its_writes_in_flight_by_the_functions_memory(
     writes = AtomicWrites(client, together=in_flight if in_flight > 1 else 0)
     monkeypatch.setenv(worker.TABLE_NAME_ENV, TABLE)
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", memory)
-    # The handler runs the library's invocation (guarded_consumer.run), which takes its client there.
-    monkeypatch.setattr(guarded_consumer, "dynamodb_client", lambda: writes)
+    # The handler runs the library's invocation (guarded_consumer.run), which takes the guard's client.
+    monkeypatch.setattr(write_guard, "dynamodb_client", lambda: writes)
     batch = [order(f"sized-{memory}-{n}", 1) for n in range(10)]
     assert worker.handler({"Records": batch}, None) == {"batchItemFailures": []}
     assert writes.most_in_flight == in_flight

@@ -20,16 +20,30 @@ stack and the operators' tools share), `log_lines`.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .contract import KEY_ATTRIBUTE_ENV, TABLE_NAME_ENV, InvalidBody
 from .records import Record
-from .sqs_batch import Consumer, handle_event, writes_in_flight
-from .write_guard import Guarded, dynamodb_client
+
+if TYPE_CHECKING:
+    from .sqs_batch import Consumer, handle_event
+    from .write_guard import Guarded
+
+# The modules that import boto3 load on first use: the construct (a CDK app, which need not have
+# boto3) reads this package's contract and location only.
+_LAZY = {"Consumer": "sqs_batch", "handle_event": "sqs_batch", "Guarded": "write_guard"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+
 
 __all__ = [
     "Consumer",
@@ -53,9 +67,11 @@ def run(event: Mapping[str, Any], context: Any, consumer: Consumer) -> dict[str,
     def remaining() -> float:
         return context.get_remaining_time_in_millis() / 1000 if context is not None else math.inf
 
+    from . import sqs_batch, write_guard
+
     memory = os.environ.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "")
-    in_flight = writes_in_flight(int(memory) if memory.isdigit() else None)
-    return handle_event(event, dynamodb_client(), consumer, remaining, in_flight)
+    in_flight = sqs_batch.writes_in_flight(int(memory) if memory.isdigit() else None)
+    return sqs_batch.handle_event(event, write_guard.dynamodb_client(), consumer, remaining, in_flight)
 
 
 class GuardedHandler:
@@ -78,7 +94,9 @@ class GuardedHandler:
     def consumer(self, table_name: str | None = None) -> Consumer:
         """What a batch is written with: `table_name`, else the handler's, else the function's
         TABLE_NAME (set by the construct)."""
-        return Consumer(
+        from . import sqs_batch
+
+        return sqs_batch.Consumer(
             table_name or self.table_name or os.environ[TABLE_NAME_ENV], self.parse, self.key_attribute
         )
 
