@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         "--skip",
         action="append",
         default=[],
-        choices=["handlers", "batches", "cost", "ops-cost", "pipeline", "dlq", "dev-loop"],
+        choices=["handlers", "library", "batches", "cost", "ops-cost", "pipeline", "dlq", "dev-loop"],
     )
     parser.add_argument(
         "--no-docs", action="store_true", help="do not rewrite the tables in docs/benchmarks.md"
@@ -84,6 +84,20 @@ def main(argv: list[str] | None = None) -> int:
             results["handlers"] = handler_bench.run(
                 orders=5, rounds=args.rounds, warmup=10, blocks=5, cold_runs=args.cold_runs, progress=progress
             )
+        if "library" not in args.skip:
+            from bench import library_bench
+
+            progress(
+                f"library: the handler library against the lab's worker, {args.rounds} interleaved rounds"
+            )
+            library = library_bench.run(rounds=args.rounds)
+            library_bench.RESULTS.write_text(json.dumps(library, indent=2) + "\n")
+            if not args.no_docs:
+                report.update_page(
+                    library_bench.render(library),
+                    begin=library_bench.BLOCK_BEGIN,
+                    end=library_bench.BLOCK_END,
+                )
         if "batches" not in args.skip:
             from bench import batch_bench
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -54,6 +55,30 @@ def synth_assembly(context: dict, outdir: Path) -> Path:
     (SharedAWS.synth), which calls this."""
     app, _ = synth_stack(context, outdir)
     app.synth()
+    return outdir
+
+
+def synth_app(app: Path, context: dict[str, str], outdir: Path) -> Path:
+    """Another CDK app (examples/payments/app.py) run in this process as `cdk synth` runs it: its
+    cdk.json's context with `context` over it, written to `outdir`. The CLI passes both in the
+    environment (CDK_CONTEXT_JSON, CDK_OUTDIR), which jsii's Node process read when it started,
+    before this call: here the app's `cdk.App()` is given them as arguments instead."""
+    import json
+    import runpy
+
+    import aws_cdk
+
+    merged = {**json.loads((app.parent / "cdk.json").read_text()).get("context", {}), **context}
+    made = aws_cdk.App
+
+    def app_of_this_synth(**props: Any) -> aws_cdk.App:
+        return made(**{"outdir": str(outdir), "context": merged, **props})
+
+    aws_cdk.App = app_of_this_synth  # type: ignore[misc,assignment]
+    try:
+        runpy.run_path(str(app), run_name="__main__")
+    finally:
+        aws_cdk.App = made  # type: ignore[misc]
     return outdir
 
 

@@ -65,10 +65,10 @@ class SharedAWS:
             if not leaseholders_alive(self.leases):
                 self.session.stop_emulator()
 
-    def synth(self, context: dict[str, str], outdir: Path) -> Path:
-        """The app's cloud assembly for `context`, from the run's one synth process
-        (tests/synth_service.py), for `cdk deploy --app <dir>`."""
-        return synthesize(self.root, self.leases, context, outdir)
+    def synth(self, context: dict[str, str], outdir: Path, app: Path | None = None) -> Path:
+        """The lab's app's cloud assembly for `context` (or another app's: `app`), from the run's
+        one synth process (tests/synth_service.py), for `cdk deploy --app <dir>`."""
+        return synthesize(self.root, self.leases, context, outdir, app)
 
     @contextmanager
     def stack(self, context: dict[str, str], workdir: Path) -> Iterator[LocalSession]:

@@ -63,17 +63,20 @@ def _start(root: Path, leases: Path) -> None:
     wait_for(ready, timeout=120, what="the synth service")
 
 
-def synthesize(root: Path, leases: Path, context: dict[str, str], outdir: Path) -> Path:
-    """The cloud assembly of the app with `context` (cdk.json's first), written to `outdir` by the
-    run's synth service, started here if it is not running yet (it exits once no process holds a
-    lease in `leases`)."""
+def synthesize(
+    root: Path, leases: Path, context: dict[str, str], outdir: Path, app: Path | None = None
+) -> Path:
+    """The cloud assembly of the lab's app (or of another app, `app`: its app.py) with `context`
+    (cdk.json's first), written to `outdir` by the run's synth service, started here if it is not
+    running yet (it exits once no process holds a lease in `leases`)."""
     with locked(root / LOCK):
         if not _answers(root / SOCKET):
             _start(root, leases)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.settimeout(ANSWER_TIMEOUT)
         connection.connect(str(root / SOCKET))
-        connection.sendall(json.dumps({"context": context, "outdir": str(outdir)}).encode() + b"\n")
+        request = {"context": context, "outdir": str(outdir), **({"app": str(app)} if app else {})}
+        connection.sendall(json.dumps(request).encode() + b"\n")
         answer: dict[str, Any] = json.loads(connection.makefile("rb").readline() or b"{}")
     if "outdir" not in answer:
         raise RuntimeError(f"synth of {context} failed: {answer.get('error', 'no answer')}")
@@ -81,11 +84,14 @@ def synthesize(root: Path, leases: Path, context: dict[str, str], outdir: Path) 
 
 
 def _answer(request: bytes) -> dict[str, Any]:
-    from tests.conftest import synth_assembly
+    from tests.conftest import synth_app, synth_assembly
 
     try:
         asked = json.loads(request)
-        outdir = synth_assembly(asked["context"], Path(asked["outdir"]))
+        if "app" in asked:
+            outdir = synth_app(Path(asked["app"]), asked["context"], Path(asked["outdir"]))
+        else:
+            outdir = synth_assembly(asked["context"], Path(asked["outdir"]))
     except Exception as error:  # noqa: BLE001  any failure is the asker's to report
         return {"error": f"{type(error).__name__}: {error}"}
     return {"outdir": str(outdir)}

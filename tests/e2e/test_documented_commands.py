@@ -344,19 +344,19 @@ def test_make_up_serves_a_view_from_the_emulator_process(shell):
 
 
 def test_the_worker_uploaded_by_hand_runs_at_the_next_delivery(shell, tmp_path):
-    """As the lab does: the worker, changed to print one more line, zipped with its contract
-    module and uploaded with `aws lambda update-function-code --zip-file fileb://...` (the
+    """As the lab does: the worker, changed to print one more line, zipped with the modules the
+    construct bundles beside it (order_rules, the handler library) and uploaded with `aws lambda update-function-code --zip-file fileb://...` (the
     project's AWS CLI v2); the next order is handled by that code (the line is in the function's
     log group) and stored as before."""
     import io
     import zipfile
 
     from ops import observe
+    from stacks.lambda_code import package_files
 
     session = shell["session"]
     outputs = session.outputs()
-    worker = ROOT / "lambda" / "worker"
-    source = (worker / "app.py").read_text() + (
+    source = (ROOT / "lambda" / "worker" / "app.py").read_text() + (
         "\n\n_deployed_handler = handler\n\n\n"
         "def handler(event, context):\n"
         "    print('HAND-UPLOADED worker')\n"
@@ -365,10 +365,8 @@ def test_the_worker_uploaded_by_hand_runs_at_the_next_delivery(shell, tmp_path):
     package = tmp_path / "worker.zip"
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("app.py", source)
-        for module in worker.glob("*.py"):
-            if module.name != "app.py":
-                archive.write(module, module.name)
+        for name, text in package_files("worker").items():
+            archive.writestr(name, source if name == "app.py" else text)
     package.write_bytes(buffer.getvalue())
     upload = subprocess.run(
         [

@@ -1,6 +1,7 @@
 """The payments example (examples/payments), deployed on the local stack as its team would deploy
-it: `cdk synth` of its own app (its cdk.json, the venv's python3 first on PATH), then `cdk deploy`
-of that assembly with the real CDK CLI. The same payment twice and a conflicting one: one write,
+it: its own app synthesized as `cdk synth` runs it (its cdk.json, `-c local=true`; by the run's
+synth service, which has the CDK loaded already), then `cdk deploy` of that assembly with the
+real CDK CLI. The same payment twice and a conflicting one: one write,
 one acknowledged duplicate, one dead letter; the operators' tools read its stack by its own
 prefix and judge its dead letter with its own handler."""
 
@@ -56,7 +57,7 @@ def deployed(shared_aws, tmp_path_factory):
             [str(Path(sys.executable).parent), str(NODE_BIN), os.environ.get("PATH", "")]
         ),
     }
-    cdk(session, "synth", "-c", "local=true", "--output", str(assembly), "--quiet", env=env)
+    shared_aws.synth({"local": "true"}, assembly, app=EXAMPLE / "app.py")
     shared_aws.bootstrap_once(assembly)
     cdk(
         session,

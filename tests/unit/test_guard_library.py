@@ -10,6 +10,7 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -17,6 +18,7 @@ import pytest
 
 from tests.unit.conftest import mocked_aws
 
+ROOT = Path(__file__).resolve().parents[2]
 TABLE = "payments"
 
 
@@ -108,3 +110,62 @@ def test_the_labs_orders_are_the_same_library_with_the_labs_key(library):
     """The lab's worker is this library with its own parser: its condition is the contract's."""
     _, guard, contract = library
     assert guard.condition(contract.ID_FIELD) == contract.CONDITION
+
+
+def test_an_item_is_the_same_record_only_with_equal_compared_attributes_of_the_same_type():
+    """Record compares its key and the `same` attributes, type-strictly (a stored true is not 1,
+    DynamoDB's Decimal 5 is 5), and ignores what the first delivery computed."""
+    from decimal import Decimal
+
+    from guarded_consumer import Record
+
+    record = Record({"payment_id": "p", "amount_cents": 5, "fee_cents": 1}, "payment_id", ("amount_cents",))
+    assert record.same_as({"payment_id": "p", "amount_cents": Decimal(5), "fee_cents": Decimal(9)})
+    assert not record.same_as({"payment_id": "p", "amount_cents": True})
+    assert not record.same_as({"payment_id": "p", "amount_cents": Decimal(6)})
+    assert not record.same_as({"payment_id": "q", "amount_cents": 5})
+    assert record.fields() == {"id": "p", "amount_cents": 5}
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "key"),
+    [
+        ("not json", "body is not valid JSON", None),
+        ("[1]", "body must be a JSON object, got list", None),
+        (
+            '{"payment_id": "", "amount_cents": 5, "currency": "EUR"}',
+            "payment_id must be a non-empty string",
+            None,
+        ),
+        (
+            '{"payment_id": "p", "amount_cents": true, "currency": "EUR"}',
+            "amount_cents must be a positive integer",
+            "p",
+        ),
+        (
+            '{"payment_id": "p", "amount_cents": 5, "currency": "XYZ"}',
+            "currency must be one of EUR, GBP, USD",
+            "p",
+        ),
+    ],
+)
+def test_the_example_handler_refuses_a_bad_body_in_one_line_naming_it(body, message, key):
+    from guarded_consumer import InvalidBody
+    from stacks.lambda_code import load_handler
+
+    handler = load_handler(ROOT / "examples" / "payments" / "payments").handler
+    with pytest.raises(InvalidBody) as refused:
+        handler.parse(body)
+    assert str(refused.value).startswith(message) and "\n" not in str(refused.value)
+    assert refused.value.key == key
+
+
+def test_a_handler_guarding_another_key_than_the_tables_refuses_to_start(monkeypatch):
+    """The construct tells the function its table's key (KEY_ATTRIBUTE): a handler that guards
+    another attribute fails at import, loudly, instead of failing every write."""
+    from guarded_consumer import contract, guarded_handler, json_object
+
+    monkeypatch.setenv(contract.KEY_ATTRIBUTE_ENV, "payment_id")
+    with pytest.raises(ValueError, match="the table's key attribute is 'payment_id'"):
+        guarded_handler(json_object, key="id", same=())
+    assert guarded_handler(json_object, key="payment_id", same=()).key_attribute == "payment_id"
