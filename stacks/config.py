@@ -4,18 +4,19 @@ context value is validated here, and synth stops with a one-line message naming 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from idempotent_consumer.alarms import ALARMS, DEAD_LETTER_EXPIRY_WARNING_DAYS, AlarmSettings
 from idempotent_consumer.rules import (
+    BOUNDS,
     DLQ_AUDIT_STREAM,
+    EMAIL_RE,
     FUNCTION_MEMORY_MB,
-    MAX_ORDER_RETENTION_DAYS,
-    MAX_PRODUCER_RESEND_DAYS,
     MAX_RETENTION_DAYS,
     MIN_FUNCTION_TIMEOUT_SECONDS,
+    PREFIX_RE,
     VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO,
     ConsumerNames,
     alarm_settings,
@@ -61,49 +62,6 @@ REMOVAL_CHOICES = ("retain", "destroy")
 TARGET_CHOICES = ("aws", "local")
 BOOLEAN_CHOICES = ("false", "true")
 
-# Lowercase letters, digits and inner hyphens; short enough that the longest derived name
-# (`<prefix>-reference-seeder`, a Lambda name, max 64) and queue names (max 80) stay valid.
-_PREFIX_RE = re.compile(r"^[a-z][a-z0-9-]{0,38}[a-z0-9]$")
-
-CONTEXT_DEFAULTS: dict[str, Any] = {
-    "prefix": DEFAULT_PREFIX,
-    "batch_size": 1,
-    "removal": "retain",
-    "visibility_timeout_seconds": 30,
-    "function_timeout_seconds": 5,
-    "max_receive_count": 5,
-    "target": "aws",
-    # Concurrent worker invocations the event source mapping may run (2..1000). 10 keeps the
-    # worker's share of the account's default 1,000 concurrent executions at 1% and the orders
-    # table's write rate bounded, while serving hundreds of orders a second at batch size 1.
-    "max_concurrency": 10,
-    "oldest_job_age_alarm_seconds": 300,
-    "alarm_email": "",
-    # SQS counts a standard queue's message expiry from its first enqueue, also after a move to
-    # the dead-letter queue, and advises a DLQ retention longer than the source's: a dead letter
-    # then has at least the difference (7 days here) in the DLQ, whatever its backlog was. A FIFO
-    # queue resets the enqueue time at the move: a dead letter has the DLQ's whole retention.
-    "job_retention_days": 7,
-    "dead_letter_retention_days": 14,
-    # None: order items are kept for ever, the guard never lapses. N: DynamoDB may delete an order
-    # N days after its write, which must outlast every copy that can still be delivered
-    # (redelivery_window_days: 21 days with the defaults, 28 with fifo).
-    "order_retention_days": "",
-    # How many days after its first send a producer may send the same order again (its outbox,
-    # a replay). 0: it sends once, SDK retries within seconds, covered by DynamoDB deleting
-    # expired items only some time after their expiry and by the write coming after the send.
-    "producer_resend_days": 0,
-    # `key=value,key2=value2`: tags on every resource of the stack that takes tags.
-    "tags": "",
-    # X-Ray active tracing of the worker; adds the two X-Ray actions to its role.
-    "tracing": "false",
-    # FIFO jobs queue and DLQ (`<prefix>-jobs.fifo`, `<prefix>-jobs-dlq.fifo`): orders of one
-    # message group reach the worker in order, and it stops a batch at its first failure.
-    "fifo": "false",
-    # With fifo: SQS takes a SHA-256 of the body as the deduplication id when a send gives none.
-    "content_based_deduplication": "false",
-}
-_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 # "Tag naming limits and requirements" (Tagging AWS Resources): letters, digits, spaces and
 # _ . : / = + - @; keys 1-128 characters, values up to 256; `aws:` is reserved; at most 50 per
 # resource. A key cannot hold `=` or `,` here, a value no `,`: they separate the pairs.
@@ -178,6 +136,264 @@ class Names(ConsumerNames):
 
     def query(self, what: str) -> str:
         return f"{self.prefix}/{what}"
+
+
+def _int(raw: Any, key: str, low: int, high: int) -> int:
+    # `-c key=3` arrives as the string "3", cdk.json gives an int; a bool is neither.
+    if isinstance(raw, bool):
+        parsed = None
+    elif isinstance(raw, int):
+        parsed = raw
+    elif isinstance(raw, str) and re.fullmatch(r"[0-9]+", raw.strip()):
+        parsed = int(raw.strip())
+    else:
+        parsed = None
+    if parsed is None or not low <= parsed <= high:
+        raise ConfigError(f"context {key}={raw!r} is invalid: use a whole number from {low} to {high}")
+    return parsed
+
+
+def _tags(raw: Any) -> tuple[tuple[str, str], ...]:
+    """`key=value,key2=value2` as pairs in the given order; "" is none."""
+    if not isinstance(raw, str):
+        raise ConfigError(f"context tags={raw!r} is invalid: use key=value,key2=value2")
+    pairs: list[tuple[str, str]] = []
+    for entry in raw.split(",") if raw.strip() else []:
+        key, sep, tag_value = entry.partition("=")
+        key, tag_value = key.strip(), tag_value.strip()
+        if not sep or not key:
+            problem = f"{entry!r} is not key=value"
+        elif not _TAG_KEY_RE.match(key):
+            problem = f"key {key!r} must be 1-128 letters, digits, spaces or _.:/+-@"
+        elif key.lower().startswith("aws:"):
+            problem = f"key {key!r} uses the prefix aws:, which AWS reserves"
+        elif not _TAG_VALUE_RE.match(tag_value):
+            problem = f"value {tag_value!r} of {key} must be up to 256 letters, digits, spaces or _.:/=+-@"
+        elif key in dict(pairs):
+            problem = f"key {key!r} is given twice"
+        else:
+            pairs.append((key, tag_value))
+            continue
+        raise ConfigError(f"context tags={raw!r} is invalid: {problem}")
+    if len(pairs) > MAX_TAGS:
+        raise ConfigError(f"context tags has {len(pairs)} tags: AWS allows at most {MAX_TAGS} per resource")
+    return tuple(pairs)
+
+
+def _flag(raw: Any, key: str) -> bool:
+    # cdk.json may hold a JSON boolean, `-c tracing=true` gives a string.
+    return _choice(str(raw).lower(), key, BOOLEAN_CHOICES) == "true"
+
+
+def _choice(raw: Any, key: str, choices: tuple[str, ...]) -> str:
+    if raw not in choices:
+        raise ConfigError(f"context {key}={raw!r} is invalid: use one of {', '.join(choices)}")
+    return choices[choices.index(raw)]
+
+
+Reader = Callable[[Any, str, Callable[[str], Any]], Any]
+
+
+def _bounded(raw: Any, key: str, _value_of: Callable[[str], Any]) -> int:
+    """A whole number within the range the construct allows (idempotent_consumer.rules.BOUNDS)."""
+    low, high = BOUNDS[key]
+    return _int(raw, key, low, high)
+
+
+def _prefix(raw: Any, key: str, _value_of: Callable[[str], Any]) -> str:
+    if not isinstance(raw, str) or not PREFIX_RE.match(raw) or "--" in raw:
+        raise ConfigError(
+            f"context {key}={raw!r} is invalid: use 2-40 lowercase letters, digits and "
+            "single inner hyphens, starting with a letter"
+        )
+    return raw
+
+
+def _one_of(choices: tuple[str, ...]) -> Reader:
+    return lambda raw, key, _value_of: _choice(raw, key, choices)
+
+
+def _boolean(raw: Any, key: str, _value_of: Callable[[str], Any]) -> bool:
+    return _flag(raw, key)
+
+
+def _receive_count(raw: Any, key: str, value_of: Callable[[str], Any]) -> int:
+    # AWS advises at least 5 receives so that throttled batches (which count) do not reach the
+    # DLQ. A local run may go down to 2: tests that wait for dead letters wait receives x
+    # visibility timeout, and nothing else shares its functions' concurrency.
+    low = LOCAL_MIN_RECEIVE_COUNT if value_of("target") == "local" else MIN_RECEIVE_COUNT
+    return _int(raw, key, low, BOUNDS[key][1])
+
+
+def _email(raw: Any, key: str, _value_of: Callable[[str], Any]) -> str | None:
+    email = raw or None
+    if email is not None and (not isinstance(email, str) or not EMAIL_RE.match(email)):
+        raise ConfigError(f"context {key}={email!r} is invalid: use an email address, or leave it out")
+    return email
+
+
+def _order_retention(raw: Any, key: str, _value_of: Callable[[str], Any]) -> int | None:
+    return None if raw == "" else _bounded(raw, key, _value_of)
+
+
+def _tag_pairs(raw: Any, key: str, _value_of: Callable[[str], Any]) -> tuple[tuple[str, str], ...]:
+    return _tags(raw)
+
+
+def _tag_keys(pairs: tuple[tuple[str, str], ...]) -> list[str]:
+    """Tags by key only: anyone who may describe the stack reads its outputs."""
+    return [key for key, _ in pairs]
+
+
+@dataclass(frozen=True)
+class ContextKey:
+    """One context value, declared once: its default (cdk.json holds the same), how a given value
+    is read and checked (one line naming it if it is wrong), what the README's table says of it,
+    and how the stack's `Options` output shows it."""
+
+    name: str
+    default: Any
+    read: Reader  # (the raw value or default, its key, the value of another key) -> the value
+    meaning: str
+    shown_default: str | None = None  # the README's default column, if not the default as written
+    option: Callable[[Any], Any] = lambda value: value
+
+    @property
+    def default_text(self) -> str:
+        if self.shown_default is not None:
+            return self.shown_default
+        return f"`{str(self.default).lower() if isinstance(self.default, bool) else self.default}`"
+
+    def row(self) -> str:
+        return f"| `{self.name}` | {self.default_text} | {self.meaning} |"
+
+
+CONTEXT_KEYS: tuple[ContextKey, ...] = (
+    ContextKey(
+        "prefix",
+        DEFAULT_PREFIX,
+        _prefix,
+        "every physical name: `<prefix>-jobs`, `<prefix>-orders`, `<prefix>-worker`, …",
+    ),
+    ContextKey(
+        "batch_size",
+        1,
+        _bounded,
+        "event source mapping batch size, 1..10",
+    ),
+    ContextKey(
+        "removal",
+        "retain",
+        _one_of(REMOVAL_CHOICES),
+        "`retain`: the stack has termination protection, and `cdk destroy` (once it is turned off) keeps both tables and both queues. `destroy`: unprotected, everything goes (labs, local runs)",
+    ),
+    ContextKey(
+        "visibility_timeout_seconds",
+        30,
+        _bounded,
+        "jobs queue visibility timeout; at least 6x the function timeout",
+    ),
+    ContextKey(
+        "function_timeout_seconds",
+        5,
+        _bounded,
+        "worker timeout",
+    ),
+    ContextKey(
+        "max_receive_count",
+        5,
+        _receive_count,
+        "receives before a message moves to the DLQ: 5 or more, as AWS advises for Lambda consumers (2 or more with `target=local`, for tests)",
+    ),
+    ContextKey(
+        "target",
+        "aws",
+        _one_of(TARGET_CHOICES),
+        "`local` allows `max_receive_count` down to 2 (tests); both targets keep CDK's bootstrap-version rule, which the embedded AWS evaluates",
+    ),
+    # 10 keeps the worker's share of the account's default 1,000 concurrent executions at 1% and
+    # the orders table's write rate bounded, while serving hundreds of orders a second at batch size 1.
+    ContextKey(
+        "max_concurrency",
+        10,
+        _bounded,
+        "the mapping's `ScalingConfig.MaximumConcurrency` (2..1000)",
+    ),
+    ContextKey(
+        "oldest_job_age_alarm_seconds",
+        300,
+        _bounded,
+        "threshold of the `<prefix>-oldest-job-age` alarm",
+    ),
+    ContextKey(
+        "alarm_email",
+        "",
+        _email,
+        "adds an email subscription to the `<prefix>-alarms` topic",
+        shown_default="none",
+        option=bool,  # whether one is subscribed, not the address,
+    ),
+    # SQS counts a standard queue's message expiry from its first enqueue, also after a move to
+    # the DLQ, and advises a DLQ retention longer than the source's; a FIFO queue resets it at the move.
+    ContextKey(
+        "job_retention_days",
+        7,
+        _bounded,
+        "how long the jobs queue keeps a message (1..13)",
+    ),
+    ContextKey(
+        "dead_letter_retention_days",
+        14,
+        _bounded,
+        "how long the DLQ keeps one, counted from its **first** enqueue (SQS's rule for standard queues), so more than `job_retention_days`: a dead letter has at least the difference",
+    ),
+    ContextKey(
+        "order_retention_days",
+        "",
+        _order_retention,
+        "DynamoDB may delete an order item (TTL on `expires_at`) this many days after its write; then a copy is written again as a new order. At least jobs + DLQ retention + `producer_resend_days` (with `fifo`, the jobs retention twice: 28 days), or synth refuses ([reliability.md](docs/reliability.md#the-duplicate-guards-lifecycle))",
+        shown_default="none (kept for ever)",
+    ),
+    ContextKey(
+        "producer_resend_days",
+        0,
+        _bounded,
+        "how many days after its first send your producer may send an order again (outbox, replay); counted in `order_retention_days`' minimum",
+    ),
+    ContextKey(
+        "tags",
+        "",
+        _tag_pairs,
+        "`key=value,key2=value2`: tags on every resource that takes them (AWS's tag characters; no `aws:` keys)",
+        shown_default="none",
+        option=_tag_keys,
+    ),
+    ContextKey(
+        "tracing",
+        "false",
+        _boolean,
+        "`true`: X-Ray active tracing of the worker, whose role then also gets `xray:PutTraceSegments` and `xray:PutTelemetryRecords` (on `*`: X-Ray has no resource types)",
+    ),
+    ContextKey(
+        "fifo",
+        "false",
+        _boolean,
+        "`true`: FIFO queues `<prefix>-jobs.fifo` and `<prefix>-jobs-dlq.fifo`; orders of a message group are written in order, and a batch stops at its first failure ([sending to it](docs/operations.md#fifo))",
+    ),
+    ContextKey(
+        "content_based_deduplication",
+        "false",
+        _boolean,
+        "with `fifo=true`: SQS deduplicates by the body's SHA-256 when a send gives no deduplication id",
+    ),
+)
+CONTEXT_DEFAULTS: dict[str, Any] = {key.name: key.default for key in CONTEXT_KEYS}
+CONTEXT_TABLE_HEADER = ("| key | default | meaning |", "|---|---|---|")
+
+
+def context_table() -> str:
+    """The README's table of context keys, rendered from CONTEXT_KEYS (tests/infra/test_config.py)."""
+    return "\n".join([*CONTEXT_TABLE_HEADER, *(key.row() for key in CONTEXT_KEYS)])
 
 
 @dataclass(frozen=True)
@@ -275,76 +491,40 @@ class StackConfig:
         )
 
     def options(self) -> dict[str, Any]:
-        """The context values that shaped this stack, by CONTEXT_DEFAULTS' keys, as the stack's
-        `Options` output carries them for `ops status` and the live view. Tags by key only and the
-        alarm email as whether there is one: anyone who may describe the stack reads its outputs."""
-        return {
-            "prefix": self.names.prefix,
-            "batch_size": self.batch_size,
-            "removal": self.removal,
-            "visibility_timeout_seconds": self.visibility_timeout_seconds,
-            "function_timeout_seconds": self.function_timeout_seconds,
-            "max_receive_count": self.max_receive_count,
-            "target": self.target,
-            "max_concurrency": self.max_concurrency,
-            "oldest_job_age_alarm_seconds": self.oldest_job_age_alarm_seconds,
-            "alarm_email": bool(self.alarm_email),  # whether one is subscribed, not the address
-            "job_retention_days": self.job_retention_days,
-            "dead_letter_retention_days": self.dead_letter_retention_days,
-            "order_retention_days": self.order_retention_days,
-            "producer_resend_days": self.producer_resend_days,
-            "tags": [key for key, _ in self.tags],
-            "tracing": self.tracing,
-            "fifo": self.fifo,
-            "content_based_deduplication": self.content_based_deduplication,
-        }
+        """The context values that shaped this stack, by CONTEXT_KEYS, as the stack's `Options`
+        output carries them for `ops status` and the live view (each key's `option`)."""
+        return {key.name: key.option(self._value(key.name)) for key in CONTEXT_KEYS}
+
+    def _value(self, name: str) -> Any:
+        return self.names.prefix if name == "prefix" else getattr(self, name)
 
     @classmethod
     def from_context(cls, get: Mapping[str, Any] | Any) -> StackConfig:
         """Build from a mapping or from a callable like `node.try_get_context`."""
         lookup = get.get if isinstance(get, Mapping) else get
 
-        def value(key: str) -> Any:
-            found = lookup(key)
-            return CONTEXT_DEFAULTS[key] if found is None else found
+        declared = {key.name: key for key in CONTEXT_KEYS}
+        values: dict[str, Any] = {}
 
-        prefix = value("prefix")
-        if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix) or "--" in prefix:
-            raise ConfigError(
-                f"context prefix={prefix!r} is invalid: use 2-40 lowercase letters, digits and "
-                "single inner hyphens, starting with a letter"
-            )
-        batch_size = _int(value("batch_size"), "batch_size", 1, 10)
-        visibility = _int(value("visibility_timeout_seconds"), "visibility_timeout_seconds", 1, 43200)
-        timeout = _int(
-            value("function_timeout_seconds"), "function_timeout_seconds", MIN_FUNCTION_TIMEOUT_SECONDS, 900
-        )
+        def value_of(name: str) -> Any:
+            """The key's value, read and checked on first use (a key may ask for another's)."""
+            if name not in values:
+                found = lookup(name)
+                key = declared[name]
+                values[name] = key.read(key.default if found is None else found, name, value_of)
+            return values[name]
+
+        for key in CONTEXT_KEYS:
+            value_of(key.name)
+        prefix, fifo = values["prefix"], values["fifo"]
+        visibility, timeout = values["visibility_timeout_seconds"], values["function_timeout_seconds"]
         if visibility < VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO * timeout:
             raise ConfigError(
                 f"context visibility_timeout_seconds={visibility} is below "
                 f"{VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO} x function_timeout_seconds={timeout} "
                 f"(needs at least {VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO * timeout})"
             )
-        removal = _choice(value("removal"), "removal", REMOVAL_CHOICES)
-        target = _choice(value("target"), "target", TARGET_CHOICES)
-        # AWS advises at least 5 receives so that throttled batches (which count) do not reach the
-        # DLQ. A local run may go down to 2: tests that wait for dead letters wait receives x
-        # visibility timeout, and nothing else shares its functions' concurrency.
-        max_receive = _int(
-            value("max_receive_count"),
-            "max_receive_count",
-            LOCAL_MIN_RECEIVE_COUNT if target == "local" else MIN_RECEIVE_COUNT,
-            1000,
-        )
-        # Lambda's ScalingConfig.MaximumConcurrency range for SQS event source mappings.
-        max_concurrency = _int(value("max_concurrency"), "max_concurrency", 2, 1000)
-        # SQS keeps a message at most 14 days; an age threshold beyond that could never fire.
-        oldest_age = _int(value("oldest_job_age_alarm_seconds"), "oldest_job_age_alarm_seconds", 60, 1209600)
-        job_days = _int(value("job_retention_days"), "job_retention_days", 1, MAX_RETENTION_DAYS - 1)
-        dead_days = _int(
-            value("dead_letter_retention_days"), "dead_letter_retention_days", 2, MAX_RETENTION_DAYS
-        )
-        fifo = _flag(value("fifo"), "fifo")
+        job_days, dead_days = values["job_retention_days"], values["dead_letter_retention_days"]
         if dead_days <= job_days:
             # On FIFO queues the DLQ's retention restarts at the move; SQS still advises it longer.
             why = (
@@ -356,13 +536,7 @@ class StackConfig:
                 f"context dead_letter_retention_days={dead_days} is invalid: it must exceed "
                 f"job_retention_days={job_days} ({why})"
             )
-        resend_days = _int(value("producer_resend_days"), "producer_resend_days", 0, MAX_PRODUCER_RESEND_DAYS)
-        raw_retention = value("order_retention_days")
-        order_days = (
-            None
-            if raw_retention == ""
-            else _int(raw_retention, "order_retention_days", 1, MAX_ORDER_RETENTION_DAYS)
-        )
+        resend_days, order_days = values["producer_resend_days"], values["order_retention_days"]
         window = redelivery_window_days(fifo, job_days, dead_days, resend_days)
         if order_days is not None and order_days < window:
             jobs_term = f"2 x job_retention_days={job_days}" if fifo else f"job_retention_days={job_days}"
@@ -372,85 +546,9 @@ class StackConfig:
                 f"an order can still be delivered ({jobs_term} + dead_letter_retention_days={dead_days} "
                 f"+ producer_resend_days={resend_days}{why})"
             )
-        content_dedup = _flag(value("content_based_deduplication"), "content_based_deduplication")
-        if content_dedup and not fifo:
+        if values["content_based_deduplication"] and not fifo:
             raise ConfigError(
                 "context content_based_deduplication=true needs fifo=true: only a FIFO queue deduplicates"
             )
-        alarm_email = value("alarm_email") or None
-        if alarm_email is not None and (not isinstance(alarm_email, str) or not _EMAIL_RE.match(alarm_email)):
-            raise ConfigError(
-                f"context alarm_email={alarm_email!r} is invalid: use an email address, or leave it out"
-            )
-        return cls(
-            names=Names(prefix, fifo=fifo),
-            batch_size=batch_size,
-            removal=removal,
-            visibility_timeout_seconds=visibility,
-            function_timeout_seconds=timeout,
-            max_receive_count=max_receive,
-            target=target,
-            max_concurrency=max_concurrency,
-            oldest_job_age_alarm_seconds=oldest_age,
-            alarm_email=alarm_email,
-            job_retention_days=job_days,
-            dead_letter_retention_days=dead_days,
-            order_retention_days=order_days,
-            producer_resend_days=resend_days,
-            tags=_tags(value("tags")),
-            tracing=_flag(value("tracing"), "tracing"),
-            content_based_deduplication=content_dedup,
-        )
-
-
-def _int(raw: Any, key: str, low: int, high: int) -> int:
-    # `-c key=3` arrives as the string "3", cdk.json gives an int; a bool is neither.
-    if isinstance(raw, bool):
-        parsed = None
-    elif isinstance(raw, int):
-        parsed = raw
-    elif isinstance(raw, str) and re.fullmatch(r"[0-9]+", raw.strip()):
-        parsed = int(raw.strip())
-    else:
-        parsed = None
-    if parsed is None or not low <= parsed <= high:
-        raise ConfigError(f"context {key}={raw!r} is invalid: use a whole number from {low} to {high}")
-    return parsed
-
-
-def _tags(raw: Any) -> tuple[tuple[str, str], ...]:
-    """`key=value,key2=value2` as pairs in the given order; "" is none."""
-    if not isinstance(raw, str):
-        raise ConfigError(f"context tags={raw!r} is invalid: use key=value,key2=value2")
-    pairs: list[tuple[str, str]] = []
-    for entry in raw.split(",") if raw.strip() else []:
-        key, sep, tag_value = entry.partition("=")
-        key, tag_value = key.strip(), tag_value.strip()
-        if not sep or not key:
-            problem = f"{entry!r} is not key=value"
-        elif not _TAG_KEY_RE.match(key):
-            problem = f"key {key!r} must be 1-128 letters, digits, spaces or _.:/+-@"
-        elif key.lower().startswith("aws:"):
-            problem = f"key {key!r} uses the prefix aws:, which AWS reserves"
-        elif not _TAG_VALUE_RE.match(tag_value):
-            problem = f"value {tag_value!r} of {key} must be up to 256 letters, digits, spaces or _.:/=+-@"
-        elif key in dict(pairs):
-            problem = f"key {key!r} is given twice"
-        else:
-            pairs.append((key, tag_value))
-            continue
-        raise ConfigError(f"context tags={raw!r} is invalid: {problem}")
-    if len(pairs) > MAX_TAGS:
-        raise ConfigError(f"context tags has {len(pairs)} tags: AWS allows at most {MAX_TAGS} per resource")
-    return tuple(pairs)
-
-
-def _flag(raw: Any, key: str) -> bool:
-    # cdk.json may hold a JSON boolean, `-c tracing=true` gives a string.
-    return _choice(str(raw).lower(), key, BOOLEAN_CHOICES) == "true"
-
-
-def _choice(raw: Any, key: str, choices: tuple[str, ...]) -> str:
-    if raw not in choices:
-        raise ConfigError(f"context {key}={raw!r} is invalid: use one of {', '.join(choices)}")
-    return choices[choices.index(raw)]
+        settings = {name: value for name, value in values.items() if name not in ("prefix", "fifo")}
+        return cls(names=Names(prefix, fifo=fifo), **settings)

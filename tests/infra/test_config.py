@@ -4,6 +4,7 @@ with the documented cdk.json context."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -19,11 +20,22 @@ from stacks.config import (
 )
 from tests.conftest import ROOT
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def test_defaults_match_cdk_json_context():
     """cdk.json documents the same defaults the code falls back to."""
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     assert {key: context[key] for key in CONTEXT_DEFAULTS} == CONTEXT_DEFAULTS
+
+
+def test_the_readme_table_is_rendered_from_the_declared_keys():
+    """Each context key is declared once (stacks/config.py CONTEXT_KEYS): its default, its check,
+    its README row and its Options value; the README's table is exactly the rendered one."""
+    from stacks.config import CONTEXT_KEYS, StackConfig, context_table
+
+    assert context_table() in (ROOT / "README.md").read_text()
+    assert list(StackConfig.from_context({}).options()) == [key.name for key in CONTEXT_KEYS]
 
 
 def test_default_names_are_the_labs():

@@ -52,7 +52,8 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "memory_size_mb": (128, 10_240),
 }
 
-# Short enough that the longest derived name (a Lambda name, max 64) and queue names (max 80) stay valid.
+# Lowercase letters, digits and inner hyphens; short enough that the longest derived name (the lab's
+# `<prefix>-reference-seeder`, a Lambda name, max 64) and queue names (max 80) stay valid.
 PREFIX_RE = re.compile(r"^[a-z][a-z0-9-]{0,38}[a-z0-9]$")
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 # DynamoDB attribute names are 1-255 bytes; a key attribute here is a plain identifier.
