@@ -163,6 +163,44 @@ def test_without_names_no_physical_name_is_forced():
     assert arns == [stack.resolve(alarm.alarm_arn) for alarm in first.alarms.values()]
 
 
+def test_a_team_brings_its_own_table_and_queues():
+    """existing_table and existing_queue/existing_dead_letter_queue: the construct makes no table
+    or queue; the worker may put items into the given table and is fed by the given queue."""
+    import aws_cdk as cdk
+    from aws_cdk import aws_dynamodb as dynamodb
+    from aws_cdk import aws_sqs as sqs
+    from aws_cdk.assertions import Template
+
+    from idempotent_consumer import ConsumerProps, IdempotentConsumer
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "brought", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    table = dynamodb.Table.from_table_name(stack, "Ledger", "payments-ledger")
+    queue = sqs.Queue.from_queue_arn(stack, "Jobs", "arn:aws:sqs:us-east-1:123456789012:payments-in")
+    dlq = sqs.Queue.from_queue_arn(stack, "Dead", "arn:aws:sqs:us-east-1:123456789012:payments-in-dlq")
+    props = ConsumerProps(
+        handler=HANDLER,
+        key_attribute="payment_id",
+        existing_table=table,
+        existing_queue=queue,
+        existing_dead_letter_queue=dlq,
+    )
+    IdempotentConsumer(stack, "Payments", props=props)
+    template = Template.from_stack(stack).to_json()
+    kinds = [resource["Type"] for resource in template["Resources"].values()]
+    assert "AWS::DynamoDB::Table" not in kinds and "AWS::SQS::Queue" not in kinds
+    (mapping,) = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    assert mapping["Properties"]["EventSourceArn"] == "arn:aws:sqs:us-east-1:123456789012:payments-in"
+    (put,) = [
+        statement
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy"
+        for statement in r["Properties"]["PolicyDocument"]["Statement"]
+        if statement["Action"] == "dynamodb:PutItem"
+    ]
+    assert ":table/payments-ledger" in json.dumps(put["Resource"])
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -185,6 +223,7 @@ def test_without_names_no_physical_name_is_forced():
         ({"handler": Path("/nowhere")}, "handler='/nowhere' is invalid"),
         ({"alarm_email": "ops"}, "alarm_email='ops' is invalid"),
         ({"fifo": True}, "names.fifo=False differs from fifo=True"),
+        ({"existing_queue": "given"}, "existing_queue and existing_dead_letter_queue go together"),
     ],
 )
 def test_a_wrong_prop_is_refused_in_one_line_naming_it(change, message):

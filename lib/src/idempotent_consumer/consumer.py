@@ -47,37 +47,44 @@ class IdempotentConsumer(Construct):
         names = props.names
         retained = props.removal_policy
 
-        messaging = Messaging(
-            self,
-            "Messaging",
-            queue_name=names.jobs_queue,
-            dead_letter_queue_name=names.dead_letter_queue,
-            visibility_timeout=Duration.seconds(props.visibility_timeout_seconds),
-            max_receive_count=props.max_receive_count,
-            removal=retained,
-            job_retention=Duration.days(props.job_retention_days),
-            dead_letter_retention=Duration.days(props.dead_letter_retention_days),
-            fifo=props.fifo,
-            content_based_deduplication=props.content_based_deduplication,
-        )
-        storage = Storage(
-            self,
-            "Storage",
-            orders_table_name=names.orders_table,
-            removal_policy=retained,
-            order_expiry_attribute=None if props.order_retention_days is None else contract.EXPIRES_AT_FIELD,
-            key_attribute=props.key_attribute,
-        )
+        queue, dead_letter_queue = props.existing_queue, props.existing_dead_letter_queue
+        if queue is None or dead_letter_queue is None:
+            messaging = Messaging(
+                self,
+                "Messaging",
+                queue_name=names.jobs_queue,
+                dead_letter_queue_name=names.dead_letter_queue,
+                visibility_timeout=Duration.seconds(props.visibility_timeout_seconds),
+                max_receive_count=props.max_receive_count,
+                removal=retained,
+                job_retention=Duration.days(props.job_retention_days),
+                dead_letter_retention=Duration.days(props.dead_letter_retention_days),
+                fifo=props.fifo,
+                content_based_deduplication=props.content_based_deduplication,
+            )
+            queue, dead_letter_queue = messaging.queue, messaging.dead_letter_queue
+        table = props.existing_table
+        if table is None:
+            table = Storage(
+                self,
+                "Storage",
+                orders_table_name=names.orders_table,
+                removal_policy=retained,
+                order_expiry_attribute=None
+                if props.order_retention_days is None
+                else contract.EXPIRES_AT_FIELD,
+                key_attribute=props.key_attribute,
+            ).orders_table
         worker = Worker(
             self,
             "Worker",
             function_name=names.worker_function,
             handler=props.handler,
             description=props.function_description,
-            table_name=storage.orders_table.table_name,
+            table_name=table.table_name,
             key_attribute=props.key_attribute,
             metrics_namespace=props.metrics_namespace,
-            queue=messaging.queue,
+            queue=queue,
             batch_size=props.batch_size,
             max_concurrency=props.max_concurrency,
             timeout=Duration.seconds(props.function_timeout_seconds),
@@ -85,8 +92,8 @@ class IdempotentConsumer(Construct):
             tracing=props.tracing,
             memory_size_mb=props.memory_size_mb,
         )
-        messaging.queue.grant(worker.role, *WORKER_QUEUE_ACTIONS)
-        storage.orders_table.grant(worker.role, *WORKER_TABLE_ACTIONS)
+        queue.grant(worker.role, *WORKER_QUEUE_ACTIONS)
+        table.grant(worker.role, *WORKER_TABLE_ACTIONS)
         monitoring = Monitoring(
             self,
             "Monitoring",
@@ -94,9 +101,9 @@ class IdempotentConsumer(Construct):
             metrics_namespace=props.metrics_namespace,
             function=worker.function,
             log_group=worker.log_group,
-            queue=messaging.queue,
-            dead_letter_queue=messaging.dead_letter_queue,
-            orders_table=storage.orders_table,
+            queue=queue,
+            dead_letter_queue=dead_letter_queue,
+            orders_table=table,
             alarm_settings=props.alarm_settings,
             alarm_email=props.alarm_email,
             alarm_topic=props.alarm_topic,
@@ -107,9 +114,9 @@ class IdempotentConsumer(Construct):
                 self,
                 "Operator",
                 names=names,
-                queue=messaging.queue,
-                dead_letter_queue=messaging.dead_letter_queue,
-                orders_table=storage.orders_table,
+                queue=queue,
+                dead_letter_queue=dead_letter_queue,
+                orders_table=table,
                 also_scanned=also_scanned,
                 worker_function=worker.function,
                 worker_log_group=worker.log_group,
@@ -120,9 +127,9 @@ class IdempotentConsumer(Construct):
         )
 
         self.props = props
-        self.queue = messaging.queue
-        self.dead_letter_queue = messaging.dead_letter_queue
-        self.table = storage.orders_table
+        self.queue = queue
+        self.dead_letter_queue = dead_letter_queue
+        self.table = table
         self.function = worker.function
         self.role = worker.role
         self.log_group = worker.log_group

@@ -26,7 +26,9 @@ from .rules import (
 )
 
 if TYPE_CHECKING:
+    from aws_cdk import aws_dynamodb as dynamodb
     from aws_cdk import aws_sns as sns
+    from aws_cdk import aws_sqs as sqs
 
 __all__ = ["DLQ_AUDIT_STREAM", "FUNCTION_MEMORY_MB", "ConsumerNames", "ConsumerProps", "PropsError"]
 
@@ -82,6 +84,12 @@ class ConsumerProps:
     operator_policy: bool = True
     metrics_namespace: str = contract.METRICS_NAMESPACE
     function_description: str = "Idempotent consumer: one conditional PutItem per key"
+    # Bring your own: the table (keyed on key_attribute: the construct cannot read an imported
+    # table's key schema), or the jobs queue with the dead-letter queue its redrive policy names
+    # (both, or neither; their settings are yours). The construct then makes none of its own.
+    existing_table: dynamodb.ITable | None = None
+    existing_queue: sqs.IQueue | None = None
+    existing_dead_letter_queue: sqs.IQueue | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.handler, Path) or not (self.handler / "app.py").is_file():
@@ -132,6 +140,20 @@ class ConsumerProps:
             )
         if self.alarm_email is not None and not EMAIL_RE.match(self.alarm_email):
             raise PropsError(f"alarm_email={self.alarm_email!r} is invalid: use an email address, or None")
+        if (self.existing_queue is None) != (self.existing_dead_letter_queue is None):
+            raise PropsError(
+                "existing_queue and existing_dead_letter_queue go together: the alarms and `ops dlq` "
+                "need the dead-letter queue the jobs queue redrives to"
+            )
+        if self.existing_queue is not None and self.existing_queue.fifo != self.fifo:
+            raise PropsError(
+                f"existing_queue is {'' if self.existing_queue.fifo else 'not '}FIFO: set fifo={self.existing_queue.fifo}"
+            )
+        if self.existing_table is not None and self.order_retention_days is not None:
+            raise PropsError(
+                "order_retention_days needs the consumer's own table: an existing table's time to live "
+                "is not the construct's to set (turn it on for expires_at yourself, and leave this None)"
+            )
         if self.alarm_email is not None and self.alarm_topic is not None:
             raise PropsError(
                 "alarm_email is for the consumer's own topic: subscribe it to alarm_topic instead"
