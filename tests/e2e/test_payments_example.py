@@ -88,22 +88,24 @@ def payment(payment_id: str, amount: int, currency: str = "EUR") -> str:
     return json.dumps({"payment_id": payment_id, "amount_cents": amount, "currency": currency})
 
 
-def ops(session, *args: str) -> dict:
-    result = subprocess.run(
-        [sys.executable, "-m", "ops", *args, "--prefix", "payments", "--json"],
-        cwd=ROOT,
-        env=session.process_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr or result.stdout
-    found: dict = json.loads(result.stdout)
+def ops(capsys, *args: str) -> dict:
+    """`python -m ops <args> --prefix payments --json`, in this process (the AWS environment is the
+    emulator's), its printed JSON."""
+    from ops.__main__ import main
+
+    capsys.readouterr()
+    status = main([*args, "--prefix", "payments", "--json"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    found: dict = json.loads(out)
     return found
 
 
-def test_the_same_payment_twice_and_a_conflicting_one(deployed):
+def test_the_same_payment_twice_and_a_conflicting_one(deployed, capsys, monkeypatch):
     session, outputs = deployed
+    for key, value in session.process_env().items():
+        if key.startswith("AWS_"):
+            monkeypatch.setenv(key, value)
     sqs, dynamodb, logs = session.client("sqs"), session.client("dynamodb"), session.client("logs")
     queue = local_queue_url(session.aws_env()["AWS_ENDPOINT_URL"], outputs["QueueUrl"])
     dlq = local_queue_url(session.aws_env()["AWS_ENDPOINT_URL"], outputs["DeadLetterQueueUrl"])
@@ -140,12 +142,12 @@ def test_the_same_payment_twice_and_a_conflicting_one(deployed):
     assert all(e["id"] == "pay-1" and e["amount_cents"] == 9999 for e in errors)
 
     # The operators' tools, on the example's stack (its prefix, its outputs) and its handler.
-    status = ops(session, "status")
+    status = ops(capsys, "status")
     assert status["target"]["stack"] == STACK and status["target"]["reference_table"] == ""
     assert [item["payment_id"] for item in status["orders"]] == ["pay-1"]
-    listed = ops(session, "dlq", "list", "--handler", str(EXAMPLE / "payments"))
+    listed = ops(capsys, "dlq", "list", "--handler", str(EXAMPLE / "payments"))
     assert listed["counts"]["conflict"] == 1
     (message,) = listed["messages"]
     assert message["id"] == "pay-1" and "already stored with different details" in message["reason"]
-    cost = ops(session, "cost", "--since", "10")
+    cost = ops(capsys, "cost", "--since", "10")
     assert cost["stack"] == STACK
