@@ -137,9 +137,13 @@ def test_the_same_payment_twice_and_a_conflicting_one(deployed, capsys, monkeypa
         {"id": "pay-1", "amount_cents": 1250, "currency": "EUR", "processed": True, "duplicate": False},
         {"id": "pay-1", "amount_cents": 1250, "currency": "EUR", "processed": False, "duplicate": True},
     ]
+    # Each receive of the conflicting payment failed as a conflict (two receives, then the DLQ). On
+    # a loaded machine a delivery may also fail for want of time (OutOfTime, 2 s functions here)
+    # and be retried: that is a failed attempt, never an acknowledgement.
     errors = [r.data for r in records if r.tag == "ERROR"]
-    assert len(errors) == 2 and {e["error"] for e in errors} == {"ConflictingOrder"}
-    assert all(e["id"] == "pay-1" and e["amount_cents"] == 9999 for e in errors)
+    conflicts = [e for e in errors if e["error"] == "ConflictingOrder"]
+    assert len(conflicts) == 2 and all(e["id"] == "pay-1" and e["amount_cents"] == 9999 for e in conflicts)
+    assert {e["error"] for e in errors} <= {"ConflictingOrder", "OutOfTime"}
 
     # The operators' tools, on the example's stack (its prefix, its outputs) and its handler.
     status = ops(capsys, "status")
