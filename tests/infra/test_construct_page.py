@@ -13,7 +13,8 @@ import pytest
 from local.paths import NODE_BIN, ROOT
 from tests.documented import blocks, clean_env, run_in_one_shell
 
-pytestmark = pytest.mark.slow
+# A long workload (a venv, an install, a synth in a fresh interpreter): scheduled with the first.
+pytestmark = [pytest.mark.slow, pytest.mark.long_wait(30)]
 
 PAGE = "docs/construct.md"
 PYTHON_BLOCK = re.compile(r"```python\n# (?P<name>[\w/.]+)\n(?P<body>.*?)```", re.DOTALL)
@@ -25,12 +26,16 @@ def page_files() -> dict[str, str]:
 
 
 def test_the_pages_app_is_complete_and_short():
+    """The page's app is two files, named on their first lines, under 40 lines together."""
     files = page_files()
     assert set(files) == {"app.py", "handler/app.py"}
     assert sum(len(body.splitlines()) + 1 for body in files.values()) < 40
 
 
 def test_the_pages_app_installs_and_synthesizes_in_a_fresh_venv(tmp_path):
+    """The install block in a clean shell puts the distribution into a fresh venv (not this
+    tree's copy); the synth block makes the page's app with no error or warning annotation, a
+    table keyed on refund_id and a mapping of batch size 10."""
     home = tmp_path / "home"
     # The CDK runs on Node 22 or 24 (the page says so); pip skips compiling aws-cdk-lib's ~300
     # modules to bytecode (about 20 CPU-seconds; the install is the same otherwise).
@@ -63,5 +68,6 @@ def test_the_pages_app_installs_and_synthesizes_in_a_fresh_venv(tmp_path):
 
 
 def test_the_page_is_linked_from_the_readme_first_screen():
+    """A team finds the page from the README's first screen."""
     first_screen = "\n".join((ROOT / "README.md").read_text().splitlines()[:30])
     assert "docs/construct.md" in first_screen

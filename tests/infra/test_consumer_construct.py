@@ -73,6 +73,7 @@ def test_the_payments_example_guards_payment_id_in_names_of_its_own(example):
 
 
 def test_the_example_worker_package_is_its_handler_and_the_library(example):
+    """The example's function package is its own app.py and the handler library, nothing of the lab's."""
     outdir, template = example
     (function,) = of_type(template, "AWS::Lambda::Function").values()
     asset = outdir / f"asset.{function['Properties']['Code']['S3Key'].removesuffix('.zip')}"
@@ -227,6 +228,7 @@ def test_a_team_brings_its_own_table_and_queues():
     ],
 )
 def test_a_wrong_prop_is_refused_in_one_line_naming_it(change, message):
+    """Each wrong prop stops the construction with one line that starts with its name and value."""
     from idempotent_consumer import ConsumerProps, PropsError
 
     with pytest.raises(PropsError) as refused:
@@ -236,6 +238,7 @@ def test_a_wrong_prop_is_refused_in_one_line_naming_it(change, message):
 
 
 def test_the_props_table_names_every_prop_with_its_default():
+    """docs/construct.md's props table has a row for each ConsumerProps field, with its default."""
     from idempotent_consumer.props import ConsumerProps
 
     rows = {
