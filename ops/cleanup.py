@@ -38,6 +38,17 @@ def _cannot_tell(snapshot: dict[str, Any], section: str) -> str:
     return f"cannot tell: {snapshot['errors'].get(section) or _evidence(snapshot, section)}"
 
 
+def started(snapshot: dict[str, Any]) -> bool:
+    """The lab's clean-up has begun: something it deletes (the worker's event source mapping, the
+    jobs queue, the worker's log group) is gone, as AWS said. Before that the checks describe an
+    end state nobody has asked for yet: the view shows them as not started, not as failing."""
+    resources = snapshot.get("resources") or {}
+    mapping_gone = _state(snapshot, "mappings") == "present" and snapshot.get("mappings") == []
+    return mapping_gone or any(
+        resources.get(section, {}).get("state") == "absent" for section in ("mappings", "jobs", "log")
+    )
+
+
 def checks(snapshot: dict[str, Any]) -> list[Check]:
     """The lab's expected end state, one check per line, each with its evidence."""
     target = snapshot["target"]

@@ -88,6 +88,7 @@ class View:
                 return self._cached[1]
             snapshot = take_snapshot(self.clients, self.prefix, self.stack, self.since_minutes, self.history)
             snapshot["cleanup"] = [check.as_json() for check in cleanup.checks(snapshot)]
+            snapshot["cleanup_started"] = cleanup.started(snapshot)
             snapshot["view"] = {"poll_ms": self.poll_ms, "prefix": self.prefix}
             self._cached = (time.monotonic(), snapshot)
             return snapshot

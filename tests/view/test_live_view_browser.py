@@ -91,6 +91,10 @@ def test_page_follows_the_lab_scenario_while_it_runs(stack, view, page):
         expect(page.get_by_test_id("mapping-batch-size")).to_have_text("1")
         expect(page.get_by_test_id("mapping-state")).to_have_text("Enabled")
         expect(page.get_by_test_id("reference-note")).to_have_text("keep unchanged")
+        # A running deployment is no failed clean-up: its checks wait, none is red.
+        expect(page.locator('[data-testid="cleanup-check"][data-ok="pending"]')).to_have_count(7)
+        expect(page.locator("#cleanup .pill.fail")).to_have_count(0)
+        expect(page.get_by_test_id("cleanup-state")).to_contain_text("not started")
         # Alarms with their states, and the decisions as a picture: the two accepted writes and
         # the two duplicates arrive as metrics (the worker's EMF lines) and are plotted.
         expect(page.locator("#alarms li")).to_have_count(10, timeout=DEADLINE_MS)
@@ -350,6 +354,7 @@ def deleted_and_checked(page) -> None:
     checks = page.get_by_test_id("cleanup-check")
     expect(checks).to_have_count(7)
     expect(page.locator('[data-testid="cleanup-check"][data-ok="true"]')).to_have_count(7)
+    expect(page.get_by_test_id("cleanup-state")).to_have_text("")
 
 
 def test_after_the_labs_clean_up_the_decisions_stay_as_history_and_the_gone_are_grey(stack, view, page):

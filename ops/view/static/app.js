@@ -435,7 +435,7 @@ function render(snapshot) {
   renderAlarms(snapshot.alarms);
   renderCharts(snapshot);
   renderFunction(snapshot);
-  renderCleanup(snapshot.cleanup);
+  renderCleanup(snapshot.cleanup, snapshot.cleanup_started);
   showSectionStates(snapshot);
 }
 
@@ -445,11 +445,16 @@ function renderFunction(snapshot) {
   setText("#function-state", f ? `${f.state} · ${f.runtime}` : resource && resource.state === "absent" ? "deleted" : "");
 }
 
-function renderCleanup(checks) {
+// Before the lab's clean-up begins (cleanup_started: its mapping, jobs queue or the worker's log
+// is gone) the checks describe an end state nobody has asked for: shown as not started, not red.
+function renderCleanup(checks, started) {
   const list = $("#cleanup");
+  setText("#cleanup-state", started ? "" : "not started: the checks turn green or red once the lab's clean-up deletes its mapping, queue or log");
   if (!checks) return list.replaceChildren();
-  list.replaceChildren(...checks.map((c) => el("li", { "data-testid": "cleanup-check", "data-ok": String(c.ok) },
-    el("span", { class: `pill ${c.ok ? "ok" : "fail"}`, text: c.ok ? "ok" : "fails" }),
+  const word = (c) => (!started ? "not started" : c.ok ? "ok" : "fails");
+  const tone = (c) => (!started ? "pending" : c.ok ? "ok" : "fail");
+  list.replaceChildren(...checks.map((c) => el("li", { "data-testid": "cleanup-check", "data-ok": started ? String(c.ok) : "pending" },
+    el("span", { class: `pill ${tone(c)}`, text: word(c) }),
     el("span", { "data-testid": "cleanup-name", text: c.check }),
     el("span", { class: "hint", text: c.evidence }))));
 }
