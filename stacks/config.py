@@ -248,14 +248,14 @@ def _tag_keys(pairs: tuple[tuple[str, str], ...]) -> list[str]:
 @dataclass(frozen=True)
 class ContextKey:
     """One context value, declared once: its default (cdk.json holds the same), how a given value
-    is read and checked (one line naming it if it is wrong), what the README's table says of it,
+    is read and checked (one line naming it if it is wrong), what docs/deploy.md's table says of it,
     and how the stack's `Options` output shows it."""
 
     name: str
     default: Any
     read: Reader  # (the raw value or default, its key, the value of another key) -> the value
     meaning: str
-    shown_default: str | None = None  # the README's default column, if not the default as written
+    shown_default: str | None = None  # the table's default column, if not the default as written
     option: Callable[[Any], Any] = lambda value: value
 
     @property
@@ -351,7 +351,7 @@ CONTEXT_KEYS: tuple[ContextKey, ...] = (
         "order_retention_days",
         "",
         _order_retention,
-        "DynamoDB may delete an order item (TTL on `expires_at`) this many days after its write; then a copy is written again as a new order. At least jobs + DLQ retention + `producer_resend_days` (with `fifo`, the jobs retention twice: 28 days), or synth refuses ([reliability.md](docs/reliability.md#the-duplicate-guards-lifecycle))",
+        "DynamoDB may delete an order item (TTL on `expires_at`) this many days after its write; then a copy is written again as a new order. At least jobs + DLQ retention + `producer_resend_days` (with `fifo`, the jobs retention twice: 28 days), or synth refuses ([reliability.md](reliability.md#the-duplicate-guards-lifecycle))",
         shown_default="none (kept for ever)",
     ),
     ContextKey(
@@ -378,7 +378,7 @@ CONTEXT_KEYS: tuple[ContextKey, ...] = (
         "fifo",
         "false",
         _boolean,
-        "`true`: FIFO queues `<prefix>-jobs.fifo` and `<prefix>-jobs-dlq.fifo`; orders of a message group are written in order, and a batch stops at its first failure ([sending to it](docs/operations.md#fifo))",
+        "`true`: FIFO queues `<prefix>-jobs.fifo` and `<prefix>-jobs-dlq.fifo`; orders of a message group are written in order, and a batch stops at its first failure ([sending to it](operations.md#fifo))",
     ),
     ContextKey(
         "content_based_deduplication",
@@ -392,7 +392,7 @@ CONTEXT_TABLE_HEADER = ("| key | default | meaning |", "|---|---|---|")
 
 
 def context_table() -> str:
-    """The README's table of context keys, rendered from CONTEXT_KEYS (tests/infra/test_config.py)."""
+    """docs/deploy.md's table of context keys, rendered from CONTEXT_KEYS (tests/infra/test_config.py)."""
     return "\n".join([*CONTEXT_TABLE_HEADER, *(key.row() for key in CONTEXT_KEYS)])
 
 

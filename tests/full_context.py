@@ -1,4 +1,4 @@
-"""One context that sets every key of the README's context table to a valid value other than its
+"""One context that sets every key of the context table (docs/deploy.md) to a valid value other than its
 default, as `make up CONTEXT="..."` takes it; the local deploy of it and its parse test share it."""
 
 from __future__ import annotations

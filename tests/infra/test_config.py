@@ -31,10 +31,10 @@ def test_defaults_match_cdk_json_context():
 
 def test_the_readme_table_is_rendered_from_the_declared_keys():
     """Each context key is declared once (stacks/config.py CONTEXT_KEYS): its default, its check,
-    its README row and its Options value; the README's table is exactly the rendered one."""
+    its table row and its Options value; docs/deploy.md's table is exactly the rendered one."""
     from stacks.config import CONTEXT_KEYS, StackConfig, context_table
 
-    assert context_table() in (ROOT / "README.md").read_text()
+    assert context_table() in (ROOT / "docs" / "deploy.md").read_text()
     assert list(StackConfig.from_context({}).options()) == [key.name for key in CONTEXT_KEYS]
 
 

@@ -1,4 +1,4 @@
-"""Every context value the README documents synthesizes cleanly on its own: cdk-nag finds nothing
+"""Every context value docs/deploy.md documents synthesizes cleanly on its own: cdk-nag finds nothing
 (a finding fails the synth itself) and no error or warning annotation is left in the cloud
 assembly, as `cdk synth` would refuse. One
 app holds one stack per value (each under a prefix of its own, cdk.json's context otherwise),
@@ -49,8 +49,9 @@ _ASSET_HASH = re.compile(r"\b[0-9a-f]{64}\b")
 
 
 def documented_keys() -> list[str]:
-    readme = (ROOT / "README.md").read_text()
-    return re.findall(r"^\| `(\w+)` \| ", readme, re.MULTILINE)
+    """The keys of the context table (docs/deploy.md)."""
+    page = (ROOT / "docs" / "deploy.md").read_text()
+    return re.findall(r"^\| `(\w+)` \| ", page, re.MULTILINE)
 
 
 def test_every_documented_key_has_an_example_and_a_default():

@@ -52,7 +52,7 @@ def test_a_fifo_send_carries_the_order_id_as_group_and_a_deduplication_id_unless
 
 def test_make_up_takes_every_documented_key_at_once():
     """The context tests/e2e/test_every_context_key.py deploys, as `make up CONTEXT="..."` words:
-    every key of the README's table, each off its default, is accepted whole."""
+    every key of docs/deploy.md's table, each off its default, is accepted whole."""
     assert sorted(FULL_CONTEXT) == sorted(documented_keys())
     assert [key for key, value in FULL_CONTEXT.items() if value == str(CONTEXT_DEFAULTS[key]).lower()] == []
     assert parse_context(make_up_words()) == FULL_CONTEXT

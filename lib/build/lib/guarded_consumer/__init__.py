@@ -90,6 +90,8 @@ class GuardedHandler:
         self.parse = parse
         self.key_attribute = key_attribute
         self.table_name = table_name
+        # boto3 and the batch loop load here, in the function's init, not in its first invocation.
+        importlib.import_module(".sqs_batch", __name__)
 
     def consumer(self, table_name: str | None = None) -> Consumer:
         """What a batch is written with: `table_name`, else the handler's, else the function's
