@@ -252,3 +252,21 @@ def test_the_architecture_page_lists_every_test_folder_and_the_whole_public_surf
     assert [name for name in product if f"`{name}`" not in text] == []
     assert [name for name in embedded if f"`{name}/`" not in text] == []
     assert [name for name in embedded_aws.__all__ if f"`{name}`" not in text] == []
+
+
+def test_every_page_opens_with_what_it_answers():
+    """A reader finds out what a page is for in its first lines: after its title, every page of
+    docs/ opens with a paragraph, never a table, a heading, a code block or a comment."""
+    wrong = []
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        lines = page.read_text().splitlines()
+        assert lines[0].startswith("# "), f"{page.name} has no title"
+        first = next(line for line in lines[1:] if line.strip())
+        if first.startswith(("|", "#", "```", "<!--", "-", "*")):
+            wrong.append(f"{page.name}: {first[:60]}")
+    assert wrong == []
+
+
+def test_the_readme_stays_under_ten_kilobytes():
+    """The README is the front door: what it is, the two commands, and links (issue 44's goal)."""
+    assert len((ROOT / "README.md").read_bytes()) <= 10_000
