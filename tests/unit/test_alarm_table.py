@@ -18,6 +18,7 @@ from idempotent_consumer.alarms import (
     doc_table,
     fifo_doc_table,
     resolved,
+    runbook,
 )
 from stacks.config import CONTEXT_DEFAULTS, Names, StackConfig
 
@@ -36,14 +37,20 @@ def documented_table(header: str = DOC_TABLE_HEADER[0]) -> str:
     return "\n".join(lines[start:end])
 
 
-def test_the_operations_alarm_table_is_rendered_from_the_alarm_table():
-    """docs/operations.md's alarm table is, row for row, the table rendered for the default context:
-    an alarm added without a row, a row left behind, or a threshold written differently fails."""
-    expected = doc_table(DEFAULTS)
-    assert documented_table() == expected, (
-        "docs/operations.md's alarm table differs from lib/src/idempotent_consumer/alarms.py; replace it with:\n"
+def test_the_operations_runbook_is_rendered_from_the_alarm_table():
+    """docs/operations.md's runbook is, section for section, the one rendered for the default
+    context: an alarm added without a section, a section left behind, or a threshold or first
+    command written differently fails."""
+    expected = runbook(DEFAULTS)
+    text = OPERATIONS.read_text()
+    found = text.split("<!-- runbook:begin", 1)[1].split("-->\n", 1)[1].split("\n<!-- runbook:end -->", 1)[0]
+    assert found == expected, (
+        "docs/operations.md's runbook differs from lib/src/idempotent_consumer/alarms.py; replace it with:\n"
         + expected
     )
+    assert [line for line in found.splitlines() if line.startswith("### ")] == [
+        f"### `<prefix>-{what}`" for what in ALARMS
+    ]
 
 
 def test_the_operations_fifo_rows_are_rendered_from_the_alarm_table():

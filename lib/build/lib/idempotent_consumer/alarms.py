@@ -84,6 +84,8 @@ class Watched(Protocol):
 
 
 MetricOf = Callable[[Watched, str, int], "IMetric"]
+# The operators' tool as the docs spell it (run from the repository, its venv).
+OPS = ".venv/bin/python -m ops"
 COMPARISONS = {"GreaterThanOrEqualToThreshold": ">=", "GreaterThanThreshold": ">"}
 PERIOD_WORDS = {MINUTE: "minute", DEAD_LETTER_EXPIRY_PERIOD_SECONDS: "hour"}
 
@@ -108,6 +110,7 @@ class AlarmDeclaration:
     missing_data: str = "notBreaching"  # TreatMissingData
     unit: str = ""
     fifo: AlarmDeclaration | None = None  # what is made instead on FIFO queues (same `what`)
+    first_command: str = f"{OPS} status"  # what an operator runs first (docs/operations.md's runbook)
 
     def resolved(self, settings: AlarmSettings) -> ResolvedAlarm:
         """This declaration (or its FIFO variant, on FIFO queues) with the settings' values in place."""
@@ -173,6 +176,19 @@ class ResolvedAlarm:
         watches = spec.watches.format(statistic=spec.statistic)
         return f"{watches} {COMPARISONS[spec.comparison]} {threshold} {window}"
 
+    def runbook_section(self) -> str:
+        """This alarm's section of docs/operations.md's runbook: what it means, when it fires, the
+        command to run first and what to do next."""
+        return "\n".join(
+            [
+                f"### `<prefix>-{self.what}`",
+                "",
+                f"{self.means.rstrip(':').rstrip('.')}. Fires when {self.fires_when()}.",
+                "",
+                f"First: `{self.declaration.first_command}`. Then: {self.what_to_do}",
+            ]
+        )
+
     def doc_row(self) -> str:
         """This alarm's row of docs/operations.md's alarm table."""
         cells = (f"`<prefix>-{self.what}`", self.fires_when(), self.means.rstrip(":"), self.what_to_do)
@@ -200,6 +216,7 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "It is never acknowledged and will reach the dead-letter queue: compare both (ops dlq list), "
         "then discard or fix the producer. See docs/operations.md.",
         periods=DECISION_ALARM_MINUTES,
+        first_command=f"{OPS} dlq list",
     ),
     AlarmDeclaration(
         "failed-records",
@@ -223,6 +240,7 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "A job body is not a valid order (the ERROR line names the field).",
         "It can never be written and will reach the dead-letter queue: fix the producer, then discard it.",
         periods=DECISION_ALARM_MINUTES,
+        first_command=f"{OPS} dlq list",
     ),
     # Not NumberOfMessagesSent: SQS's own moves to a dead-letter queue do not count there. Visible
     # plus in flight: an operator listing the DLQ holds its messages invisible, which is not the
@@ -237,6 +255,7 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "Messages wait in the dead-letter queue for a human.",
         "Each one is kept there at least {dead_letter_days_guaranteed} days (expiry counts from "
         "{dead_letter_expiry_counted_from}): ops dlq list, then redrive or discard.",
+        first_command=f"{OPS} dlq list",
     ),
     # Arrivals in a minute: the depth's rise plus what was deleted from the DLQ meanwhile (an
     # operator's discard, a redrive's moves), so a redrive moving as many as arrive does not
@@ -252,6 +271,7 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "A message arrived in the dead-letter queue within the last minute, also while older ones "
         "wait there or a redrive is moving others out:",
         "ops dlq list shows it.",
+        first_command=f"{OPS} dlq list",
     ),
     # Not ApproximateAgeOfOldestMessage: in a standard queue SQS leaves out of it a message
     # received three or more times and not deleted, and every `ops dlq` listing is a receive.
@@ -289,7 +309,9 @@ TABLE: tuple[AlarmDeclaration, ...] = (
             "{dead_letter_expiry_warning_days} days from now, and it is lost.",
             "ops dlq list, then redrive or discard now.",
             unit=" s",
+            first_command=f"{OPS} dlq list",
         ),
+        first_command=f"{OPS} dlq list",
     ),
     AlarmDeclaration(
         "oldest-job-age",
@@ -356,6 +378,11 @@ def resolved(settings: AlarmSettings) -> tuple[ResolvedAlarm, ...]:
 def doc_table(settings: AlarmSettings) -> str:
     """docs/operations.md's alarm table, for the settings the docs describe (the defaults)."""
     return "\n".join([*DOC_TABLE_HEADER, *(alarm.doc_row() for alarm in resolved(settings))])
+
+
+def runbook(settings: AlarmSettings) -> str:
+    """docs/operations.md's runbook: one section per alarm, for the settings the docs describe."""
+    return "\n\n".join(alarm.runbook_section() for alarm in resolved(settings))
 
 
 def fifo_doc_table(standard: AlarmSettings, fifo: AlarmSettings) -> str:
