@@ -200,24 +200,38 @@ def alarms(cloudwatch: Any, names: list[str]) -> list[dict[str, Any]]:
     """The consumer's metric alarms, by their exact names (a name prefix would also take in a
     deployment whose prefix extends this one): name, state, reason, when the state last changed
     and what the alarm means (its description)."""
-    found = []
-    for page in cloudwatch.get_paginator("describe_alarms").paginate(
-        AlarmNames=names, AlarmTypes=["MetricAlarm"]
-    ):
-        for alarm in page["MetricAlarms"]:
-            updated = alarm.get("StateUpdatedTimestamp")
-            found.append(
-                {
-                    "name": alarm["AlarmName"],
-                    "state": alarm.get("StateValue"),
-                    "reason": alarm.get("StateReason", ""),
-                    "updated_ms": int(updated.timestamp() * 1000) if updated else None,
-                    "metric": alarm.get("MetricName"),
-                    "threshold": alarm.get("Threshold"),
-                    "description": alarm.get("AlarmDescription", ""),
-                }
-            )
+    pages = cloudwatch.get_paginator("describe_alarms").paginate(AlarmNames=names, AlarmTypes=["MetricAlarm"])
+    found = [_alarm_record(alarm) for page in pages for alarm in page["MetricAlarms"]]
     return sorted(found, key=lambda alarm: alarm["name"])
+
+
+def alarms_notifying(cloudwatch: Any, topic_arn: str) -> list[dict[str, Any]]:
+    """The metric alarms whose actions notify `topic_arn`: a consumer's, whatever their names
+    (DescribeAlarms' ActionPrefix, then the exact ARN: a prefix would also take in a topic whose
+    name extends this one's)."""
+    pages = cloudwatch.get_paginator("describe_alarms").paginate(
+        ActionPrefix=topic_arn, AlarmTypes=["MetricAlarm"]
+    )
+    found = [
+        _alarm_record(alarm)
+        for page in pages
+        for alarm in page["MetricAlarms"]
+        if topic_arn in alarm.get("AlarmActions", [])
+    ]
+    return sorted(found, key=lambda alarm: alarm["name"])
+
+
+def _alarm_record(alarm: dict[str, Any]) -> dict[str, Any]:
+    updated = alarm.get("StateUpdatedTimestamp")
+    return {
+        "name": alarm["AlarmName"],
+        "state": alarm.get("StateValue"),
+        "reason": alarm.get("StateReason", ""),
+        "updated_ms": int(updated.timestamp() * 1000) if updated else None,
+        "metric": alarm.get("MetricName"),
+        "threshold": alarm.get("Threshold"),
+        "description": alarm.get("AlarmDescription", ""),
+    }
 
 
 def metric_series(

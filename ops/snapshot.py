@@ -72,6 +72,7 @@ class Target:
     log_group: str
     names_from: str
     audit_log_group: str = ""
+    alarm_topic_arn: str = ""  # the stack's AlarmTopicArn output, if any
     # The stack's `Options` output (compact JSON of the context it was synthesized with), if any.
     options_output: str = ""
 
@@ -93,6 +94,16 @@ class Target:
     @property
     def dead_letter_queue(self) -> str:
         return self.dlq_url.rstrip("/").rsplit("/", 1)[-1]
+
+
+def consumer_alarms(cloudwatch: Any, target: Target, prefix: str) -> list[dict[str, Any]]:
+    """The consumer's alarms: by the names its prefix gives them, or, for a stack the prefix does
+    not name (another app's consumer, one without names, found with --stack), the alarms that
+    notify the topic its outputs name."""
+    names = Names(prefix)
+    if target.alarm_topic_arn and target.function_name != names.worker_function:
+        return observe.alarms_notifying(cloudwatch, target.alarm_topic_arn)
+    return observe.alarms(cloudwatch, list(names.alarms))
 
 
 def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | None = None) -> Target:
@@ -158,6 +169,7 @@ def resolve_target(clients: Clients, prefix: str = DEFAULT_PREFIX, stack: str | 
         outputs["LogGroupName"],
         names_from=f"stack {stack} outputs",
         audit_log_group=outputs.get("DlqAuditLogGroupName", names.dlq_audit_log_group),
+        alarm_topic_arn=outputs.get("AlarmTopicArn", ""),
         options_output=outputs.get("Options", ""),
     )
 
@@ -460,7 +472,7 @@ def take_snapshot(
             "reference", lambda: observe.scan_items(dynamodb, target.reference_table)
         )
     cloudwatch = clients.client("cloudwatch")
-    snapshot["alarms"] = section("alarms", lambda: observe.alarms(cloudwatch, list(Names(prefix).alarms)))
+    snapshot["alarms"] = section("alarms", lambda: consumer_alarms(cloudwatch, target, prefix))
     snapshot["series"] = section(
         "series",
         lambda: observe.metric_series(

@@ -89,12 +89,12 @@ def payment(payment_id: str, amount: int, currency: str = "EUR") -> str:
 
 
 def ops(capsys, *args: str) -> dict:
-    """`python -m ops <args> --prefix payments --json`, in this process (the AWS environment is the
-    emulator's), its printed JSON."""
+    """`python -m ops <args> --json`, in this process (the AWS environment is the emulator's), its
+    printed JSON."""
     from ops.__main__ import main
 
     capsys.readouterr()
-    status = main([*args, "--prefix", "payments", "--json"])
+    status = main([*args, "--json"])
     out = capsys.readouterr().out
     assert status == 0, out
     found: dict = json.loads(out)
@@ -146,12 +146,19 @@ def test_the_same_payment_twice_and_a_conflicting_one(deployed, capsys, monkeypa
     assert {e["error"] for e in errors} <= {"ConflictingOrder", "OutOfTime"}
 
     # The operators' tools, on the example's stack (its prefix, its outputs) and its handler.
-    status = ops(capsys, "status")
+    status = ops(capsys, "status", "--prefix", "payments")
     assert status["target"]["stack"] == STACK and status["target"]["reference_table"] == ""
     assert [item["payment_id"] for item in status["orders"]] == ["pay-1"]
-    listed = ops(capsys, "dlq", "list", "--handler", str(EXAMPLE / "payments"))
+    listed = ops(capsys, "dlq", "list", "--stack", STACK, "--handler", str(EXAMPLE / "payments"))
     assert listed["counts"]["conflict"] == 1
     (message,) = listed["messages"]
     assert message["id"] == "pay-1" and "already stored with different details" in message["reason"]
-    cost = ops(capsys, "cost", "--since", "10")
+    # By its stack alone (the default prefix names another deployment): its own alarms, the ones
+    # that notify its topic, not the lab's.
+    by_stack = ops(capsys, "status", "--stack", STACK)
+    assert by_stack["target"]["function_name"] == "payments-worker"
+    assert len(by_stack["alarms"]) == 10 and all(
+        a["name"].startswith("payments-") for a in by_stack["alarms"]
+    )
+    cost = ops(capsys, "cost", "--prefix", "payments", "--since", "10")
     assert cost["stack"] == STACK
