@@ -22,6 +22,7 @@ from idempotent_consumer.rules import (
     alarm_settings,
     dead_letter_days,
     redelivery_window_days,
+    settings_problem,
 )
 from stacks.lambda_code import LAMBDA_SOURCE, contract
 
@@ -517,38 +518,19 @@ class StackConfig:
         for key in CONTEXT_KEYS:
             value_of(key.name)
         prefix, fifo = values["prefix"], values["fifo"]
-        visibility, timeout = values["visibility_timeout_seconds"], values["function_timeout_seconds"]
-        if visibility < VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO * timeout:
-            raise ConfigError(
-                f"context visibility_timeout_seconds={visibility} is below "
-                f"{VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO} x function_timeout_seconds={timeout} "
-                f"(needs at least {VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO * timeout})"
-            )
-        job_days, dead_days = values["job_retention_days"], values["dead_letter_retention_days"]
-        if dead_days <= job_days:
-            # On FIFO queues the DLQ's retention restarts at the move; SQS still advises it longer.
-            why = (
-                "SQS advises a DLQ retention longer than the source's"
-                if fifo
-                else "SQS counts a dead letter's expiry from its first enqueue"
-            )
-            raise ConfigError(
-                f"context dead_letter_retention_days={dead_days} is invalid: it must exceed "
-                f"job_retention_days={job_days} ({why})"
-            )
-        resend_days, order_days = values["producer_resend_days"], values["order_retention_days"]
-        window = redelivery_window_days(fifo, job_days, dead_days, resend_days)
-        if order_days is not None and order_days < window:
-            jobs_term = f"2 x job_retention_days={job_days}" if fifo else f"job_retention_days={job_days}"
-            why = ": a FIFO queue restarts a message's retention at its move into the DLQ" if fifo else ""
-            raise ConfigError(
-                f"context order_retention_days={order_days} is shorter than the {window} days a copy of "
-                f"an order can still be delivered ({jobs_term} + dead_letter_retention_days={dead_days} "
-                f"+ producer_resend_days={resend_days}{why})"
-            )
-        if values["content_based_deduplication"] and not fifo:
-            raise ConfigError(
-                "context content_based_deduplication=true needs fifo=true: only a FIFO queue deduplicates"
-            )
+        problem = settings_problem(
+            fifo=fifo,
+            job_days=values["job_retention_days"],
+            dead_days=values["dead_letter_retention_days"],
+            resend_days=values["producer_resend_days"],
+            order_days=values["order_retention_days"],
+            visibility_seconds=values["visibility_timeout_seconds"],
+            timeout_seconds=values["function_timeout_seconds"],
+            content_based_deduplication=values["content_based_deduplication"],
+            records="an order",
+            true="true",
+        )
+        if problem is not None:
+            raise ConfigError(f"context {problem}")
         settings = {name: value for name, value in values.items() if name not in ("prefix", "fifo")}
         return cls(names=Names(prefix, fifo=fifo), **settings)

@@ -18,11 +18,11 @@ from .rules import (
     DLQ_AUDIT_STREAM,
     EMAIL_RE,
     FUNCTION_MEMORY_MB,
-    VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO,
     ConsumerNames,
     PropsError,
     alarm_settings,
     redelivery_window_days,
+    settings_problem,
 )
 
 if TYPE_CHECKING:
@@ -117,27 +117,18 @@ class ConsumerProps:
         self._check_together()
 
     def _check_together(self) -> None:
-        visibility, timeout = self.visibility_timeout_seconds, self.function_timeout_seconds
-        if visibility < VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO * timeout:
-            raise PropsError(
-                f"visibility_timeout_seconds={visibility} is below {VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO} x "
-                f"function_timeout_seconds={timeout} (needs at least {VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO * timeout})"
-            )
-        job_days, dead_days = self.job_retention_days, self.dead_letter_retention_days
-        if dead_days <= job_days:
-            raise PropsError(
-                f"dead_letter_retention_days={dead_days} is invalid: it must exceed job_retention_days={job_days}"
-            )
-        window = self.redelivery_window_days
-        if self.order_retention_days is not None and self.order_retention_days < window:
-            raise PropsError(
-                f"order_retention_days={self.order_retention_days} is shorter than the {window} days a copy "
-                "of a record can still be delivered (redelivery_window_days)"
-            )
-        if self.content_based_deduplication and not self.fifo:
-            raise PropsError(
-                "content_based_deduplication=True needs fifo=True: only a FIFO queue deduplicates"
-            )
+        problem = settings_problem(
+            fifo=self.fifo,
+            job_days=self.job_retention_days,
+            dead_days=self.dead_letter_retention_days,
+            resend_days=self.producer_resend_days,
+            order_days=self.order_retention_days,
+            visibility_seconds=self.visibility_timeout_seconds,
+            timeout_seconds=self.function_timeout_seconds,
+            content_based_deduplication=self.content_based_deduplication,
+        )
+        if problem is not None:
+            raise PropsError(problem)
         if self.alarm_email is not None and not EMAIL_RE.match(self.alarm_email):
             raise PropsError(f"alarm_email={self.alarm_email!r} is invalid: use an email address, or None")
         if (self.existing_queue is None) != (self.existing_dead_letter_queue is None):

@@ -150,6 +150,53 @@ def redelivery_window_days(fifo: bool, job_days: int, dead_days: int, resend_day
     return resend_days + dlq_life_ends + job_days
 
 
+def settings_problem(
+    *,
+    fifo: bool,
+    job_days: int,
+    dead_days: int,
+    resend_days: int,
+    order_days: int | None,
+    visibility_seconds: int,
+    timeout_seconds: int,
+    content_based_deduplication: bool,
+    records: str = "a record",
+    true: str = "True",
+) -> str | None:
+    """The first rule the settings break together, in one line naming the setting; None if they
+    hold. `records` names what is delivered (the lab says "an order"), `true` how its caller
+    spells a flag that is on (the lab's context says "true")."""
+    ratio = VISIBILITY_TO_FUNCTION_TIMEOUT_RATIO
+    if visibility_seconds < ratio * timeout_seconds:
+        return (
+            f"visibility_timeout_seconds={visibility_seconds} is below {ratio} x "
+            f"function_timeout_seconds={timeout_seconds} (needs at least {ratio * timeout_seconds})"
+        )
+    if dead_days <= job_days:
+        # On FIFO queues the DLQ's retention restarts at the move; SQS still advises it longer.
+        why = (
+            "SQS advises a DLQ retention longer than the source's"
+            if fifo
+            else "SQS counts a dead letter's expiry from its first enqueue"
+        )
+        return (
+            f"dead_letter_retention_days={dead_days} is invalid: it must exceed "
+            f"job_retention_days={job_days} ({why})"
+        )
+    window = redelivery_window_days(fifo, job_days, dead_days, resend_days)
+    if order_days is not None and order_days < window:
+        jobs_term = f"2 x job_retention_days={job_days}" if fifo else f"job_retention_days={job_days}"
+        why = ": a FIFO queue restarts a message's retention at its move into the DLQ" if fifo else ""
+        return (
+            f"order_retention_days={order_days} is shorter than the {window} days a copy of "
+            f"{records} can still be delivered ({jobs_term} + dead_letter_retention_days={dead_days} "
+            f"+ producer_resend_days={resend_days}{why})"
+        )
+    if content_based_deduplication and not fifo:
+        return f"content_based_deduplication={true} needs fifo={true}: only a FIFO queue deduplicates"
+    return None
+
+
 def alarm_settings(
     *, fifo: bool, job_days: int, dead_days: int, oldest_job_age_alarm_seconds: int
 ) -> AlarmSettings:
