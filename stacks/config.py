@@ -77,54 +77,60 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Names(ConsumerNames):
-    """The lab's physical names, all derived from one prefix: the consumer's and its stack's, its
-    reference table's and its seeder's."""
+    """The lab's physical names, all derived from one prefix: the consumer's (ConsumerNames spells
+    them; with a prefix always set, none is None here) and its stack's, its reference table's and
+    its seeder's."""
 
     prefix: str = DEFAULT_PREFIX
+
+    def _given(self, name: str | None) -> str:
+        if name is None:  # ConsumerNames names nothing only without a prefix
+            raise ValueError("a lab name needs a prefix")
+        return name
 
     @property
     def stack(self) -> str:
         return f"{self.prefix}-consumer"
 
     @property
-    def jobs_queue(self) -> str:
-        return f"{self.prefix}-jobs{self._queue_suffix}"
-
-    @property
-    def dead_letter_queue(self) -> str:
-        return f"{self.prefix}-jobs-dlq{self._queue_suffix}"
-
-    @property
-    def orders_table(self) -> str:
-        return f"{self.prefix}-orders"
-
-    @property
     def reference_table(self) -> str:
         return f"{self.prefix}-reference"
-
-    @property
-    def worker_function(self) -> str:
-        return f"{self.prefix}-worker"
 
     @property
     def seeder_function(self) -> str:
         return f"{self.prefix}-reference-seeder"
 
     @property
+    def jobs_queue(self) -> str:
+        return self._given(super().jobs_queue)
+
+    @property
+    def dead_letter_queue(self) -> str:
+        return self._given(super().dead_letter_queue)
+
+    @property
+    def orders_table(self) -> str:
+        return self._given(super().orders_table)
+
+    @property
+    def worker_function(self) -> str:
+        return self._given(super().worker_function)
+
+    @property
     def dlq_audit_log_group(self) -> str:
-        return f"{self.prefix}-dlq-audit"
+        return self._given(super().dlq_audit_log_group)
 
     @property
     def operator_policy(self) -> str:
-        return f"{self.prefix}-operator"
+        return self._given(super().operator_policy)
 
     @property
     def alarm_topic(self) -> str:
-        return f"{self.prefix}-alarms"
+        return self._given(super().alarm_topic)
 
     def alarm(self, what: str) -> str:
         """`<prefix>-conflicting-orders`, `<prefix>-dead-letters`, ... (`what` from ALARMS)."""
-        return f"{self.prefix}-{what}"
+        return self._given(super().alarm(what))
 
     @property
     def alarms(self) -> tuple[str, ...]:
@@ -133,10 +139,10 @@ class Names(ConsumerNames):
 
     @property
     def dashboard(self) -> str:
-        return self.prefix
+        return self._given(super().dashboard)
 
     def query(self, what: str) -> str:
-        return f"{self.prefix}/{what}"
+        return self._given(super().query(what))
 
 
 def _int(raw: Any, key: str, low: int, high: int) -> int:

@@ -15,7 +15,6 @@ import guarded_consumer
 
 LIBRARY = Path(guarded_consumer.__file__).resolve().parent
 LIBRARY_PACKAGE = LIBRARY.name
-_SKIPPED = ("__pycache__", "*.pyc")
 
 
 def library_files() -> dict[str, str]:
