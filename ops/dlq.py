@@ -423,7 +423,7 @@ def stored_orders(
     table: str,
     ids: Iterable[str],
     sleep: Callable[[float], None] = time.sleep,
-    key_attribute: str = "id",
+    key_attribute: str = contract().ID_FIELD,
 ) -> dict[str, dict[str, Any]]:
     """The stored items of these keys (strongly consistent), by key. Keys DynamoDB leaves
     unprocessed are asked for again after an exponentially growing, jittered pause (BatchGetItem
@@ -540,11 +540,11 @@ class Queues:
     jobs_url: str
     orders_table: str
     audit_log_group: str
-    judge: Judge | None = None  # the lab's worker's, if None
+    judge: Judge = field(default_factory=judge_of)  # the lab's worker's by default
 
 
 def _lookup(clients: Any, queues: Queues) -> Callable[[Iterable[str]], dict[str, dict[str, Any]]]:
-    key = (queues.judge or judge_of()).key_attribute
+    key = queues.judge.key_attribute
     return lambda ids: stored_orders(clients.client("dynamodb"), queues.orders_table, ids, key_attribute=key)
 
 
