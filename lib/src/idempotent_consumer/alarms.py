@@ -111,6 +111,7 @@ class AlarmDeclaration:
     unit: str = ""
     fifo: AlarmDeclaration | None = None  # what is made instead on FIFO queues (same `what`)
     first_command: str = f"{OPS} status"  # what an operator runs first (docs/operations.md's runbook)
+    steps: str = ""  # what to do next, the runbook's words (the description's `what_to_do` if empty)
 
     def resolved(self, settings: AlarmSettings) -> ResolvedAlarm:
         """This declaration (or its FIFO variant, on FIFO queues) with the settings' values in place."""
@@ -185,7 +186,7 @@ class ResolvedAlarm:
                 "",
                 f"{self.means.rstrip(':').rstrip('.')}. Fires when {self.fires_when()}.",
                 "",
-                f"First: `{self.declaration.first_command}`. Then: {self.what_to_do}",
+                f"First: `{self.declaration.first_command}`. Then: {self.declaration.steps or self.what_to_do}",
             ]
         )
 
@@ -217,6 +218,12 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "then discard or fix the producer. See docs/operations.md.",
         periods=DECISION_ALARM_MINUTES,
         first_command=f"{OPS} dlq list",
+        steps=(
+            "`ops dlq list` shows the requested and the stored details side by side, and the saved "
+            "query `<prefix>/decisions-for-one-order` every delivery of that id. Agree with the "
+            "producer which details are right; the stored order stays as it is, so discard the copy "
+            "with `ops dlq discard --message-id ID --reason TEXT` (audited)."
+        ),
     ),
     AlarmDeclaration(
         "failed-records",
@@ -229,6 +236,13 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "retries, a timeout): it is retried and reaches the dead-letter queue if the cause stays.",
         "Read the ERROR line (errors-by-class query), fix the cause, then redrive.",
         periods=DECISION_ALARM_MINUTES,
+        steps=(
+            "The saved query `<prefix>/errors-by-class` counts the `ERROR` lines by class: "
+            "`AccessDeniedException` is a missing permission, `ResourceNotFoundException` a missing "
+            "table, `ProvisionedThroughputExceededException` throttling, `OutOfTime` a worker out of "
+            "time. Fix the cause (the records are retried meanwhile), then `ops dlq redrive` sends "
+            "back those that reached the DLQ."
+        ),
     ),
     AlarmDeclaration(
         "malformed-jobs",
@@ -241,6 +255,10 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "It can never be written and will reach the dead-letter queue: fix the producer, then discard it.",
         periods=DECISION_ALARM_MINUTES,
         first_command=f"{OPS} dlq list",
+        steps=(
+            "The `ERROR` line names the field and its value. Fix the producer: the body can never be "
+            "written; once it is in the DLQ, discard it with a reason."
+        ),
     ),
     # Not NumberOfMessagesSent: SQS's own moves to a dead-letter queue do not count there. Visible
     # plus in flight: an operator listing the DLQ holds its messages invisible, which is not the
@@ -256,6 +274,12 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "Each one is kept there at least {dead_letter_days_guaranteed} days (expiry counts from "
         "{dead_letter_expiry_counted_from}): ops dlq list, then redrive or discard.",
         first_command=f"{OPS} dlq list",
+        steps=(
+            "`ops dlq list` classifies each message: `pending` (not stored), `stored` (a duplicate), "
+            "`lapsing`, `conflict`, `malformed`. Fix the cause of the pending ones, then `ops dlq "
+            "redrive` sends the pending and stored ones back (safe to run twice); discard conflicts "
+            "and malformed ones with a reason (`ops dlq audit` lists the discards)."
+        ),
     ),
     # Arrivals in a minute: the depth's rise plus what was deleted from the DLQ meanwhile (an
     # operator's discard, a redrive's moves), so a redrive moving as many as arrive does not
@@ -272,6 +296,9 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "wait there or a redrive is moving others out:",
         "ops dlq list shows it.",
         first_command=f"{OPS} dlq list",
+        steps=(
+            "It notifies each arrival, also while `dead-letters` is already in ALARM: follow `dead-letters`."
+        ),
     ),
     # Not ApproximateAgeOfOldestMessage: in a standard queue SQS leaves out of it a message
     # received three or more times and not deleted, and every `ops dlq` listing is a receive.
@@ -312,6 +339,10 @@ TABLE: tuple[AlarmDeclaration, ...] = (
             first_command=f"{OPS} dlq list",
         ),
         first_command=f"{OPS} dlq list",
+        steps=(
+            "Listing does not clear it: redrive or discard every dead letter. It turns OK after an "
+            "hour with the DLQ empty (on FIFO queues, once the oldest letter is gone)."
+        ),
     ),
     AlarmDeclaration(
         "oldest-job-age",
@@ -323,6 +354,11 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "The oldest job has waited longer than the threshold:",
         "the worker is not keeping up (see worker-throttles and failed-records) or the mapping is disabled.",
         unit=" s",
+        steps=(
+            "Check that the mapping is Enabled and that the worker has no errors or throttles. A "
+            "healthy worker that is behind needs a higher `max_concurrency` or `batch_size`; one old "
+            "message while the rest flows is usually a poison message on its way to the DLQ."
+        ),
     ),
     AlarmDeclaration(
         "worker-errors",
@@ -334,6 +370,11 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "The worker function itself failed (an unhandled exception, a timeout, a crash, a runtime "
         "error): its whole batch is retried.",
         "Read the function's log.",
+        steps=(
+            "It counts invocations that failed as a whole (`Task timed out`, `Runtime.*`, an import "
+            "error after a deploy), not failed records; the function's log shows which. Roll back or "
+            "fix: the batches return to the queue, and nothing is lost before `maxReceiveCount`."
+        ),
     ),
     AlarmDeclaration(
         "worker-throttles",
@@ -346,6 +387,11 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "reserved concurrency below the mapping's maximum. Jobs wait and their receive count grows.",
         "Find what took the concurrency, or reserve at least max_concurrency for the worker; raising "
         "max_concurrency does not help (the mapping holds back at it, without throttles).",
+        steps=(
+            "Check the account's `ConcurrentExecutions` on the dashboard, then reserve concurrency "
+            "for the worker of at least `max_concurrency` (raising `max_concurrency` does not help). "
+            "Throttled messages come back after the visibility timeout: watch the DLQ."
+        ),
     ),
     AlarmDeclaration(
         "orders-throttled",
@@ -357,6 +403,11 @@ TABLE: tuple[AlarmDeclaration, ...] = (
         "DynamoDB throttled writes to the orders table; the worker retries and, past its budget, "
         "fails the record (failed-records).",
         "Raise the table's capacity if it lasts.",
+        steps=(
+            "On the dashboard: one hot order id (each copy costs a write unit even when rejected), or"
+            " the whole table? Raise the table's on-demand maximum or the account's quota. Throttled "
+            "writes are retried and written late, not lost."
+        ),
     ),
 )
 
