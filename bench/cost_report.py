@@ -100,20 +100,13 @@ def render(cost: Mapping[str, Any]) -> str:
             else ""
         )
         + f" in US dollars: AWS list prices for {prices['region']} as of "
-        f"{prices['as_of']} ([`{prices['file']}`](../{prices['file']}), each figure with its pricing page; "
-        "on demand, first tier, no free tier). Per distinct order, with "
-        f"{share:.0%} of orders delivered a second time (a pessimistic round share of SQS's at-least-once "
-        "redeliveries and producers' resends). SQS: a ReceiveMessage and a DeleteMessageBatch per batch, "
-        "each 64 KB of a batch's bodies one request (the producer's SendMessage, the same for every "
-        f"consumer, is left out). Lambda: an invocation per batch and GB-seconds at {cost['memory_mb']} MB "
-        f"from the batch benchmark's function time with a {ROUND_TRIP_MS} ms round trip "
-        f"({', '.join(sources)}), a duplicate's scaled by the duplicate/first time ratio measured here. "
-        "DynamoDB: units counted from item sizes in the embedded DynamoDB, both tables. Logs: the bytes "
-        "of every line each handler printed, plus Lambda's START, END and REPORT per invocation; "
-        "metrics (per metric-hour, not per order) and storage are left out. Floor: one WRU per delivery, "
-        "a receive and a delete per batch, an invocation per batch billed 1 ms, and the lines the lab's "
-        "own check (`local/scenario.py`) reads, as this worker prints them: WRITE and RESULT per delivery, "
-        "START per invocation.\n\n" + table
+        f"{prices['as_of']} ([`{prices['file']}`](../{prices['file']}), on demand, no free tier), per "
+        f"distinct order with {share:.0%} of orders delivered twice. SQS: a receive and a delete per "
+        f"batch; Lambda: an invocation per batch and GB-seconds at {cost['memory_mb']} MB from the batch "
+        f"benchmark's time with a {ROUND_TRIP_MS} ms round trip ({', '.join(sources)}); DynamoDB: units "
+        "from item sizes; Logs: every line printed plus START, END and REPORT. Floor: one WRU per "
+        "delivery, a receive, a delete and a 1 ms invocation per batch, and only the lines the lab's "
+        "check reads.\n\n" + table
     )
     fixed = cost.get("fixed_monthly")
     if fixed:
@@ -131,17 +124,8 @@ def render(cost: Mapping[str, Any]) -> str:
         ]
         text += (
             "\n\n**What each line costs** (this worker, first deliveries in batches of "
-            f"{logs['batch_size']}, per order, at the Logs ingestion price; START/END/REPORT are per "
-            "invocation, shared by the batch, and Lambda's own: the text log format the stack uses always "
-            "writes them; log-level filtering, which needs the JSON format, can drop them, AWS Lambda "
-            'Developer Guide, "Log-level filtering"). Who reads each line is said beside it. Each line '
-            "carries only what its readers need: WRITE leaves out the condition (always the same), the "
-            "stored item (the requested or the previous one, which it holds) and a first write's empty "
-            "previous item, and EMF names only the "
-            "record's own decision, not four zeros. A record that succeeds prints no other line (its WRITE and RESULT "
-            "lines name the order; a failed one's ERROR line names its order and message). What the floor "
-            "leaves out, the product requires: the decision metrics the alarms need (EMF); END and REPORT "
-            "come with the text log format.\n\n"
+            f"{logs['batch_size']}, per order, at the Logs ingestion price; START, END and REPORT are "
+            "Lambda's own, per invocation). Each line carries only what its readers need.\n\n"
             + markdown_table(["line", "bytes per order", "$ per million orders", "read by"], rows)
         )
     return text + "\n"
@@ -163,10 +147,8 @@ def render_fixed(fixed: Mapping[str, Any], prices: Mapping[str, Any]) -> str:
     rows.append(["**total**", "", f"**{fixed['usd_per_month']:.2f}**"])
     return (
         f"**Fixed costs a month** in US dollars, whatever the orders and not in the figures above "
-        f"(counted from {fixed['from']}, as `python -m ops cost` counts a deployed stack's from its "
-        f"template; same price list, {prices['as_of']}, no free tier): CloudWatch bills each alarm "
-        "metric and dashboard by the month, and each custom metric by the hours it is sent in, so "
-        "the custom metrics' figure is the most they cost, with every decision counted every hour.\n\n"
+        f"(counted from {fixed['from']}, as `ops cost` counts a deployed stack's; same price list); "
+        "custom metrics at most, every decision counted every hour.\n\n"
         + markdown_table(["item", "units", "$ a month"], rows)
     )
 
@@ -210,23 +192,12 @@ def render_ops_check(check: Mapping[str, Any]) -> str:
     ]
     return (
         f"**`ops cost` against the run** ({check['orders']} orders in {check['deliveries']} messages, "
-        f"one in ten sent twice, batch size {check['batch_size']}, on the local stack). `ops cost` read "
-        "the embedded AWS's CloudWatch metrics for the run; the measurement counted the same run's "
-        f"units apart from them (`bench/run_units.py`): {counts['sqs_receives_with_messages']} "
-        f"receives that returned messages and {counts['sqs_deletes']} deletes the emulator served "
-        f"(each one 64 KB chunk: a receive carries at most ten bodies of at most "
-        f"{counts['largest_body_bytes']} bytes), {counts['invocations']} REPORT lines "
-        f"({counts['billed_ms']:,} ms billed, at {check['measured']['architecture']}: "
-        f"{counts['duration_ms']:,.0f} ms of Duration and {counts['init_ms']:,.0f} ms of Init Duration "
-        f"in {counts['cold_starts']} cold starts), "
-        f"{counts['stored_orders']} orders stored (at most {counts['largest_item_bytes']} bytes, one "
-        f"unit each) and {counts['rejected_writes']} rejected conditional writes of "
-        f"{counts['put_items']} PutItem calls, and the UTF-8 bytes of {counts['log_events']} log "
-        "events, all priced with the same price file and model. Both sides leave out the producer's "
-        f"SendMessage ({left['sqs_sent']:.0f} here), the empty receives ({left['sqs_empty_receives']:.0f} "
-        f"in ops cost's metrics, {counts['sqs_receives'] - counts['sqs_receives_with_messages']} served "
-        f"while counting) and metric-hours ({left['metric_hours']:.0f}); with them `ops cost` "
-        f"said ${left['ops_cost_total_usd_per_million_orders']:.2f} per million orders for the period. "
+        f"one in ten sent twice, batch size {check['batch_size']}, on the local stack): `ops cost` from "
+        "the embedded AWS's CloudWatch metrics, against the same run's units counted apart "
+        f"(`bench/run_units.py`: {counts['invocations']} REPORT lines, {counts['put_items']} PutItem calls, "
+        f"{counts['log_events']} log events). Both leave out the producer's SendMessage, empty receives "
+        f"and metric-hours; with them `ops cost` said ${left['ops_cost_total_usd_per_million_orders']:.2f} "
+        "per million orders. "
         f"Goal: within {check['goal']:.0%} of the measurement in total: {_ratio(check['ratio'])}, "
         f"{verdict(check['met'])}"
         + (f" (more than {check['goal']:.0%} off: {', '.join(off)})" if off else "")
@@ -239,11 +210,9 @@ def render_ops_check(check: Mapping[str, Any]) -> str:
                 ratio_row("ops cost / measured", check["ratios"]),
             ],
         )
-        + "\n\n**`ops cost` against the cost table** (for information, no goal): the table prices the "
-        "worker's micro-benchmarked function time with a 5 ms round trip and full batches of 10; this "
-        f"run's batches held {records:.1f} records on average and its invocations ran {duration:.0f} ms "
-        "each (Duration, init aside), mostly waiting for the embedded AWS's answers and for a core it shares "
-        "with them.\n\n"
+        + "\n\n**`ops cost` against the cost table** (for information, no goal): this run's batches "
+        f"held {records:.1f} records and ran {duration:.0f} ms each, mostly waiting on the embedded AWS, "
+        "where the table assumes full batches of 10 and a 5 ms round trip.\n\n"
         + markdown_table(
             header,
             [
