@@ -161,8 +161,8 @@ def _ratio(value: float | None) -> str:
 
 
 def render_ops_check(check: Mapping[str, Any]) -> str:
-    """The comparison as markdown: `ops cost` against the run's measured units (the goal), and
-    against the cost table (for information), units per order and dollars per million orders."""
+    """The comparison as markdown: `ops cost` against the run's measured units (the goal), in
+    units per order and dollars per million orders."""
 
     def row(name: str, figures: Mapping[str, Any]) -> list[str]:
         units = figures["units_per_order"]
@@ -183,8 +183,6 @@ def render_ops_check(check: Mapping[str, Any]) -> str:
     header = ["source", "units per order", *(HEADINGS[s] for s in SERVICES), "total"]
     left = check["left_out"]
     counts = check["measured"]["counts"]
-    records = check["deliveries"] / counts["invocations"] if counts["invocations"] else 0
-    duration = counts["duration_ms"] / counts["invocations"] if counts["invocations"] else 0
     off = [
         f"{HEADINGS[s]} {_ratio(check['ratios'][s])}"
         for s in SERVICES
@@ -208,17 +206,6 @@ def render_ops_check(check: Mapping[str, Any]) -> str:
                 row("measured (this run)", check["measured"]),
                 row("ops cost", check["ops_cost"]),
                 ratio_row("ops cost / measured", check["ratios"]),
-            ],
-        )
-        + "\n\n**`ops cost` against the cost table** (for information, no goal): this run's batches "
-        f"held {records:.1f} records and ran {duration:.0f} ms each, mostly waiting on the embedded AWS, "
-        "where the table assumes full batches of 10 and a 5 ms round trip.\n\n"
-        + markdown_table(
-            header,
-            [
-                row("cost table (this worker)", check["table"]),
-                row("ops cost", check["ops_cost"]),
-                ratio_row("ops cost / table", check["table_ratios"]),
             ],
         )
     )
