@@ -6,8 +6,8 @@ states, the set of keys, counts. Values that vary (ids, ARNs, timestamps) are `A
 pattern; a key AWS leaves out is `ABSENT`; `Exactly` asks for the same set of keys as well.
 
 A case that `matches` passes when the local answer has everything expected. A case that
-`differs` on purpose says what the local answer is instead (`local`) and why, and names the row
-of docs/local-fidelity.md that declares it: it passes while the local answer is that and not the
+`differs` on purpose says what the local answer is instead (`local`) and why, and one row of
+docs/local-fidelity.md's data declares it (`case = "<id>"`): it passes while the local answer is that and not the
 recorded one, so fixing the difference fails the test until the case and the count are updated.
 """
 
@@ -70,7 +70,6 @@ class Case:
     expected: Any
     local: Any = None  # for a case that differs on purpose: what the local answer is instead
     why: str = ""
-    row: str = ""  # the docs/local-fidelity.md row (its first cell) that declares the difference
     notes: str = field(default="")  # where the recording and AWS's documentation disagree, or a caveat
 
     @property

@@ -377,7 +377,6 @@ _CASES = [
         ),
         why="moto names the function without the `:$LATEST` qualifier AWS adds since 2025 (recorded with it on "
         "2025-11-24, without it on 2023-08-11); the code and status, which callers branch on, match",
-        row="Invoke of a function that does not exist",
     ),
     Case(
         "invoke.timeout",
@@ -709,7 +708,6 @@ _CASES = [
         ),
         why="moto does not record who subscribed, so SubscriptionPrincipal is missing; nothing in this stack or "
         "its operations reads it",
-        row="a subscription's attributes",
     ),
     Case(
         "sns.raw-delivery",
@@ -756,7 +754,6 @@ _CASES = [
         why="moto signs every notification with SHA256, SignatureVersion 2 (its crypto library no longer signs "
         "SHA1, version 1, AWS's default); a topic on AWS can be set to version 2, and the local signing "
         "certificate is moto's, so no consumer verifies a local signature against AWS's anyway",
-        row="the SNS envelope delivered to a queue",
     ),
     Case(
         "sns.unknown-topic",
@@ -846,7 +843,6 @@ _CASES = [
         ),
         why="moto sends no message where AWS sends an empty one, so boto3 fills in its default text; code and "
         "status match",
-        row="SetAlarmState of an alarm that does not exist",
     ),
     Case(
         "cloudwatch.deleted-alarm",

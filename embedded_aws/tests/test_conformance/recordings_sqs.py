@@ -330,7 +330,6 @@ SQS_CASES = [
         "scope (LocalStack's test notes the change did not seem to take effect; SetQueueAttributes: a change "
         "can take up to 60 seconds to propagate); locally the new scope applies to ids sent after it at once. "
         "Nothing here changes a FIFO queue's scope after creating it",
-        row="DeduplicationScope changed on an existing FIFO queue",
     ),
     # --- FIFO group blocking ----------------------------------------------------------------
     *[
