@@ -245,11 +245,11 @@ def render(result: dict[str, Any]) -> str:
     else:
         how = f"not held to {memory} MB's share of a vCPU: {held.get('unavailable', 'not tried')}"
     return (
-        "**Batches** (function time of one invocation, median of "
-        f"{result['rounds']} interleaved rounds on a full core, as a function of {ONE_VCPU_MB} MB, where this "
-        "handler writes two of a batch's records at a time; the embedded AWS in its own process, "
-        f"each DynamoDB item request delayed by the round trip; {result['orders_sent']:,} orders sent, {result['orders_stored']:,} stored; load average "
-        f"{result['load_average_at_start']}; goal ({result['goal']}) {'met' if result['goal_met'] else 'NOT met'}; "
+        "**Batches** (median function time of one invocation, "
+        f"{result['rounds']} interleaved rounds on a full core ({ONE_VCPU_MB} MB: two writes at a time), "
+        f"each DynamoDB request delayed by the round trip; {result['orders_sent']:,} orders sent, "
+        f"{result['orders_stored']:,} stored; load average {result['load_average_at_start']}; "
+        f"goal ({result['goal']}) {'met' if result['goal_met'] else 'NOT met'}; "
         f"{how})\n\n"
         "| handler | round trip | batch of 1 / 10, ms | 10 vs 1 | CPU, batch of 1 / 10, ms | "
         f"at {memory} MB: batch of 1 / 10, ms | 10 vs 1 at {memory} MB |\n"

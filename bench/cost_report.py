@@ -24,13 +24,13 @@ CHECKED_PLATFORM_LINE = "START"
 
 # Which lines someone reads: the lab's check, the operators' tools, the alarms.
 LINE_USERS = {
-    Tag.ERROR: "ops tools: a failed record's order (id, quantity as far as the body parsed), message and error (ops/snapshot.py)",
-    Tag.WRITE: "the lab's check (accepted writes, conditional rejections); ops tools: the conditional write's outcome and decision of each record (ops/snapshot.py)",
-    Tag.RESULT: "the lab's check (deliveries handled, duplicates acknowledged; the README's RESULT pipeline, verbatim); ops tools",
-    "EMF": "the alarms and dashboard (lib/src/idempotent_consumer/monitoring.py) and `ops cost`'s order count: CloudWatch makes the decision metrics from it",
-    "START": "the lab's check (executions); ops tools count invocations by it (ops/observe.py)",
+    Tag.ERROR: "`ops`: a failed record's order, message and error",
+    Tag.WRITE: "the lab's check (writes, rejections); `ops`: each record's outcome",
+    Tag.RESULT: "the lab's check (handled, duplicates); `ops`",
+    "EMF": "the alarms, the dashboard and `ops cost` (the decision metrics)",
+    "START": "the lab's check (executions); `ops` counts invocations",
     "END": "nobody here",
-    "REPORT": "ops tools read a failed invocation's Status on it (ops/observe.py)",
+    "REPORT": "`ops`: a failed invocation's status",
 }
 
 

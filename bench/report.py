@@ -230,8 +230,8 @@ def render(results: dict[str, Any]) -> str:
                 ]
             )
         parts.append(
-            f"**Local pipeline throughput**: {pipeline['what']}. Deploy (cdk bootstrap + deploy into the "
-            f"embedded AWS) took {pipeline['deploy_seconds']:.0f} s. Late/early = rate in tenths 8-9 of a "
+            f"**Local pipeline throughput**: {pipeline['what']}. Deploy took "
+            f"{pipeline['deploy_seconds']:.0f} s. Late/early = rate in tenths 8-9 of a "
             "run over tenths 2-3 (1.0: no slow-down as the run grows). "
             + pipeline_summary(pipeline)
             + "\n\n"

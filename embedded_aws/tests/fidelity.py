@@ -159,18 +159,11 @@ def render() -> str:
     cases_differing = [case for case in CASES.values() if case.differs]
     head = f"""# Local fidelity: where the local run follows AWS, and where it does not
 
-For anyone trusting a local result: each row is one rule of AWS that this stack depends on, what
-the local run (moto's server, patched, and our Lambda host) does instead or alike, and the test
-that shows it. Rows marked **differs** are the differences that stay, each with its reason.
-
-**{len(rows)} rules**: {len(rows) - len(differing)} followed as AWS documents them, {len(differing)} differ
-(rendered from `embedded_aws/tests/*/fidelity.toml` by `python embedded_aws/tests/fidelity.py`;
-`test_fidelity_page.py` fails when this page and the data disagree).
-
-**Recorded on AWS**: {len(CASES)} cases taken from LocalStack's recordings of real AWS responses, {len(CASES) - len(cases_differing)} match, {len(cases_differing)} differ on purpose
-(the rows marked *recorded*). Measured by `embedded_aws/tests/test_conformance/`: each case cites
-LocalStack's file, snapshot key and validation date beside the answer it expects, and a case that
-differs passes only while the local answer is the declared one.
+For anyone trusting a local result: each AWS rule this stack depends on, what the local run (moto,
+patched, and our Lambda host) does, and the test that shows it. **{len(rows)} rules**: {len(rows) - len(differing)} followed as AWS documents them, {len(differing)} differ
+(marked **differs**, with the reason). **Recorded on AWS**: {len(CASES)} cases taken from LocalStack's recordings of real AWS responses, {len(CASES) - len(cases_differing)} match, {len(cases_differing)} differ on purpose
+(marked *recorded*). Rendered from `embedded_aws/tests/*/fidelity*.toml` by
+`python embedded_aws/tests/fidelity.py`.
 """
     return "\n\n".join([head.rstrip()] + [section.markdown() for section in every]) + "\n"
 

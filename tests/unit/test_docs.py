@@ -270,3 +270,40 @@ def test_every_page_opens_with_what_it_answers():
 def test_the_readme_stays_under_ten_kilobytes():
     """The README is the front door: what it is, the two commands, and links (issue 44's goal)."""
     assert len((ROOT / "README.md").read_bytes()) <= 10_000
+
+
+def test_readme_and_docs_stay_within_what_a_person_reads():
+    """README plus docs/ at most 120 KB in all (issue 44): generated reference included, history
+    left to the commits."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    sizes = {page.name: len(page.read_bytes()) for page in pages}
+    assert sum(sizes.values()) <= 120_000, sorted(sizes.items(), key=lambda item: -item[1])
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def heading_anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation but `-` and `_` dropped,
+    spaces as `-`."""
+    anchors = set()
+    for line in page.read_text().splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
+
+
+def test_every_link_between_the_pages_reaches_its_page_and_heading():
+    broken = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in LINK.findall(page.read_text()):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and linked.suffix == ".md" and anchor not in heading_anchors(linked):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert broken == []
