@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 
 ENABLED = bool(os.environ.get("LOCAL_PROFILE"))
 CPROFILE = os.environ.get("LOCAL_PROFILE") == "cprofile"
@@ -138,7 +138,7 @@ def patch_profiling(state_dir: Path) -> None:
         finally:
             record("werkzeug handle_one_request (cpu)", 0.0, time.thread_time() - cpu)
 
-    WSGIRequestHandler.handle_one_request = timed_handle_one
+    install(WSGIRequestHandler, "handle_one_request", timed_handle_one)
 
     import gc
 

@@ -23,6 +23,7 @@ from embedded_aws.compat.registry import (
     changed,
     declare,
     declared,
+    install,
 )
 
 DISTRIBUTION = Path(__file__).resolve().parents[2]
@@ -99,7 +100,7 @@ def test_undo_of_an_inherited_method_leaves_the_subclass_inheriting():
     the subclass, so the subclass follows its base again."""
 
     def apply(context):
-        Child.method = lambda self, a, b: "patched"  # type: ignore[method-assign, unused-ignore]
+        install(Child, "method", lambda self, a, b: "patched")
 
     registry = Registry(
         [Patch("child", "a test", (Target(f"{MODULE}:Child.method", ("self", "a", "b")),), apply)], ">=0"
@@ -108,6 +109,23 @@ def test_undo_of_an_inherited_method_leaves_the_subclass_inheriting():
     assert "method" in vars(Child) and registry.unchanged_targets() == []
     registry.undo()
     assert "method" not in vars(Child) and Child().method(1, 2) == "original"
+
+
+def test_a_patch_that_changes_what_it_does_not_declare_is_refused_naming_it():
+    """A patch writes only the attributes it declares, so the start-up check covers every change:
+    one that sets another is refused while it is applied, in one line naming the attribute."""
+
+    def apply(context):
+        install(Subject, "method", lambda self, a, b: "patched")
+        install(Subject, "undeclared", lambda self: "sneaked in")
+
+    registry = Registry([Patch("subject", "a test", (Target(f"{MODULE}:Subject.method"),), apply)], ">=0")
+    with pytest.raises(
+        TypeError, match=r"^patch subject changes Subject.undeclared, which it does not declare$"
+    ):
+        registry.apply("context")
+    registry.undo()
+    assert Subject().method(1, 2) == "original" and not hasattr(Subject, "undeclared")
 
 
 class Subject:
@@ -122,10 +140,8 @@ class Child(Subject):
 def _registry(*targets: Target, supported: str = ">=0", applied: list | None = None) -> Registry:
     def apply(context):
         (applied if applied is not None else []).append(context)
-        # patching methods is what the registry is for (method-assign is off where the module is named
-        # embedded_aws.*, hence unused-ignore)
-        Subject.method = lambda self, a, b: "patched"  # type: ignore[method-assign, unused-ignore]
-        Subject.added = lambda self: "added"  # type: ignore[attr-defined]  # a patch may add a method
+        install(Subject, "method", lambda self, a, b: "patched")
+        install(Subject, "added", lambda self: "added")  # a patch may add a method
 
     return Registry([Patch("subject", "a test", targets, apply)], supported)
 

@@ -78,6 +78,25 @@ class Target:
 
 _MISSING = object()
 
+# The patch a registry is applying (a stack: applying is not re-entrant, but tests nest registries).
+_APPLYING: list[Patch] = []
+
+
+def install(owner: Any, name: str, value: Any) -> None:
+    """Sets `owner.name` to `value`, as a patch replaces a method of a moto class (an assignment
+    mypy refuses). While a registry applies a patch, the attribute must be one the patch declares
+    it replaces, so a change nobody declared (and nobody checks against the next moto) is refused
+    at start, naming it."""
+    if _APPLYING:
+        patch = _APPLYING[-1]
+        declared = any(
+            target.replaced and target.owner_and_name() == (owner, name) for target in patch.targets
+        )
+        if not declared:
+            where = getattr(owner, "__qualname__", getattr(owner, "__name__", repr(owner)))
+            raise TypeError(f"patch {patch.name} changes {where}.{name}, which it does not declare")
+    setattr(owner, name, value)
+
 
 @dataclass(frozen=True)
 class Patch:
@@ -204,7 +223,11 @@ class Registry:
                 own = vars(owner).get(name, _MISSING)
                 seen = own if target.adds else inspect.getattr_static(owner, name)
                 self._originals.setdefault(target.path, (owner, name, seen, own))
-            patch.apply(context)
+            _APPLYING.append(patch)
+            try:
+                patch.apply(context)
+            finally:
+                _APPLYING.pop()
             self.applied.append(patch.name)
 
     def declared_targets(self) -> set[str]:

@@ -10,7 +10,7 @@ import json
 import string
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 
 # moto's modules that import `camelcase_to_underscores` and are loaded when the patches are
 # applied (the registry imports every target's module first); the ones moto loads later, for
@@ -94,7 +94,7 @@ def _cache_policy_documents() -> None:
         else:
             policy_init(self, policy)
 
-    access_control.IAMPolicy.__init__ = iam_policy_init
+    install(access_control.IAMPolicy, "__init__", iam_policy_init)
 
 
 def _share_one_loader() -> None:
@@ -130,7 +130,7 @@ def _draw_random_strings_at_once() -> None:
     from moto.sqs import models as sqs_models
     from moto.sqs import utils as sqs_utils
 
-    MotoRandom.get_random_string = get_random_string
+    install(MotoRandom, "get_random_string", get_random_string)
     sqs_utils.generate_receipt_handle = generate_receipt_handle
     if getattr(sqs_models, "generate_receipt_handle", None) is not None:
         sqs_models.generate_receipt_handle = generate_receipt_handle  # type: ignore[attr-defined]  # imported there, not exported

@@ -10,7 +10,7 @@ import json
 from typing import Any
 from xml.sax.saxutils import escape
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.server.missing_members import validation_failure, validation_refusal
 
 _QUERY_PROTOCOLS = frozenset({"query", "ec2"})  # moto's query-json (SQS over JSON) is JSON
@@ -49,7 +49,7 @@ def patch_unimplemented_actions() -> None:
             protocol = self.determine_response_protocol(get_service_model(self.boto3_service_name))
             return refusal(protocol, f"{self._get_action()} is not implemented by the local emulator")
 
-    BaseResponse.call_action = call_action
+    install(BaseResponse, "call_action", call_action)
 
 
 def refusal(protocol: str, message: str) -> tuple[int, dict[str, str], str]:

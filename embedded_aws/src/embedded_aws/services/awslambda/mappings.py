@@ -8,7 +8,7 @@ import functools
 import json
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 
 # An error body of the Lambda API carries "Type": "User" for a caller's mistake.
 _USER_ERROR = "User"
@@ -87,7 +87,7 @@ def patch_lambda_user_errors() -> None:
         init(self, error, message)
         self.description = json.dumps({"Type": _USER_ERROR, message_member(error): self.message})
 
-    LambdaClientError.__init__ = __init__
+    install(LambdaClientError, "__init__", __init__)
 
 
 @declare(
@@ -144,10 +144,10 @@ def patch_event_source_mapping_answers() -> None:
             raise GenericResourcNotFound()
         return 202, {"status": 202}, json.dumps({**esm.get_configuration(), "State": "Deleting"})
 
-    EventSourceMapping.get_configuration = get_configuration
-    LambdaResponse.create_event_source_mapping = create_event_source_mapping
-    LambdaResponse.update_event_source_mapping = update_event_source_mapping
-    LambdaResponse.delete_event_source_mapping = delete_event_source_mapping
+    install(EventSourceMapping, "get_configuration", get_configuration)
+    install(LambdaResponse, "create_event_source_mapping", create_event_source_mapping)
+    install(LambdaResponse, "update_event_source_mapping", update_event_source_mapping)
+    install(LambdaResponse, "delete_event_source_mapping", delete_event_source_mapping)
 
 
 def settings_refusal(settings: dict[str, Any], source_arn: str) -> str | None:
@@ -304,5 +304,5 @@ def patch_event_source_mapping_rules() -> None:
         check_update(self, uuid, spec)
         return update(self, uuid, spec)
 
-    LambdaBackend.create_event_source_mapping = create_event_source_mapping
-    LambdaBackend.update_event_source_mapping = update_event_source_mapping
+    install(LambdaBackend, "create_event_source_mapping", create_event_source_mapping)
+    install(LambdaBackend, "update_event_source_mapping", update_event_source_mapping)

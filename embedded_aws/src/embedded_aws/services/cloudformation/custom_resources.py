@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from embedded_aws.compat.cloudformation_models import CREATE_PARAMETERS, UPDATE_PARAMETERS, after_create
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason
 from embedded_aws.services.cloudformation.lifecycle import (
     Answer,
@@ -364,9 +364,9 @@ def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = N
     after_create(CustomModel, _remember)
     CustomModel.update_from_cloudformation_json = classmethod(_as_method(hooks.update_custom_resource))  # type: ignore[assignment]  # a classmethod of ours
     CustomModel.delete = _as_method(hooks.delete_custom_resource)  # type: ignore[attr-defined]
-    CloudFormationResponse.process_cfn_response = _as_method(hooks.process_cfn_response)
-    ResourceMap.delete = _as_method(hooks.delete_custom_resources_first)
-    ResourceMap.update = _as_method(hooks.update_then_clean_up)
-    Stack.create_resources = _as_method(hooks.create_resources_then_roll_back_failures)
-    Stack.update = _as_method(hooks.update_rolling_back)
-    Stack.delete = _as_method(hooks.delete_or_fail)
+    install(CloudFormationResponse, "process_cfn_response", _as_method(hooks.process_cfn_response))
+    install(ResourceMap, "delete", _as_method(hooks.delete_custom_resources_first))
+    install(ResourceMap, "update", _as_method(hooks.update_then_clean_up))
+    install(Stack, "create_resources", _as_method(hooks.create_resources_then_roll_back_failures))
+    install(Stack, "update", _as_method(hooks.update_rolling_back))
+    install(Stack, "delete", _as_method(hooks.delete_or_fail))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.cloudformation import imports
 from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason, status_reason
 from embedded_aws.services.cloudformation.lifecycle import CustomResourceFailed
@@ -339,9 +339,13 @@ def patch_resource_failures() -> None:
 
     parsing.parse_and_create_resource = creating_or_failing(parsing.parse_and_create_resource)
     parsing.parse_and_update_resource = updating_or_failing(parsing.parse_and_update_resource)
-    responses.CloudFormationResponse.call_action = answering_in_xml(
-        responses.CloudFormationResponse.call_action
+    install(
+        responses.CloudFormationResponse,
+        "call_action",
+        answering_in_xml(responses.CloudFormationResponse.call_action),
     )
-    models.CloudFormationBackend.execute_change_set = rolling_back_change_sets(
-        models.CloudFormationBackend.execute_change_set
+    install(
+        models.CloudFormationBackend,
+        "execute_change_set",
+        rolling_back_change_sets(models.CloudFormationBackend.execute_change_set),
     )

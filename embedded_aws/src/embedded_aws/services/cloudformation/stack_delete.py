@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 
 log = logging.getLogger("embedded_aws.server")
 
@@ -49,4 +49,4 @@ def patch_stack_delete_of_resources_gone() -> None:
                 type(error).__name__,
             )
 
-    ResourceMap._delete_resource = _delete_resource
+    install(ResourceMap, "_delete_resource", _delete_resource)

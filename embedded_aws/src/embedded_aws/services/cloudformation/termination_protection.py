@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 
 GONE = ("DELETE_IN_PROGRESS", "DELETE_COMPLETE")
 
@@ -82,4 +82,4 @@ def patch_termination_protection() -> None:
         return delete_stack(self)
 
     CloudFormationResponse.update_termination_protection = update_termination_protection  # type: ignore[attr-defined]
-    CloudFormationResponse.delete_stack = protected_delete_stack
+    install(CloudFormationResponse, "delete_stack", protected_delete_stack)

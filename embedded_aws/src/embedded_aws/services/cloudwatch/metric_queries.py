@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.cloudwatch.evaluation import statistic
 from embedded_aws.services.cloudwatch.metrics import MetricIndex, epoch, metric_key, naive_utc
 
@@ -115,4 +115,4 @@ def patch_metric_queries(index_of: Callable[[Any], MetricIndex]) -> None:
             return original(self, queries, start_time, end_time, scan_by)  # expressions, and moto's errors
         return metric_data(index_of(self), queries, start_time, end_time, scan_by)
 
-    CloudWatchBackend.get_metric_data = get_metric_data
+    install(CloudWatchBackend, "get_metric_data", get_metric_data)

@@ -8,7 +8,7 @@ import json
 import uuid
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.server.missing_members import validation_message
 
 _TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#"
@@ -145,4 +145,4 @@ def patch_dynamodb_answers() -> None:
             body = reshape(action, params, int(status), body)
         return status, headers, body
 
-    DynamoHandler.call_action = call_action
+    install(DynamoHandler, "call_action", call_action)

@@ -18,7 +18,7 @@ import math
 import time
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.cloudwatch.metrics import datum, publish
 
 NAMESPACE = "AWS/DynamoDB"
@@ -150,9 +150,9 @@ def patch_dynamodb_consumed_capacity() -> None:
         key: dict[str, Any] = args[0] if args else kwargs["key"]
         return key
 
-    DynamoDBBackend.put_item = counted(DynamoDBBackend.put_item, item_key)
-    DynamoDBBackend.update_item = counted(DynamoDBBackend.update_item, given_key)
-    DynamoDBBackend.delete_item = counted(DynamoDBBackend.delete_item, given_key)
+    install(DynamoDBBackend, "put_item", counted(DynamoDBBackend.put_item, item_key))
+    install(DynamoDBBackend, "update_item", counted(DynamoDBBackend.update_item, given_key))
+    install(DynamoDBBackend, "delete_item", counted(DynamoDBBackend.delete_item, given_key))
 
     get_item = DynamoHandler.get_item
 
@@ -166,4 +166,4 @@ def patch_dynamodb_consumed_capacity() -> None:
             _publish(backend, name, "ConsumedReadCapacityUnits", units)
         return result
 
-    DynamoHandler.get_item = counted_get_item
+    install(DynamoHandler, "get_item", counted_get_item)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 
 _DYNAMODB_WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 
@@ -58,4 +58,4 @@ def patch_dynamodb_item_count() -> None:
     def item_count(self: Any) -> int:
         return length(self) if self.has_range_key else len(self.items)
 
-    Table.__len__ = item_count
+    install(Table, "__len__", item_count)

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 
 # --- resource ARNs for moto's access check --------------------------------------------------
 
@@ -225,11 +225,11 @@ def patch_access_control(faults_file: Path | None = None) -> None:
 
         check_request(self)
 
-    DynamoHandler._authenticate_and_authorize_normal_action = dynamodb_check
-    LogsResponse._authenticate_and_authorize_normal_action = logs_check
-    CloudFormationResponse._authenticate_and_authorize_normal_action = cloudformation_check
-    LambdaResponse._authenticate_and_authorize_normal_action = lambda_check
-    ActionAuthenticatorMixin._authenticate_and_authorize_normal_action = check
+    install(DynamoHandler, "_authenticate_and_authorize_normal_action", dynamodb_check)
+    install(LogsResponse, "_authenticate_and_authorize_normal_action", logs_check)
+    install(CloudFormationResponse, "_authenticate_and_authorize_normal_action", cloudformation_check)
+    install(LambdaResponse, "_authenticate_and_authorize_normal_action", lambda_check)
+    install(ActionAuthenticatorMixin, "_authenticate_and_authorize_normal_action", check)
 
 
 # SQS authorizes a batch call with the permission of its single-message action.
@@ -271,7 +271,7 @@ def patch_iam_action_names() -> None:
         action = f"{_IAM_PREFIXES.get(prefix, prefix)}:{name}"
         self._action = _SQS_BATCH_PERMISSIONS.get(action, action)
 
-    IAMRequestBase.__init__ = __init__
+    install(IAMRequestBase, "__init__", __init__)
 
 
 @declare(
@@ -297,4 +297,4 @@ def patch_signature_of_bodyless_requests() -> None:
             request.data = b""
         return request
 
-    IAMRequestBase._create_aws_request = create_aws_request
+    install(IAMRequestBase, "_create_aws_request", create_aws_request)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.iam.api_callers import refusal
 from embedded_aws.services.iam.resource_policies import ALLOW, Principal, Request, decide
 
@@ -123,5 +123,5 @@ def patch_queue_access() -> None:
             return
         publish(self, message, message_id, *args, **kwargs)
 
-    SQSResponse._authenticate_and_authorize_normal_action = check
-    Subscription.publish = deliver
+    install(SQSResponse, "_authenticate_and_authorize_normal_action", check)
+    install(Subscription, "publish", deliver)

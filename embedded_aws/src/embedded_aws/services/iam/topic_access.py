@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.registry import T, Target, declare
+from embedded_aws.compat.registry import T, Target, declare, install
 from embedded_aws.services.iam.api_callers import refusal
 
 # SNS actions that act on no one topic (IAM's resource `*`).
@@ -108,4 +108,4 @@ def patch_topic_access() -> None:
         arn = topic_arn(self._get_action(), params, self.region, self.current_account)
         self._authenticate_and_authorize_action(TopicRequest, arn or "*")
 
-    SNSResponse._authenticate_and_authorize_normal_action = check
+    install(SNSResponse, "_authenticate_and_authorize_normal_action", check)

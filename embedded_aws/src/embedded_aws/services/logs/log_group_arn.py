@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 
 
 @declare(
@@ -24,4 +24,4 @@ def patch_log_group_arn() -> None:
         value = get_attribute(self, attribute_name)
         return f"{value}:*" if attribute_name == "Arn" else value
 
-    LogGroup.get_cfn_attribute = get_cfn_attribute
+    install(LogGroup, "get_cfn_attribute", get_cfn_attribute)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 
 PENDING_PROTOCOLS = frozenset({"email", "email-json"})
 PENDING_ARN = "PendingConfirmation"  # in place of the ARN in list answers
@@ -83,7 +83,7 @@ def patch_pending_confirmation() -> None:
 
         return answer
 
-    SNSBackend.subscribe = subscribe_pending
-    SNSResponse.subscribe = subscribe_answering
-    SNSResponse.list_subscriptions = listing(list_all)
-    SNSResponse.list_subscriptions_by_topic = listing(list_by_topic)
+    install(SNSBackend, "subscribe", subscribe_pending)
+    install(SNSResponse, "subscribe", subscribe_answering)
+    install(SNSResponse, "list_subscriptions", listing(list_all))
+    install(SNSResponse, "list_subscriptions_by_topic", listing(list_by_topic))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 
 
 @declare(
@@ -43,4 +43,4 @@ def patch_publish_refusals() -> None:
             raise TopicNotFound
         return publish(self, message, arn, *args, **kwargs)
 
-    SNSBackend.publish = publish_refusing
+    install(SNSBackend, "publish", publish_refusing)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.sqs import dead_letters
 
 # Query codes SQS's JSON protocol answers under another type (boto3's QueryErrorCode): neither is
@@ -103,7 +103,7 @@ def patch_sqs_answers() -> None:
                     message.setdefault("Attributes", {})["DeadLetterQueueSourceArn"] = source
         return answer
 
-    SQSBackend._validate_message = _validate_message
+    install(SQSBackend, "_validate_message", _validate_message)
     serialize.get_error_model = get_error_model  # type: ignore[attr-defined]
-    SQSResponse.receive_message = receive_message
+    install(SQSResponse, "receive_message", receive_message)
     responses.validate_message_attributes = validate_message_attributes  # type: ignore[attr-defined]

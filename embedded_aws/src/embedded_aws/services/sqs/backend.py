@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from typing import Any, cast
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.sqs import dead_letters
 from embedded_aws.services.sqs.metrics import DELETED, EMPTY_RECEIVES, RECEIVED, SENT
 
@@ -343,7 +343,9 @@ def patch_retention_check() -> None:
         retention = int(queue.message_retention_period)
         return bool(retention + enqueued_at_ms(message, bool(queue.fifo_queue)) / 1000 > unix_time())
 
-    SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period
+    install(
+        SQSBackend, "is_message_valid_based_on_retention_period", is_message_valid_based_on_retention_period
+    )
 
 
 @declare(
@@ -431,7 +433,7 @@ def patch_queue_attributes() -> None:
                     result[name] = value
         return result
 
-    SQSBackend.get_queue_attributes = get_queue_attributes
+    install(SQSBackend, "get_queue_attributes", get_queue_attributes)
 
 
 @declare(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.sqs.limits import entry_bytes
 
 _ENTRY_ID = re.compile(r"[\w-]{1,80}")
@@ -133,4 +133,4 @@ def patch_batch_answers() -> None:
             result.pop("Failed", None)
         return answer
 
-    SQSResponse.send_message_batch = send_message_batch
+    install(SQSResponse, "send_message_batch", send_message_batch)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.sqs import dead_letters, fifo
 
 log = logging.getLogger("embedded_aws.sqs")
@@ -477,7 +477,7 @@ def _patch_redrive_source() -> None:
         setattr(message, _HOLDER_ATTRIBUTE, self.queue_arn)
         add_message(self, message)
 
-    Queue.add_message = add_message_noting_source
+    install(Queue, "add_message", add_message_noting_source)
 
 
 def _patch_task_view() -> None:
@@ -567,7 +567,7 @@ def _patch_responses() -> None:
 
     for operation in (start_message_move_task, list_message_move_tasks, cancel_message_move_task):
         setattr(SQSResponse, operation.__name__, answering(operation))
-    SQSResponse._determine_resource = _determine_resource
+    install(SQSResponse, "_determine_resource", _determine_resource)
 
 
 @declare(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.sts.trust import Caller, evaluate
 
 ASSUME_ROLE = "sts:AssumeRole"
@@ -74,7 +74,7 @@ def patch_assume_role() -> None:
             raise AccessDeniedError(user_arn=caller_arn, action=f"{ASSUME_ROLE} on resource: {resource}")
         return None
 
-    IAMRequestBase.check_action_permitted = check_action_permitted
+    install(IAMRequestBase, "check_action_permitted", check_action_permitted)
 
 
 @declare(
@@ -102,4 +102,4 @@ def patch_role_session_policies() -> None:
             self, policy_name, policy_json if isinstance(policy_json, str) else json.dumps(policy_json)
         )
 
-    Role.put_policy = put_policy_text
+    install(Role, "put_policy", put_policy_text)
