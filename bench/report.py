@@ -139,55 +139,10 @@ def _units(tally: dict[str, Any]) -> str:
 
 
 def render(results: dict[str, Any]) -> str:
-    parts: list[str] = []
-    info = results["machine"]
-    parts.append(
-        f"Measured {results['started'][:10]} at commit {info['commit']}"
-        f"{' (with uncommitted changes in the tree)' if info.get('uncommitted_changes') else ''} on {info['cpu']}, {info['cores']} cores, "
-        f"{info['memory']}, {info['os']}; Python {info['python']}, Node {info['node']}, moto {info['moto']}, "
-        f"boto3 {info['boto3']}, Powertools {info['aws_lambda_powertools']}, CDK CLI {info['aws_cdk_cli']}. "
-        f"Load average (1/5/15 min) {results['load_average']['start']} at the start and "
-        f"{results['load_average']['end']} at the end; the whole run took {results['duration_seconds']:.0f} s. "
-        f"Reproduce with `{results['command']}`."
-    )
-    handlers = results.get("handlers")
-    if handlers:
-        rows = []
-        for name in ("bare", *VARIANTS):
-            writes = handlers["writes"][name]
-            rows.append([LABELS[name], _units(writes["first"]), _units(writes["duplicate"])])
-        parts.append(
-            "**DynamoDB cost per order** (requests counted inside the embedded DynamoDB; write units "
-            "by DynamoDB's rule: per started 1 KB of the larger of the item before and after, and a "
-            "rejected conditional write still costs them)\n\n"
-            + markdown_table(["handler", "first delivery", "duplicate delivery"], rows)
-        )
-        rows = []
-        for name in ("bare", *VARIANTS):
-            warm = handlers["warm"][name]
-            row = [LABELS[name]]
-            for delivery in ("first", "duplicate"):
-                row.append(spread_cell(warm[delivery]["ms"]))
-                row.append(
-                    f"{warm[delivery]['ratio_to_bare_put']:.2f} (blocks {warm[delivery]['ratio_blocks']['min']:.2f}"
-                    f"-{warm[delivery]['ratio_blocks']['max']:.2f})"
-                )
-            rows.append(row)
-        ours = handlers["warm"]["ours"]["first"]["ratio_to_bare_put"]
-        parts.append(
-            "**Warm time per message**, one-record events, each variant and a bare conditional PutItem "
-            "to the same endpoint interleaved round by round; ratio = median / median of the bare "
-            f"PutItem, with the range of that ratio over {handlers['warm']['ours']['first']['ratio_blocks']['n']} "
-            f"consecutive blocks of rounds. Goal for this handler: at most {OVERHEAD_GOAL} "
-            f"on first delivery: {verdict(ours, OVERHEAD_GOAL, at_least=False)} ({ours:.2f}).\n\n"
-            + markdown_table(["handler", "first delivery ms", "ratio", "duplicate ms", "ratio"], rows)
-        )
-        rows = [[LABELS[name], spread_cell(handlers["cold_start"][name], 0)] for name in ("bare", *VARIANTS)]
-        parts.append(
-            "**Cold start**: a fresh Python process from start to the first result (interpreter, imports, "
-            "client creation, one message), timed by the parent; not Lambda's own init.\n\n"
-            + markdown_table(["handler", "ms"], rows)
-        )
+    """The `make bench` block: the machine, then each part the results hold, in the page's order."""
+    parts = [_machine_line(results)]
+    if results.get("handlers"):
+        parts += _handler_tables(results["handlers"])
     if results.get("cost"):
         from bench import cost_report
 
@@ -196,59 +151,8 @@ def render(results: dict[str, Any]) -> str:
         from bench import cost_report
 
         parts.append(cost_report.render_ops_check(results["ops_cost"]).rstrip("\n"))
-    pipeline = results.get("pipeline")
-    if pipeline:
-        rows = []
-        for step in pipeline["results"]:
-            growth = [g for g in step["late_over_early_rate"] if g]
-            per_invocation = [
-                r["mean_records_per_invocation"] for r in step["runs"] if r["mean_records_per_invocation"]
-            ]
-            rows.append(
-                [
-                    step["batch_size"],
-                    f"{step.get('round_trip_ms', 0):g}",
-                    step["messages"],
-                    step["backlog"],
-                    spread_cell(step["messages_per_second"], 1),
-                    f"{sum(per_invocation) / len(per_invocation):.1f}" if per_invocation else "-",
-                    ", ".join(f"{g:.2f}" for g in growth) or "-",
-                    pipeline_goals(step),
-                ]
-            )
-        for step in pipeline["skipped"]:
-            rows.append(
-                [
-                    step["batch_size"],
-                    f"{step.get('round_trip_ms', 0):g}",
-                    step["messages"],
-                    "-",
-                    f"not run: {step['reason']}",
-                    "-",
-                    "-",
-                    "not measured",
-                ]
-            )
-        parts.append(
-            f"**Local pipeline throughput**: {pipeline['what']}. Deploy took "
-            f"{pipeline['deploy_seconds']:.0f} s. Late/early = rate in tenths 8-9 of a "
-            "run over tenths 2-3 (1.0: no slow-down as the run grows). "
-            + pipeline_summary(pipeline)
-            + "\n\n"
-            + markdown_table(
-                [
-                    "batch size",
-                    "PutItem round trip, ms",
-                    "messages",
-                    "backlog",
-                    "msg/s",
-                    "records per invocation",
-                    "late/early rate",
-                    "goals",
-                ],
-                rows,
-            )
-        )
+    if results.get("pipeline"):
+        parts.append(_pipeline_table(results["pipeline"]))
     loop = results.get("dev_loop")
     if loop:
         rows = [[f"`{loop['cdk_synth']['command']}`", spread_cell(loop["cdk_synth"]["seconds"], 1)]]
@@ -256,6 +160,114 @@ def render(results: dict[str, Any]) -> str:
             rows.append([f"`{loop['tests']['command']}`", spread_cell(loop["tests"]["seconds"], 1)])
         parts.append("**Developer loop** (seconds)\n\n" + markdown_table(["command", "s"], rows))
     return "\n\n".join(parts) + "\n"
+
+
+def _machine_line(results: dict[str, Any]) -> str:
+    info = results["machine"]
+    return (
+        f"Measured {results['started'][:10]} at commit {info['commit']}"
+        f"{' (with uncommitted changes in the tree)' if info.get('uncommitted_changes') else ''} on {info['cpu']}, {info['cores']} cores, "
+        f"{info['memory']}, {info['os']}; Python {info['python']}, Node {info['node']}, moto {info['moto']}, "
+        f"boto3 {info['boto3']}, Powertools {info['aws_lambda_powertools']}, CDK CLI {info['aws_cdk_cli']}. "
+        f"Load average (1/5/15 min) {results['load_average']['start']} at the start and "
+        f"{results['load_average']['end']} at the end; the whole run took {results['duration_seconds']:.0f} s. "
+        f"Reproduce with `{results['command']}`."
+    )
+
+
+def _handler_tables(handlers: dict[str, Any]) -> list[str]:
+    parts: list[str] = []
+    rows = []
+    for name in ("bare", *VARIANTS):
+        writes = handlers["writes"][name]
+        rows.append([LABELS[name], _units(writes["first"]), _units(writes["duplicate"])])
+    parts.append(
+        "**DynamoDB cost per order** (requests counted inside the embedded DynamoDB; write units "
+        "by DynamoDB's rule: per started 1 KB of the larger of the item before and after, and a "
+        "rejected conditional write still costs them)\n\n"
+        + markdown_table(["handler", "first delivery", "duplicate delivery"], rows)
+    )
+    rows = []
+    for name in ("bare", *VARIANTS):
+        warm = handlers["warm"][name]
+        row = [LABELS[name]]
+        for delivery in ("first", "duplicate"):
+            row.append(spread_cell(warm[delivery]["ms"]))
+            row.append(
+                f"{warm[delivery]['ratio_to_bare_put']:.2f} (blocks {warm[delivery]['ratio_blocks']['min']:.2f}"
+                f"-{warm[delivery]['ratio_blocks']['max']:.2f})"
+            )
+        rows.append(row)
+    ours = handlers["warm"]["ours"]["first"]["ratio_to_bare_put"]
+    parts.append(
+        "**Warm time per message**, one-record events, each variant and a bare conditional PutItem "
+        "to the same endpoint interleaved round by round; ratio = median / median of the bare "
+        f"PutItem, with the range of that ratio over {handlers['warm']['ours']['first']['ratio_blocks']['n']} "
+        f"consecutive blocks of rounds. Goal for this handler: at most {OVERHEAD_GOAL} "
+        f"on first delivery: {verdict(ours, OVERHEAD_GOAL, at_least=False)} ({ours:.2f}).\n\n"
+        + markdown_table(["handler", "first delivery ms", "ratio", "duplicate ms", "ratio"], rows)
+    )
+    rows = [[LABELS[name], spread_cell(handlers["cold_start"][name], 0)] for name in ("bare", *VARIANTS)]
+    parts.append(
+        "**Cold start**: a fresh Python process from start to the first result (interpreter, imports, "
+        "client creation, one message), timed by the parent; not Lambda's own init.\n\n"
+        + markdown_table(["handler", "ms"], rows)
+    )
+    return parts
+
+
+def _pipeline_table(pipeline: dict[str, Any]) -> str:
+    rows = []
+    for step in pipeline["results"]:
+        growth = [g for g in step["late_over_early_rate"] if g]
+        per_invocation = [
+            r["mean_records_per_invocation"] for r in step["runs"] if r["mean_records_per_invocation"]
+        ]
+        rows.append(
+            [
+                step["batch_size"],
+                f"{step.get('round_trip_ms', 0):g}",
+                step["messages"],
+                step["backlog"],
+                spread_cell(step["messages_per_second"], 1),
+                f"{sum(per_invocation) / len(per_invocation):.1f}" if per_invocation else "-",
+                ", ".join(f"{g:.2f}" for g in growth) or "-",
+                pipeline_goals(step),
+            ]
+        )
+    for step in pipeline["skipped"]:
+        rows.append(
+            [
+                step["batch_size"],
+                f"{step.get('round_trip_ms', 0):g}",
+                step["messages"],
+                "-",
+                f"not run: {step['reason']}",
+                "-",
+                "-",
+                "not measured",
+            ]
+        )
+    return (
+        f"**Local pipeline throughput**: {pipeline['what']}. Deploy took "
+        f"{pipeline['deploy_seconds']:.0f} s. Late/early = rate in tenths 8-9 of a "
+        "run over tenths 2-3 (1.0: no slow-down as the run grows). "
+        + pipeline_summary(pipeline)
+        + "\n\n"
+        + markdown_table(
+            [
+                "batch size",
+                "PutItem round trip, ms",
+                "messages",
+                "backlog",
+                "msg/s",
+                "records per invocation",
+                "late/early rate",
+                "goals",
+            ],
+            rows,
+        )
+    )
 
 
 def update_page(

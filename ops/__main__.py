@@ -148,11 +148,12 @@ def view(args: argparse.Namespace, endpoint: Endpoint) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+def parser() -> argparse.ArgumentParser:
+    """Every command and its options; each command's own module adds its part."""
+    top = argparse.ArgumentParser(
         prog="python -m ops", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = top.add_subparsers(dest="command", required=True)
 
     def common(sub: argparse.ArgumentParser, since: str = "read worker log lines this far back") -> None:
         sub.add_argument(
@@ -238,7 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     deploy_parser.add_argument("--json", action="store_true", help="what was done, as one JSON object")
     cost.add_command(commands, common)
-    args = parser.parse_args(argv)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
 
     try:
         endpoint = Endpoint.from_env(os.environ)

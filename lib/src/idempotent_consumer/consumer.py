@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from aws_cdk import CfnOutput, Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from guarded_consumer import contract
@@ -47,34 +48,8 @@ class IdempotentConsumer(Construct):
         names = props.names
         retained = props.removal_policy
 
-        queue, dead_letter_queue = props.existing_queue, props.existing_dead_letter_queue
-        if queue is None or dead_letter_queue is None:
-            messaging = Messaging(
-                self,
-                "Messaging",
-                queue_name=names.jobs_queue,
-                dead_letter_queue_name=names.dead_letter_queue,
-                visibility_timeout=Duration.seconds(props.visibility_timeout_seconds),
-                max_receive_count=props.max_receive_count,
-                removal=retained,
-                job_retention=Duration.days(props.job_retention_days),
-                dead_letter_retention=Duration.days(props.dead_letter_retention_days),
-                fifo=props.fifo,
-                content_based_deduplication=props.content_based_deduplication,
-            )
-            queue, dead_letter_queue = messaging.queue, messaging.dead_letter_queue
-        table = props.existing_table
-        if table is None:
-            table = Storage(
-                self,
-                "Storage",
-                orders_table_name=names.orders_table,
-                removal_policy=retained,
-                order_expiry_attribute=None
-                if props.order_retention_days is None
-                else contract.EXPIRES_AT_FIELD,
-                key_attribute=props.key_attribute,
-            ).orders_table
+        queue, dead_letter_queue = self._queues(props)
+        table = props.existing_table if props.existing_table is not None else self._table(props)
         worker = Worker(
             self,
             "Worker",
@@ -139,6 +114,36 @@ class IdempotentConsumer(Construct):
         self.dashboard = monitoring.dashboard
         self.operator_policy = operator.policy if operator else None
         self.audit_log_group = operator.audit_log_group if operator else None
+
+    def _queues(self, props: ConsumerProps) -> tuple[sqs.IQueue, sqs.IQueue]:
+        """The team's jobs queue and DLQ, or a pair of the construct's own."""
+        if props.existing_queue is not None and props.existing_dead_letter_queue is not None:
+            return props.existing_queue, props.existing_dead_letter_queue
+        messaging = Messaging(
+            self,
+            "Messaging",
+            queue_name=props.names.jobs_queue,
+            dead_letter_queue_name=props.names.dead_letter_queue,
+            visibility_timeout=Duration.seconds(props.visibility_timeout_seconds),
+            max_receive_count=props.max_receive_count,
+            removal=props.removal_policy,
+            job_retention=Duration.days(props.job_retention_days),
+            dead_letter_retention=Duration.days(props.dead_letter_retention_days),
+            fifo=props.fifo,
+            content_based_deduplication=props.content_based_deduplication,
+        )
+        return messaging.queue, messaging.dead_letter_queue
+
+    def _table(self, props: ConsumerProps) -> dynamodb.ITable:
+        """The construct's own guarded table."""
+        return Storage(
+            self,
+            "Storage",
+            orders_table_name=props.names.orders_table,
+            removal_policy=props.removal_policy,
+            order_expiry_attribute=None if props.order_retention_days is None else contract.EXPIRES_AT_FIELD,
+            key_attribute=props.key_attribute,
+        ).orders_table
 
     def add_outputs(self) -> dict[str, CfnOutput]:
         """The stack outputs `python -m ops --stack <name>` finds this consumer by (its queues,

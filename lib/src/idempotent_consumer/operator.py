@@ -119,6 +119,9 @@ class OperatorAccess(Construct):
                 allow("ReadAudit", ["logs:FilterLogEvents"], [self.audit_log_group.log_group_arn]),
             ],
         )
+        self._acknowledge_wildcards(stack_name)
+
+    def _acknowledge_wildcards(self, stack_name: str) -> None:
         # cdk-nag 3 acknowledges each wildcard finding on its own, named by the resource it found.
         acknowledge(
             self.policy,
