@@ -57,29 +57,12 @@ def profile_counters(state_dir: Path, pid: int) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", nargs="+", default=["1:300:20", "10:2000:100"])
-    parser.add_argument(
-        "--pyspy", type=float, default=0, help="sample the emulator for this many seconds per run"
-    )
-    parser.add_argument("--pyspy-args", default="--gil")
-    parser.add_argument("--out", type=Path, default=Path("/work/notes/profile-runs.jsonl"))
-    parser.add_argument("--label", default="")
-    parser.add_argument(
-        "--plain",
-        action="store_true",
-        help="no profiling signals (for code without embedded_aws/profiling.py)",
-    )
-    parser.add_argument("--monitor", action="store_true", help="print queue counters every 2 s")
-    parser.add_argument(
-        "--warmup", type=int, default=0, help="messages run at batch size 1 first, not reported"
-    )
-    args = parser.parse_args()
+    args = _parser().parse_args()
     os.environ.setdefault("LOCAL_PROFILE", "1")
     import logging
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    from bench.pipeline import Pipeline, growth
+    from bench.pipeline import Pipeline
 
     state_dir = Path(tempfile.mkdtemp(prefix="profile-pipeline-"))
     pipeline = Pipeline(state_dir, lambda m: print(m, file=sys.stderr, flush=True))
@@ -97,28 +80,7 @@ def main() -> int:
             if not args.plain:
                 os.kill(pid, signal.SIGUSR2)
             before = cpu_snapshot(pid)
-            spy = None
-            if args.pyspy:
-                out = Path("/work/notes") / f"pyspy-{args.label or 'run'}-b{batch}-{messages}.txt"
-                spy = subprocess.Popen(  # noqa: S603  py-spy on a pid this script started, no shell
-                    [
-                        "/work/wt-profile/.venv/bin/py-spy",
-                        "record",
-                        "-p",
-                        str(pid),
-                        "-f",
-                        "raw",
-                        "-o",
-                        str(out),
-                        "-d",
-                        str(int(args.pyspy)),
-                        "-r",
-                        "100",
-                        *args.pyspy_args.split(),
-                    ],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
+            spy = _py_spy(args, pid, batch, messages)
             load = os.getloadavg()[0]
             stop_monitor = threading.Event()
 
@@ -150,48 +112,114 @@ def main() -> int:
                 )
             if spy:
                 spy.wait()
-            n = messages
-            cpu = {k: round((after[k] - before[k]) * 1000 / n, 2) for k in before}
-            rows = {
-                name: {
-                    "per_msg": round(v["count"] / n, 3),
-                    "ms_wall_per_msg": round(v["wall_s"] * 1000 / n, 2),
-                    "ms_cpu_per_msg": round(v["cpu_s"] * 1000 / n, 2),
-                    "ms_each": round(v["wall_s"] * 1000 / v["count"], 2) if v["count"] else None,
-                }
-                for name, v in counters.items()
-                if not name.startswith("_")
-            }
-            summary = {
-                "label": args.label,
-                "batch": batch,
-                "messages": n,
-                "backlog": backlog,
-                "msg_s": round(result["messages_per_second"], 1),
-                "late_early": round(growth(result["decile_rates"]) or 0, 2),
-                "deciles": result["decile_rates"],
-                "records_per_inv": result["mean_records_per_invocation"],
-                "cpu_ms_per_msg": cpu,
-                "load1_start": load,
-                "requests": rows,
-            }
-            with open(args.out, "a") as f:
-                f.write(json.dumps(summary) + "\n")
-            print(
-                f"\n== b={batch} n={n} backlog={backlog}: {summary['msg_s']} msg/s, late/early {summary['late_early']}, "
-                f"records/inv {result['mean_records_per_invocation']}, cpu ms/msg {cpu}, load {load:.2f}"
-            )
-            for name, row in sorted(rows.items(), key=lambda kv: -kv[1]["ms_wall_per_msg"]):
-                print(
-                    f"  {name:52s} {row['per_msg']:7.3f}/msg  wall {row['ms_wall_per_msg']:7.2f} ms/msg"
-                    f"  cpu {row['ms_cpu_per_msg']:6.2f} ms/msg  each {row['ms_each']} ms"
-                )
+            _record(args, (batch, messages, backlog), result, after_minus(before, after), counters, load)
             sys.stdout.flush()
     finally:
         pipeline.stop()
         shutil.copy(state_dir / "emulator.log", "/work/notes/last-emulator.log")
         shutil.rmtree(state_dir, ignore_errors=True)
     return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", nargs="+", default=["1:300:20", "10:2000:100"])
+    parser.add_argument(
+        "--pyspy", type=float, default=0, help="sample the emulator for this many seconds per run"
+    )
+    parser.add_argument("--pyspy-args", default="--gil")
+    parser.add_argument("--out", type=Path, default=Path("/work/notes/profile-runs.jsonl"))
+    parser.add_argument("--label", default="")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="no profiling signals (for code without embedded_aws/profiling.py)",
+    )
+    parser.add_argument("--monitor", action="store_true", help="print queue counters every 2 s")
+    parser.add_argument(
+        "--warmup", type=int, default=0, help="messages run at batch size 1 first, not reported"
+    )
+    return parser
+
+
+def _py_spy(args: argparse.Namespace, pid: int, batch: int, messages: int) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling the emulator for --pyspy seconds, if asked."""
+    if args.pyspy:
+        out = Path("/work/notes") / f"pyspy-{args.label or 'run'}-b{batch}-{messages}.txt"
+        return subprocess.Popen(  # noqa: S603  py-spy on a pid this script started, no shell
+            [
+                "/work/wt-profile/.venv/bin/py-spy",
+                "record",
+                "-p",
+                str(pid),
+                "-f",
+                "raw",
+                "-o",
+                str(out),
+                "-d",
+                str(int(args.pyspy)),
+                "-r",
+                "100",
+                *args.pyspy_args.split(),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    return None
+
+
+def after_minus(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {k: after[k] - before[k] for k in before}
+
+
+def _record(
+    args: argparse.Namespace,
+    run: tuple[int, int, int],
+    result: dict[str, Any],
+    cpu_seconds: dict[str, float],
+    counters: dict[str, Any],
+    load: float,
+) -> None:
+    """One run's summary: appended to --out as a JSON line, and printed by request kind."""
+    from bench.pipeline import growth
+
+    batch, messages, backlog = run
+    n = messages
+    cpu = {k: round(v * 1000 / n, 2) for k, v in cpu_seconds.items()}
+    rows = {
+        name: {
+            "per_msg": round(v["count"] / n, 3),
+            "ms_wall_per_msg": round(v["wall_s"] * 1000 / n, 2),
+            "ms_cpu_per_msg": round(v["cpu_s"] * 1000 / n, 2),
+            "ms_each": round(v["wall_s"] * 1000 / v["count"], 2) if v["count"] else None,
+        }
+        for name, v in counters.items()
+        if not name.startswith("_")
+    }
+    summary = {
+        "label": args.label,
+        "batch": batch,
+        "messages": n,
+        "backlog": backlog,
+        "msg_s": round(result["messages_per_second"], 1),
+        "late_early": round(growth(result["decile_rates"]) or 0, 2),
+        "deciles": result["decile_rates"],
+        "records_per_inv": result["mean_records_per_invocation"],
+        "cpu_ms_per_msg": cpu,
+        "load1_start": load,
+        "requests": rows,
+    }
+    with open(args.out, "a") as f:
+        f.write(json.dumps(summary) + "\n")
+    print(
+        f"\n== b={batch} n={n} backlog={backlog}: {summary['msg_s']} msg/s, late/early {summary['late_early']}, "
+        f"records/inv {result['mean_records_per_invocation']}, cpu ms/msg {cpu}, load {load:.2f}"
+    )
+    for name, row in sorted(rows.items(), key=lambda kv: -kv[1]["ms_wall_per_msg"]):
+        print(
+            f"  {name:52s} {row['per_msg']:7.3f}/msg  wall {row['ms_wall_per_msg']:7.2f} ms/msg"
+            f"  cpu {row['ms_cpu_per_msg']:6.2f} ms/msg  each {row['ms_each']} ms"
+        )
 
 
 if __name__ == "__main__":
