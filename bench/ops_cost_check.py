@@ -117,6 +117,25 @@ def _since(before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Mapping[
     }
 
 
+def _send(pipeline: Any, bodies: list[str]) -> None:
+    for start in range(0, len(bodies), 10):
+        entries = [{"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start : start + 10])]
+        pipeline.sqs.send_message_batch(QueueUrl=pipeline.env["QUEUE_URL"], Entries=entries)
+
+
+def _stored_items(pipeline: Any, table_name: str, run_id: str) -> list[dict[str, Any]]:
+    """The orders this run stored (their ids begin with the run's)."""
+    return [
+        item
+        for page in pipeline.dynamodb.get_paginator("scan").paginate(
+            TableName=table_name,
+            FilterExpression="begins_with(id, :run)",
+            ExpressionAttributeValues={":run": {"S": f"oc-{run_id}-"}},
+        )
+        for item in page["Items"]
+    ]
+
+
 def run(pipeline: Any, table: Mapping[str, Any], progress: Callable[[str], None]) -> dict[str, Any]:
     """Send the mix to the deployed stack (its emulator started with LOCAL_PROFILE=1), count the
     run's units, wait until the metrics hold all of it, and compare. `table` is the cost table
@@ -139,9 +158,7 @@ def run(pipeline: Any, table: Mapping[str, Any], progress: Callable[[str], None]
     before = _counters(pipeline)
     started_ms = int(time.time() * 1000) - 1000
     progress(f"ops cost check: {orders} orders, {deliveries} messages at batch size {BATCH_SIZE}")
-    for start in range(0, deliveries, 10):
-        entries = [{"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start : start + 10])]
-        pipeline.sqs.send_message_batch(QueueUrl=pipeline.env["QUEUE_URL"], Entries=entries)
+    _send(pipeline, bodies)
     wait_for(
         lambda: pipeline.stored() - base == orders and not pipeline.outstanding(),
         timeout=SETTLE_SECONDS,
@@ -155,15 +172,7 @@ def run(pipeline: Any, table: Mapping[str, Any], progress: Callable[[str], None]
         for event in observe.log_events(pipeline.logs, target.log_group, started_ms)
         if event["timestamp"] >= started_ms
     ]
-    stored_items = [
-        item
-        for page in pipeline.dynamodb.get_paginator("scan").paginate(
-            TableName=target.orders_table,
-            FilterExpression="begins_with(id, :run)",
-            ExpressionAttributeValues={":run": {"S": f"oc-{run_id}-"}},
-        )
-        for item in page["Items"]
-    ]
+    stored_items = _stored_items(pipeline, target.orders_table, run_id)
     counts = RunCounts.from_counters(
         counters, bodies=bodies, log_messages=log_messages, stored_items=stored_items
     )

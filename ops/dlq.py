@@ -862,15 +862,10 @@ def discard(
     extension or the delete failed, or `DISCARD_UNCONFIRMED` when the delete answered after the
     hold could have ended. Anything but confirmed is raised; a process that dies in between
     leaves "requested, not confirmed". Reads past at most `max_held` messages to find it."""
-    import uuid
 
     from ops.aws import error_line
 
-    reason = " ".join((reason or "").split())
-    if not reason:
-        raise DlqError("a discard needs --reason: why this message may go")
-    if len(reason) > MAX_REASON:
-        raise DlqError(f"the reason is {len(reason)} characters; keep it under {MAX_REASON}")
+    reason = _checked_reason(reason)
     sqs = clients.client("sqs")
     with DeadLetterReader(sqs, queues.dlq_url, hold_seconds) as reader:
         letter, read, cap = None, 0, None
@@ -891,24 +886,7 @@ def discard(
                 f"message {message_id} is {letter.kind} ({letter.reason}): redrive it with "
                 "`ops dlq redrive`; only conflict, malformed and lapsing messages are discarded"
             )
-        record = {
-            "audit_id": str(uuid.uuid4()),
-            "time": _now(),
-            "who": clients.client("sts").get_caller_identity()["Arn"],
-            "reason": reason,
-            "message_id": letter.message_id,
-            "class": letter.kind,
-            "why_not_redriven": letter.reason,
-            "body": letter.body,
-            "order_id": letter.order_id,
-            "requested": letter.requested,
-            "stored": letter.stored,
-            "message_attributes": {
-                name: _attribute_json(value) for name, value in letter.message_attributes.items()
-            },
-            "receive_count": letter.receive_count,
-            "sent_ms": letter.sent_ms,
-        }
+        record = _discard_request(clients, letter, reason)
         logs = clients.client("logs")
         write_audit(logs, queues.audit_log_group, record, tag=AUDIT_REQUESTED_TAG)
 
@@ -949,6 +927,40 @@ def discard(
                 f"({error_line(error)}): the audit shows it as {NOT_CONFIRMED}"
             ) from None
     return {**record, "outcome": CONFIRMED}
+
+
+def _checked_reason(reason: str | None) -> str:
+    """The operator's reason on one line, refused when empty or too long."""
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise DlqError("a discard needs --reason: why this message may go")
+    if len(reason) > MAX_REASON:
+        raise DlqError(f"the reason is {len(reason)} characters; keep it under {MAX_REASON}")
+    return reason
+
+
+def _discard_request(clients: Any, letter: DeadLetter, reason: str) -> dict[str, Any]:
+    """The DISCARD_REQUESTED record: who, when, why, and the letter as classified."""
+    import uuid
+
+    return {
+        "audit_id": str(uuid.uuid4()),
+        "time": _now(),
+        "who": clients.client("sts").get_caller_identity()["Arn"],
+        "reason": reason,
+        "message_id": letter.message_id,
+        "class": letter.kind,
+        "why_not_redriven": letter.reason,
+        "body": letter.body,
+        "order_id": letter.order_id,
+        "requested": letter.requested,
+        "stored": letter.stored,
+        "message_attributes": {
+            name: _attribute_json(value) for name, value in letter.message_attributes.items()
+        },
+        "receive_count": letter.receive_count,
+        "sent_ms": letter.sent_ms,
+    }
 
 
 def _now() -> str:

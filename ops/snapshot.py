@@ -395,37 +395,7 @@ def take_snapshot(
     """Everything the view shows, as JSON-ready data. Never raises for AWS errors."""
     now_ms = int(time.time() * 1000)
     since_ms = now_ms - int(since_minutes * 60_000)
-    snapshot: dict[str, Any] = {
-        "taken_at": _iso(now_ms),
-        "taken_at_ms": now_ms,
-        "endpoint": None,
-        "region": None,
-        "error": None,
-        "errors": {},
-        "target": None,
-        "options": None,
-        "queues": {"jobs": None, "dlq": None},
-        "resources": {},
-        "mappings": None,
-        "function": None,
-        "orders": None,
-        "orders_truncated": False,
-        "reference": None,
-        "decisions": None,
-        "decisions_total": 0,
-        "worker_errors": None,
-        "deliveries": None,
-        "messages": None,
-        "messages_total": 0,
-        "executions": None,
-        "summary": None,
-        "log_since": _iso(since_ms),
-        "log_since_ms": since_ms,
-        "alarms": None,
-        "series": None,
-        "log_source": None,
-        "history": None,
-    }
+    snapshot = _empty_snapshot(now_ms, since_ms)
     try:
         snapshot["endpoint"], snapshot["region"] = clients.describe(), clients.region
         target = resolve_target(clients, prefix, stack)
@@ -482,31 +452,73 @@ def take_snapshot(
     log = section("log", lambda: observe.worker_log(clients.client("logs"), target.log_group, since_ms))
     records = _kept(snapshot, history, target, log)
     if records is not None:
-        written = decisions(records)
-        snapshot["decisions"], snapshot["decisions_total"] = written[-DECISIONS_LIMIT:], len(written)
-        snapshot["worker_errors"] = worker_errors(records)[-ERRORS_LIMIT:]
-        delivered = deliveries(records)
-        grouped = messages(delivered)
-        snapshot["deliveries"] = delivered[-DECISIONS_LIMIT:]
-        snapshot["messages"], snapshot["messages_total"] = grouped[-MESSAGES_LIMIT:], len(grouped)
-        snapshot["executions"] = log.executions if log is not None else None
-        counted = {outcome: sum(1 for d in delivered if d["outcome"] == outcome) for outcome in OUTCOMES}
-        snapshot["summary"] = {
-            **counted,
-            "records": len(delivered),
-            "messages": len(grouped),
-            "failed_records": sum(counted[outcome] for outcome in FAILED_RECORD_OUTCOMES),
-            "invocation_errors": None
-            if snapshot["series"] is None
-            else int(
-                sum(
-                    value
-                    for time_ms, value in snapshot["series"]["function:errors"]
-                    if time_ms > since_ms - 60_000
-                )
-            ),
-        }
+        _add_records(snapshot, records, log, since_ms)
     return snapshot
+
+
+def _empty_snapshot(now_ms: int, since_ms: int) -> dict[str, Any]:
+    """Every key of a snapshot, nothing read yet (None: not read, or unreadable)."""
+    return {
+        "taken_at": _iso(now_ms),
+        "taken_at_ms": now_ms,
+        "endpoint": None,
+        "region": None,
+        "error": None,
+        "errors": {},
+        "target": None,
+        "options": None,
+        "queues": {"jobs": None, "dlq": None},
+        "resources": {},
+        "mappings": None,
+        "function": None,
+        "orders": None,
+        "orders_truncated": False,
+        "reference": None,
+        "decisions": None,
+        "decisions_total": 0,
+        "worker_errors": None,
+        "deliveries": None,
+        "messages": None,
+        "messages_total": 0,
+        "executions": None,
+        "summary": None,
+        "log_since": _iso(since_ms),
+        "log_since_ms": since_ms,
+        "alarms": None,
+        "series": None,
+        "log_source": None,
+        "history": None,
+    }
+
+
+def _add_records(
+    snapshot: dict[str, Any], records: list[observe.LogRecord], log: observe.WorkerLog | None, since_ms: int
+) -> None:
+    """The worker's decisions, deliveries, messages and their summary, from its log lines."""
+    written = decisions(records)
+    snapshot["decisions"], snapshot["decisions_total"] = written[-DECISIONS_LIMIT:], len(written)
+    snapshot["worker_errors"] = worker_errors(records)[-ERRORS_LIMIT:]
+    delivered = deliveries(records)
+    grouped = messages(delivered)
+    snapshot["deliveries"] = delivered[-DECISIONS_LIMIT:]
+    snapshot["messages"], snapshot["messages_total"] = grouped[-MESSAGES_LIMIT:], len(grouped)
+    snapshot["executions"] = log.executions if log is not None else None
+    counted = {outcome: sum(1 for d in delivered if d["outcome"] == outcome) for outcome in OUTCOMES}
+    snapshot["summary"] = {
+        **counted,
+        "records": len(delivered),
+        "messages": len(grouped),
+        "failed_records": sum(counted[outcome] for outcome in FAILED_RECORD_OUTCOMES),
+        "invocation_errors": None
+        if snapshot["series"] is None
+        else int(
+            sum(
+                value
+                for time_ms, value in snapshot["series"]["function:errors"]
+                if time_ms > since_ms - 60_000
+            )
+        ),
+    }
 
 
 def _kept(
@@ -655,33 +667,40 @@ def format_text(snapshot: dict[str, Any]) -> str:
             else f"worker    {unread('log')}"
         )
     else:
-        summary = snapshot["summary"]
-        invocation_errors = f"{'-' if summary['invocation_errors'] is None else summary['invocation_errors']} invocation error(s)"
-        if snapshot["taken_at_ms"] - snapshot["log_since_ms"] > SERIES_MINUTES * 60_000:
-            invocation_errors += f" (last {SERIES_MINUTES} min)"  # all the metrics read cover
-        if snapshot["log_source"] == "history":
-            lines.append(f"history   the decisions below are history, kept in {snapshot['history']['path']}")
-        since = (
-            "from the history" if snapshot["log_source"] == "history" else f"since {snapshot['log_since']}"
-        )
-        executions = "-" if snapshot["executions"] is None else snapshot["executions"]
-
-        def count(outcome: Any) -> str:
-            return f"{summary[outcome]} {outcome.word}"
-
-        failed = ", ".join(count(outcome) for outcome in FAILED_RECORD_OUTCOMES)
-        lines.append(
-            f"worker    {since}: {executions} invocation(s), "
-            f"{invocation_errors}; {summary['records']} record(s) of "
-            f"{summary['messages']} message(s): {count(Delivery.ACCEPTED)}, {count(Delivery.DUPLICATE)}, "
-            f"{summary['failed_records']} failed ({failed})"
-        )
-        if len(snapshot["deliveries"]) < summary["records"]:
-            lines.append(f"          the last {len(snapshot['deliveries'])} records:")
-        shown = snapshot["deliveries"]
-        widths = (
-            max((len(_order_id(d)) for d in shown), default=0),
-            max((len(OUTCOME_WORDS[d["outcome"]]) for d in shown), default=0),
-        )
-        lines += [f"          {delivery_line(d, widths)}" for d in shown]
+        lines += _worker_lines(snapshot)
     return safe_lines(lines)
+
+
+def _worker_lines(snapshot: dict[str, Any]) -> list[str]:
+    """The worker's counts and one line per record, for `format_text`."""
+    lines: list[str] = []
+    summary = snapshot["summary"]
+    invocation_errors = (
+        f"{'-' if summary['invocation_errors'] is None else summary['invocation_errors']} invocation error(s)"
+    )
+    if snapshot["taken_at_ms"] - snapshot["log_since_ms"] > SERIES_MINUTES * 60_000:
+        invocation_errors += f" (last {SERIES_MINUTES} min)"  # all the metrics read cover
+    if snapshot["log_source"] == "history":
+        lines.append(f"history   the decisions below are history, kept in {snapshot['history']['path']}")
+    since = "from the history" if snapshot["log_source"] == "history" else f"since {snapshot['log_since']}"
+    executions = "-" if snapshot["executions"] is None else snapshot["executions"]
+
+    def count(outcome: Any) -> str:
+        return f"{summary[outcome]} {outcome.word}"
+
+    failed = ", ".join(count(outcome) for outcome in FAILED_RECORD_OUTCOMES)
+    lines.append(
+        f"worker    {since}: {executions} invocation(s), "
+        f"{invocation_errors}; {summary['records']} record(s) of "
+        f"{summary['messages']} message(s): {count(Delivery.ACCEPTED)}, {count(Delivery.DUPLICATE)}, "
+        f"{summary['failed_records']} failed ({failed})"
+    )
+    if len(snapshot["deliveries"]) < summary["records"]:
+        lines.append(f"          the last {len(snapshot['deliveries'])} records:")
+    shown = snapshot["deliveries"]
+    widths = (
+        max((len(_order_id(d)) for d in shown), default=0),
+        max((len(OUTCOME_WORDS[d["outcome"]]) for d in shown), default=0),
+    )
+    lines += [f"          {delivery_line(d, widths)}" for d in shown]
+    return lines
