@@ -3,6 +3,7 @@ target has one owner, and a moto that moved refuses to start with one line namin
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from embedded_aws.compat.registry import (
     declare,
     declared,
     install,
+    state,
 )
 
 DISTRIBUTION = Path(__file__).resolve().parents[2]
@@ -87,6 +89,99 @@ def test_every_patch_changes_exactly_what_it_declares():
     }
 
 
+def test_every_private_name_of_moto_the_package_uses_is_declared():
+    """A private name the package uses but does not define (`queue._messages`,
+    `response._get_param`, `self._headers` in a function installed into a moto class) is moto's or
+    botocore's internal, and each such one is declared by a patch (replaced, read, or state checked
+    on a new object): the start-up check covers every internal the emulator touches, not only
+    those it replaces. The package's own are its functions, classes and names, and what the
+    methods of its classes set on `self`."""
+    source = DISTRIBUTION / "src" / "embedded_aws"
+    own: set[str] = set()
+    used: dict[str, str] = {}
+    for path in sorted(source.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        methods = {
+            id(member)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef)
+            for member in node.body
+            if isinstance(member, ast.FunctionDef)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                own.add(node.name)
+                if id(node) in methods:
+                    own.update(
+                        target.attr
+                        for target in ast.walk(node)
+                        if isinstance(target, ast.Attribute)
+                        and isinstance(target.ctx, ast.Store)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == "self"
+                    )
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                own.add(node.id)
+            elif isinstance(node, ast.Attribute) and _private(node.attr):
+                used.setdefault(node.attr, f"{path.relative_to(source)}:{node.lineno}")
+    declared = {
+        target.path.partition(":")[2].rpartition(".")[2] for p in REGISTRY.patches for target in p.targets
+    }
+    assert {name: where for name, where in used.items() if name not in own | declared} == {}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_a_moto_object_missing_a_declared_attribute_refuses_the_start_naming_it():
+    """The state a patch reads is checked on a new moto object before anything is patched: a
+    moto whose queues no longer keep `_messages` refuses the emulator's start in one line naming
+    it, and leaves moto as it was."""
+    script = (
+        "import json\n"
+        "from moto.sqs.models import Queue, SQSBackend\n"
+        "made = Queue.__init__\n"
+        "def without_messages(self, *args, **kwargs):\n"
+        "    made(self, *args, **kwargs)\n"
+        "    del self._messages\n"
+        "Queue.__init__ = without_messages\n"
+        "receive = SQSBackend.receive_message\n"
+        "from embedded_aws.compat.registry import IncompatibleMoto\n"
+        "from embedded_aws.server.emulator import EmbeddedAWS\n"
+        "try:\n"
+        "    EmbeddedAWS(port=1).start(host=None)\n"
+        "except IncompatibleMoto as refused:\n"
+        "    print(json.dumps({'refused': str(refused), 'unchanged': SQSBackend.receive_message is receive}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout.splitlines()[-1])
+    assert answer["unchanged"] and "\n" not in answer["refused"]
+    assert answer["refused"].startswith(
+        "embedded-aws cannot patch this moto: patch sqs.message-calls: "
+        "moto.sqs.models:Queue._messages is not set on a new Queue"
+    )
+
+
+def test_state_is_checked_on_a_new_object_and_a_failing_constructor_is_named():
+    def made() -> Subject:
+        return Subject()
+
+    def broken() -> Subject:
+        raise TypeError("__init__() missing 1 required positional argument: 'region'")
+
+    assert state(f"{MODULE}:Subject.kept", made).problem() is None
+    assert (
+        state(f"{MODULE}:Subject.gone", made).problem()
+        == f"{MODULE}:Subject.gone is not set on a new Subject"
+    )
+    assert state(f"{MODULE}:Subject.kept", broken).problem() == (
+        f"{MODULE}:Subject.kept: a new Subject cannot be made to check it "
+        "(__init__() missing 1 required positional argument: 'region')"
+    )
+
+
 def test_changed_names_what_was_rebound_added_or_removed():
     """The comparison the test above relies on: identity, not equality, and both directions."""
     same, other = [1], [1]
@@ -129,6 +224,9 @@ def test_a_patch_that_changes_what_it_does_not_declare_is_refused_naming_it():
 
 
 class Subject:
+    def __init__(self):
+        self.kept = "state"
+
     def method(self, a, b):
         return "original"
 

@@ -3,8 +3,9 @@ applies them (`REGISTRY.apply(context)`). Each is declared where it is made, by 
 function that makes it (its targets, its reason and, where it works around moto itself, what to
 report upstream); this module only sets their order.
 
-Order matters only where a patch reads what another wrote: the added CloudFormation types are
-registered before any stack is parsed, and all of it happens before the server listens.
+The patches are grouped by service, the server's own first. Each attribute a patch replaces belongs
+to that patch alone, so the order matters only where one patch calls through what another
+installed; all of it happens before the server listens.
 """
 
 from __future__ import annotations
@@ -114,42 +115,42 @@ def patch_iam_enforced() -> None:
 
 
 PATCHES = declared(
+    # The server, for every service: what it serves, to whom, and how fast.
     patch_profiling,
     patch_global_cors_off,
     patch_iam_enforced,
     patch_unimplemented_actions,
-    # CloudFormation types moto skips with a warning: a deploy "succeeds" without them.
-    patch_resource_types,
-    patch_managed_policy_delete,
-    # CloudWatch and Logs: what moto stores but never does.
-    patch_query_definitions,
-    patch_alarm_history,
-    patch_alarm_states,
-    patch_emf,
-    patch_metric_queries,
-    # Speed, with the same answers (compat/request_overhead.py).
-    patch_request_overhead,
-    # IAM as AWS evaluates it (services/iam/access_control.py); DynamoDB faults after the check.
+    patch_request_overhead,  # speed, with the same answers
+    patch_keep_alive,
+    # IAM as AWS evaluates it (services/iam/), STS and SSM; the queue's and the topic's own
+    # access checks are with SQS and SNS.
     patch_access_control,
-    patch_topic_access,
-    patch_queue_access,
-    patch_publish_refusals,
-    patch_pending_confirmation,
-    patch_signature_of_bodyless_requests,
     patch_iam_action_names,
-    patch_log_group_arn,
+    patch_signature_of_bodyless_requests,
+    patch_managed_policy_delete,
+    patch_role_managed_policies,
+    patch_assume_role,
+    patch_role_session_policies,
+    patch_parameter_resource,
     # SQS (services/sqs/).
+    patch_queue_access,
     patch_lambda_trigger,
     patch_message_calls,
     patch_retention_check,
     patch_send_attributes,
     patch_queue_attributes,
     patch_sqs_answers,
+    patch_batch_answers,
     patch_move_tasks,
-    # DynamoDB (services/dynamodb/).
+    # SNS (services/sns/).
+    patch_topic_access,
+    patch_publish_refusals,
+    patch_pending_confirmation,
+    # DynamoDB (services/dynamodb/); its injected faults come after the access check.
     patch_dynamodb_write_atomicity,
     patch_dynamodb_item_count,
     patch_dynamodb_answers,
+    patch_dynamodb_consumed_capacity,
     patch_table_settings,
     # Lambda (services/awslambda/).
     patch_lambda_invoke,
@@ -158,7 +159,16 @@ PATCHES = declared(
     patch_lambda_user_errors,
     patch_inline_code_update,
     patch_function_settings,
-    # CloudFormation (services/cloudformation/).
+    # CloudWatch and Logs: what moto stores but never does.
+    patch_alarm_history,
+    patch_alarm_states,
+    patch_metric_queries,
+    patch_emf,
+    patch_query_definitions,
+    patch_log_group_arn,
+    # CloudFormation (services/cloudformation/): first the types moto skips with a warning (a
+    # deploy would "succeed" without them).
+    patch_resource_types,
     patch_custom_resource_host,
     patch_custom_resource_requests,
     patch_resource_failures,
@@ -166,17 +176,6 @@ PATCHES = declared(
     patch_stack_delete_of_resources_gone,
     patch_change_sets,
     patch_template_summary,
-    patch_keep_alive,
-    # STS (services/sts/).
-    patch_assume_role,
-    patch_role_session_policies,
-    patch_parameter_resource,
-    patch_role_managed_policies,
-    # SQS answers (services/sqs/batches.py); the batch and FIFO rules are in sqs.message-calls.
-    patch_batch_answers,
-    # DynamoDB's consumed capacity (services/dynamodb/capacity.py).
-    patch_dynamodb_consumed_capacity,
-    # CloudFormation's termination protection (services/cloudformation/termination_protection.py).
     patch_termination_protection,
 )
 

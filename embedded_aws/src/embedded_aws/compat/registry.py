@@ -4,8 +4,11 @@ every expectation first and refuses, in one line, before anything is changed.
 
 A target is `module:Attribute.path`, resolved by importing the module and walking the path. An
 expectation is the parameter names of a callable (compared with `inspect.signature`), or only
-that the attribute exists. Each target belongs to exactly one patch: every wrapper of one moto
-method lives in one function, composed there in an order one can read.
+that the attribute exists. What a patch only reads is declared too (`reads`), and so is the state
+moto keeps on its objects (`state`: `Queue._messages`), checked on an object made new for the
+check, since a class does not show what its `__init__` sets. Each replaced target belongs to
+exactly one patch: every wrapper of one moto method lives in one function, composed there in an
+order one can read.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ class Target:
     parameters: tuple[str, ...] | None = None  # None: only that it exists
     adds: bool = False  # the patch adds what moto lacks: the attribute must not exist yet
     replaced: bool = True  # False: the patch relies on it (e.g. clears a cache) without replacing it
+    # An attribute moto sets on each object: checked on the object this makes (a new one per check).
+    made_by: Callable[[], Any] | None = None
 
     def owner_and_name(self) -> tuple[Any, str]:
         module, _, attributes = self.path.partition(":")
@@ -55,6 +60,8 @@ class Target:
             owner, name = self.owner_and_name()
         except (ImportError, AttributeError) as error:
             return f"{self.path} is gone ({error})"
+        if self.made_by is not None:
+            return self._state_problem(owner, name, self.made_by)
         value = original if original is not None else inspect.getattr_static(owner, name, _MISSING)
         if self.adds:
             return (
@@ -73,6 +80,17 @@ class Target:
             return f"{self.path} is no longer a function"
         if found != self.parameters:
             return f"{self.path} takes ({', '.join(found)}), expected ({', '.join(self.parameters)})"
+        return None
+
+    def _state_problem(self, owner: type, name: str, made_by: Callable[[], Any]) -> str | None:
+        try:
+            made = made_by()
+        except Exception as error:  # noqa: BLE001 - whatever a changed constructor raises, named
+            return f"{self.path}: a new {owner.__name__} cannot be made to check it ({error})"
+        if not isinstance(made, owner):
+            return f"{self.path}: {made_by.__qualname__} makes no {owner.__name__}"
+        if inspect.getattr_static(made, name, _MISSING) is _MISSING:
+            return f"{self.path} is not set on a new {owner.__name__}"
         return None
 
 
@@ -115,6 +133,17 @@ class Patch:
 def T(path: str, *parameters: str, adds: bool = False) -> Target:
     """A target that must still take `parameters` (none given: only that it exists)."""
     return Target(path, tuple(parameters) if parameters else None, adds=adds)
+
+
+def reads(path: str, *parameters: str) -> Target:
+    """A method or class attribute of moto the patch calls or reads, and does not replace."""
+    return Target(path, tuple(parameters) if parameters else None, replaced=False)
+
+
+def state(path: str, made_by: Callable[[], Any]) -> Target:
+    """An attribute moto sets on each object of a class (`module:Class.attribute`) that the patch
+    reads or writes; `made_by` makes a new object of that class to check it on."""
+    return Target(path, replaced=False, made_by=made_by)
 
 
 _DECLARED: dict[Callable[..., None], Patch] = {}
@@ -197,11 +226,12 @@ class Registry:
         return found
 
     def duplicate_targets(self) -> dict[str, list[str]]:
-        """Targets declared by more than one patch (there should be none)."""
+        """Targets replaced by more than one patch (there should be none; many may read one)."""
         owners: dict[str, list[str]] = {}
         for patch in self.patches:
             for target in patch.targets:
-                owners.setdefault(target.path, []).append(patch.name)
+                if target.replaced:
+                    owners.setdefault(target.path, []).append(patch.name)
         return {path: names for path, names in owners.items() if len(names) > 1}
 
     def apply(self, context: Any) -> None:
@@ -219,6 +249,8 @@ class Registry:
             if not patch.when(context):
                 continue
             for target in patch.targets:
+                if target.made_by is not None:
+                    continue  # on moto's objects, not its classes: nothing to put back
                 owner, name = target.owner_and_name()
                 own = vars(owner).get(name, _MISSING)
                 seen = own if target.adds else inspect.getattr_static(owner, name)
@@ -244,8 +276,10 @@ class Registry:
             if patch.name not in self.applied:
                 continue
             for target in patch.targets:
+                if not target.replaced:
+                    continue
                 owner, name, before, _ = self._originals[target.path]
-                if target.replaced and inspect.getattr_static(owner, name, _MISSING) is before:
+                if inspect.getattr_static(owner, name, _MISSING) is before:
                     found.append(f"{patch.name}: {target.path}")
         return found
 

@@ -10,6 +10,7 @@ import json
 from typing import Any
 from xml.sax.saxutils import escape
 
+from embedded_aws.compat.internals import GET_ACTION
 from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.server.missing_members import validation_failure, validation_refusal
 
@@ -26,6 +27,7 @@ def refusal_code(protocol: str) -> str:
     "an action moto does not implement, or a call missing a member its operation requires, is a "
     "400 in the protocol's shape, never an HTML 500 page",
     T("moto.core.responses:BaseResponse.call_action", "self"),
+    GET_ACTION,
     fixes_moto="BaseResponse.call_action raises NotImplementedError for an action it has no method "
     "for; the server turns it into an HTML 500 page instead of an AWS error (InvalidAction / "
     "UnknownOperationException, 400); many actions read a required parameter unchecked (a KeyError or "

@@ -10,13 +10,14 @@ from embedded_aws.compat.cloudformation_models import (
     after_create,
     after_update,
 )
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, reads
 
 
 @declare(
     "lambda.inline-code-update",
     "a CloudFormation update of a function with inline code",
     T("moto.awslambda.models:LambdaFunction.update_from_cloudformation_json", *UPDATE_PARAMETERS),
+    reads("moto.awslambda.models:LambdaFunction._create_zipfile_from_plaintext_code", "code"),
     fixes_moto=(
         "an update of a function with Code.ZipFile reads the source text as a base64 zip; an update drops"
         " Architectures and TracingConfig"

@@ -8,7 +8,8 @@ import functools
 import json
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare, install
+from embedded_aws.compat import new_objects
+from embedded_aws.compat.registry import T, declare, install, state
 
 # An error body of the Lambda API carries "Type": "User" for a caller's mistake.
 _USER_ERROR = "User"
@@ -274,6 +275,8 @@ def check_update(backend: Any, uuid: str, spec: dict[str, Any]) -> None:
     "CreateEventSourceMapping and UpdateEventSourceMapping refuse what AWS refuses, in AWS's words",
     T("moto.awslambda.models:LambdaBackend.create_event_source_mapping", "self", "spec"),
     T("moto.awslambda.models:LambdaBackend.update_event_source_mapping", "self", "uuid", "spec"),
+    # every mapping, for the one-mapping-per-queue-and-function rule
+    state("moto.awslambda.models:LambdaBackend._event_source_mappings", new_objects.lambda_backend),
     fixes_moto=(
         "event source mappings are stored without AWS's checks of batch size, window, filters, visibility"
         " timeout and duplicates; a missing queue is ResourceNotFoundException (AWS: "

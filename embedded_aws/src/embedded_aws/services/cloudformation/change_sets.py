@@ -23,8 +23,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from embedded_aws.compat.internals import (
+    ADD_STACK_EVENT,
+    CREATE_OUTPUT_MAP,
+    GET_BOOL_PARAM,
+    GET_PARAM,
+    PARSE_TEMPLATE,
+    PARSED_RESOURCES,
+    RESOURCE_JSON,
+    STACK_FROM_S3_URL,
+)
 from embedded_aws.compat.registry import T, declare
 from embedded_aws.services.cloudformation import imports
+from embedded_aws.services.cloudformation.create_only import CREATE_ONLY
 from embedded_aws.services.cloudformation.resource_failures import add_resource_event
 
 if TYPE_CHECKING:
@@ -34,22 +45,16 @@ NO_CHANGES = (
     "The submitted information didn't contain changes. Submit different information to create a change set."
 )
 
-# Properties whose change replaces the resource (create-only in the types' resource schemas), for
-# the types this project's stack uses. A change of any other property updates it in place.
-REPLACING = {
-    "AWS::DynamoDB::Table": {"TableName", "KeySchema", "LocalSecondaryIndexes"},
-    "AWS::SQS::Queue": {"QueueName", "FifoQueue"},
-    "AWS::Lambda::Function": {"FunctionName", "PackageType"},
-    "AWS::Lambda::EventSourceMapping": {"EventSourceArn", "StartingPosition", "StartingPositionTimestamp"},
-    "AWS::IAM::Role": {"RoleName", "Path"},
-    "AWS::IAM::ManagedPolicy": {"ManagedPolicyName", "Path", "Description"},
-    "AWS::Logs::LogGroup": {"LogGroupName"},
-    "AWS::Logs::MetricFilter": {"FilterName", "LogGroupName"},
-    "AWS::CloudWatch::Alarm": {"AlarmName"},
-    "AWS::SNS::Topic": {"TopicName", "FifoTopic"},
-    "AWS::SNS::Subscription": {"Endpoint", "Protocol", "TopicArn"},
-    "AWS::SSM::Parameter": {"Name"},
-}
+# Properties whose change replaces the resource, beyond those the type's resource schema lists as
+# create-only (create_only.py): the AWS::DynamoDB::Table page of the CloudFormation template
+# reference says "Update requires: Replacement" for these, the schema does not list them.
+REPLACING_BEYOND_SCHEMA = {"AWS::DynamoDB::Table": ("KeySchema", "LocalSecondaryIndexes")}
+
+
+def replacing(resource_type: str) -> set[str]:
+    """The properties of `resource_type` whose change replaces the resource (CloudFormation's
+    rules for the type: none for a type it has no schema of, such as a custom resource)."""
+    return {*CREATE_ONLY.get(resource_type, ()), *REPLACING_BEYOND_SCHEMA.get(resource_type, ())}
 
 
 def _error(code: str, message: str) -> Exception:
@@ -128,14 +133,14 @@ def resource_changes(
     for logical_id in dict.fromkeys(actions["Modify"]):
         resource_type = new[logical_id]["Type"]
         attributes, properties = changed_attributes(old[logical_id], new[logical_id])
-        replacing = REPLACING.get(resource_type, set())
-        replaced = any(name in replacing for name in properties)
+        replaced_by = replacing(resource_type)
+        replaced = any(name in replaced_by for name in properties)
         details = [
             {
                 "Target": {
                     "Attribute": "Properties",
                     "Name": name,
-                    "RequiresRecreation": "Always" if name in replacing else "Never",
+                    "RequiresRecreation": "Always" if name in replaced_by else "Never",
                 },
                 "Evaluation": "Static",
                 "ChangeSource": "DirectModification",
@@ -479,6 +484,14 @@ def execute_change_set(response: Any) -> EmptyResult:
     T("moto.cloudformation.responses:CloudFormationResponse.describe_change_set", "self"),
     T("moto.cloudformation.responses:CloudFormationResponse.delete_change_set", "self"),
     T("moto.cloudformation.responses:CloudFormationResponse.execute_change_set", "self"),
+    PARSED_RESOURCES,
+    RESOURCE_JSON,
+    ADD_STACK_EVENT,
+    PARSE_TEMPLATE,
+    CREATE_OUTPUT_MAP,
+    GET_PARAM,
+    GET_BOOL_PARAM,
+    STACK_FROM_S3_URL,
     fixes_moto=(
         "DeleteChangeSet of a missing change set raises UnboundLocalError (a 500 page); DescribeChangeSet"
         " of one answers 'Stack with id <name> does not exist' (AWS: ChangeSetNotFound); an executed "

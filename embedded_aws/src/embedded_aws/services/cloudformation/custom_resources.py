@@ -12,6 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from embedded_aws.compat.cloudformation_models import CREATE_PARAMETERS, UPDATE_PARAMETERS, after_create
+from embedded_aws.compat.internals import (
+    ADD_STACK_EVENT,
+    DELETE_RESOURCE,
+    GET_PARAM,
+    PARSED_RESOURCES,
+    RESOURCE_JSON,
+)
 from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason
 from embedded_aws.services.cloudformation.lifecycle import (
@@ -346,6 +353,11 @@ class CustomResourceHooks:
     T("moto.cloudformation.models:Stack.create_resources", "self"),
     T("moto.cloudformation.models:Stack.update", "self", "template", "role_arn", "parameters", "tags"),
     T("moto.cloudformation.models:Stack.delete", "self"),
+    PARSED_RESOURCES,
+    RESOURCE_JSON,
+    DELETE_RESOURCE,
+    ADD_STACK_EVENT,
+    GET_PARAM,
     fixes_moto="custom resources get Create only; a FAILED answer is ignored and the stack stays CREATE_IN_PROGRESS",
 )
 def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = None) -> None:

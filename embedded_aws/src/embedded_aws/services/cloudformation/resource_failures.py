@@ -16,6 +16,13 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from embedded_aws.compat.internals import (
+    ADD_STACK_EVENT,
+    CREATE_OUTPUT_MAP,
+    PARSE_TEMPLATE,
+    PARSED_RESOURCES,
+    RESOURCE_JSON,
+)
 from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.cloudformation import imports
 from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason, status_reason
@@ -325,6 +332,11 @@ def rolling_back_change_sets(execute: Any) -> Any:
         "change_set_name",
         "stack_name",
     ),
+    PARSED_RESOURCES,
+    RESOURCE_JSON,
+    ADD_STACK_EVENT,
+    PARSE_TEMPLATE,
+    CREATE_OUTPUT_MAP,
     fixes_moto=(
         "a service error while creating a stack's resource (a table name that is taken) escapes "
         "CreateStack as that service's JSON error and leaves the stack CREATE_IN_PROGRESS, with no "

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.registry import Target, declare
+from embedded_aws.compat import new_objects
+from embedded_aws.compat.registry import declare, reads, state
 
 
 def added_types() -> list[type[Any]]:  # CloudFormationModel subclasses (abstract to mypy)
@@ -32,9 +33,12 @@ def added_types() -> list[type[Any]]:  # CloudFormationModel subclasses (abstrac
         "alarms, query definitions, metric filters, SNS subscriptions, topic policies and queue policies "
         "created by CloudFormation (moto skips them)"
     ),
-    Target("moto.cloudformation.parsing:get_model_map", None, replaced=False),
-    Target("moto.cloudformation.parsing:get_model_list", None, replaced=False),
-    Target("moto.cloudformation.parsing:get_name_type_map", None, replaced=False),
+    reads("moto.cloudformation.parsing:get_model_map"),
+    reads("moto.cloudformation.parsing:get_model_list"),
+    reads("moto.cloudformation.parsing:get_name_type_map"),
+    # a topic policy's delete puts back the topic's default policy (sns/resource_types.py)
+    state("moto.sns.models:Topic._policy_json", new_objects.topic),
+    reads("moto.sns.models:Topic._create_default_topic_policy", "self", "region_name", "account_id", "name"),
     fixes_moto=(
         "CloudFormation skips AWS::CloudWatch::Alarm, AWS::Logs::QueryDefinition, "
         "AWS::Logs::MetricFilter, AWS::SNS::Subscription, AWS::SNS::TopicPolicy, AWS::SQS::QueuePolicy "

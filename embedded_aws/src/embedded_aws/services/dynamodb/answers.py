@@ -8,7 +8,8 @@ import json
 import uuid
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare, install
+from embedded_aws.compat.internals import GET_ACTION
+from embedded_aws.compat.registry import T, declare, install, reads
 from embedded_aws.server.missing_members import validation_message
 
 _TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#"
@@ -98,6 +99,8 @@ def reshape(action: str, params: dict[str, Any], status: int, body: str) -> str:
         "ListExports without TableArn every export"
     ),
     T("moto.dynamodb.responses:DynamoHandler.call_action", "self"),
+    GET_ACTION,
+    reads("moto.core.responses:BaseResponse._enrich_response", "headers", "body"),
     fixes_moto=(
         "a request without a required member (PutItem without Item), or ListExports without its optional "
         "TableArn, fails with KeyError, a 500 HTML page,"

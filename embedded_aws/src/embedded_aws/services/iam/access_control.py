@@ -9,7 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare, install
+from embedded_aws.compat import new_objects
+from embedded_aws.compat.internals import GET_ACTION, REQUEST_ACTION
+from embedded_aws.compat.registry import T, declare, install, state
 
 # --- resource ARNs for moto's access check --------------------------------------------------
 
@@ -147,6 +149,7 @@ def in_request_protocol(response: Any, check: Any) -> None:
         "self",
         "resource",
     ),
+    GET_ACTION,  # the action a fault or CloudFormation's preflight is for
     fixes_moto=(
         "IAM matches policy resources only for SQS, S3, IAM and STS: DynamoDB, Logs and Lambda requests "
         "are checked against '*'; denials are XML for JSON-protocol services"
@@ -258,6 +261,7 @@ _IAM_PREFIXES = {"monitoring": "cloudwatch"}
         "headers",
         "action",
     ),
+    REQUEST_ACTION,
     fixes_moto="CloudWatch actions are authorized as monitoring:*, SQS batch calls as *Batch actions",
 )
 def patch_iam_action_names() -> None:
@@ -278,6 +282,8 @@ def patch_iam_action_names() -> None:
     "iam.bodyless-signature",
     "a request without a body is signed over an empty payload",
     T("moto.iam.access_control:IAMRequestBase._create_aws_request", "self"),
+    state("moto.iam.access_control:IAMRequestBase._headers", new_objects.iam_request),
+    state("moto.iam.access_control:IAMRequestBase._body", new_objects.iam_request),
     fixes_moto="a signed GET or bodyless POST fails SignatureDoesNotMatch (re-signed over its parameters)",
 )
 def patch_signature_of_bodyless_requests() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from embedded_aws.compat.internals import REQUEST_ACCESS_KEY, REQUEST_ACTION
 from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.iam.api_callers import refusal
 from embedded_aws.services.iam.resource_policies import ALLOW, Principal, Request, decide
@@ -63,6 +64,8 @@ def sns_may_deliver(topic_arn: str, queue_arn: str) -> bool:
         "its policy allows sns.amazonaws.com"
     ),
     T("moto.sqs.responses:SQSResponse._authenticate_and_authorize_normal_action", "self", "resource"),
+    REQUEST_ACTION,
+    REQUEST_ACCESS_KEY,
     T(
         "moto.sns.models:Subscription.publish",
         "self",

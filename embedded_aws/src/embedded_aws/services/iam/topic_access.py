@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from embedded_aws.compat.internals import REQUEST_ACCESS_KEY, REQUEST_ACTION
 from embedded_aws.compat.registry import T, Target, declare, install
 from embedded_aws.services.iam.api_callers import refusal
 
@@ -61,6 +62,8 @@ def topic_policy(arn: str) -> str | None:
     "iam.topic-access",
     "SNS requests authorized against their topic by identity and topic policy together",
     T("moto.sns.responses:SNSResponse._authenticate_and_authorize_normal_action", "self", "resource"),
+    REQUEST_ACTION,
+    REQUEST_ACCESS_KEY,
     Target(
         "moto.core.authorization:ActionAuthenticatorMixin._authenticate_and_authorize_action",
         ("self", "iam_request_cls", "resource"),

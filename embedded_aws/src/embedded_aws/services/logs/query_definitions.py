@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from embedded_aws.compat.internals import GET_PARAM
 from embedded_aws.compat.registry import T, declare
 
 MAX_RESULTS = 1000
@@ -110,6 +111,7 @@ STORE = QueryDefinitions()
     T("moto.logs.responses:LogsResponse.put_query_definition", adds=True),
     T("moto.logs.responses:LogsResponse.describe_query_definitions", adds=True),
     T("moto.logs.responses:LogsResponse.delete_query_definition", adds=True),
+    GET_PARAM,
     fixes_moto="Logs has no query definition APIs",
 )
 def patch_query_definitions(store: QueryDefinitions = STORE) -> None:

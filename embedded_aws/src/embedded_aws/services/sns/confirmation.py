@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare, install
+from embedded_aws.compat.registry import T, declare, install, reads
 
 PENDING_PROTOCOLS = frozenset({"email", "email-json"})
 PENDING_ARN = "PendingConfirmation"  # in place of the ARN in list answers
@@ -43,6 +43,7 @@ def listed(subscription: Any) -> dict[str, str]:
     T("moto.sns.responses:SNSResponse.subscribe", "self"),
     T("moto.sns.responses:SNSResponse.list_subscriptions", "self"),
     T("moto.sns.responses:SNSResponse.list_subscriptions_by_topic", "self"),
+    reads("moto.sns.models:SNSBackend._find_subscription", "self", "topic_arn", "endpoint", "protocol"),
     fixes_moto=(
         "every subscription is confirmed at once: an email subscription (AWS: pending until its owner "
         "confirms) is listed with its ARN and Subscribe answers the ARN, not 'pending confirmation'"

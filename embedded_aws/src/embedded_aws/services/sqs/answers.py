@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare, install
+from embedded_aws.compat import new_objects
+from embedded_aws.compat.registry import T, declare, install, state
 from embedded_aws.services.sqs import dead_letters
 
 # Query codes SQS's JSON protocol answers under another type (boto3's QueryErrorCode): neither is
@@ -39,6 +40,9 @@ STATUSES = {"ResourceNotFoundException": 404}
     T("moto.core.serialize:get_error_model", "exception", "default_service_model"),
     T("moto.sqs.responses:SQSResponse.receive_message", "self"),
     T("moto.sqs.responses:validate_message_attributes", "message_attributes"),
+    # botocore's error shape, copied with AWS's JSON type
+    state("botocore.model:Shape._shape_model", new_objects.shape),
+    state("botocore.model:Shape._shape_resolver", new_objects.shape),
     fixes_moto=(
         "SendMessage accepts an empty body and an empty string attribute; JSON errors "
         "InvalidParameterValue and MissingParameter lack AWS's types (InvalidParameterValueException, "

@@ -8,7 +8,8 @@ from __future__ import annotations
 import threading
 from typing import Any, cast
 
-from embedded_aws.compat.registry import T, declare, install
+from embedded_aws.compat.internals import QUEUE_MESSAGES, QUEUE_MESSAGES_LOCK
+from embedded_aws.compat.registry import T, declare, install, reads
 from embedded_aws.services.sqs import dead_letters
 from embedded_aws.services.sqs.metrics import DELETED, EMPTY_RECEIVES, RECEIVED, SENT
 
@@ -263,6 +264,19 @@ def composed_message_calls(original: dict[str, Any], metrics: Any, lock: Any) ->
     ),
     T("moto.sqs.models:SQSBackend.change_message_visibility_batch", "self", "queue_name", "entries"),
     T("moto.sqs.models:SQSBackend.purge_queue", "self", "queue_name"),
+    QUEUE_MESSAGES,
+    QUEUE_MESSAGES_LOCK,
+    # fifo.py's duplicate check validates as a send would (sqs.answers wraps it)
+    reads(
+        "moto.sqs.models:SQSBackend._validate_message",
+        "self",
+        "queue",
+        "message_body",
+        "delay_seconds",
+        "deduplication_id",
+        "group_id",
+        "validate_group_id",
+    ),
     fixes_moto=(
         "ReceiveMessage is not thread-safe: concurrent receivers get the same message or 500s; no "
         "in-flight cap; a batch's size is its bodies' characters, not the bytes of bodies and attributes;"
@@ -406,6 +420,7 @@ def queue_counters(messages: Any, now_ms: float) -> dict[str, int]:
     "sqs.queue-attributes",
     "GetQueueAttributes counts once per call, not twice per name",
     T("moto.sqs.models:SQSBackend.get_queue_attributes", "self", "queue_name", "attribute_names"),
+    QUEUE_MESSAGES,
 )
 def patch_queue_attributes() -> None:
     """GetQueueAttributes for named attributes: moto built the whole attribute dict (three scans

@@ -32,7 +32,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare, install
+from embedded_aws.compat.internals import GET_ACTION, QUEUE_MESSAGES
+from embedded_aws.compat.registry import T, declare, install, reads
 from embedded_aws.services.sqs import dead_letters, fifo
 
 log = logging.getLogger("embedded_aws.sqs")
@@ -579,6 +580,10 @@ def _patch_responses() -> None:
     T("moto.sqs.responses:SQSResponse.start_message_move_task", adds=True),
     T("moto.sqs.responses:SQSResponse.list_message_move_tasks", adds=True),
     T("moto.sqs.responses:SQSResponse.cancel_message_move_task", adds=True),
+    QUEUE_MESSAGES,
+    # a move is authorized as the two calls it stands for (`_authorized_also`)
+    GET_ACTION,
+    reads("moto.sqs.responses:SQSResponse._authenticate_and_authorize_normal_action", "self", "resource"),
     fixes_moto="SQS has no message move tasks",
 )
 def patch_move_tasks() -> None:
