@@ -77,7 +77,7 @@ class Target:
     options_output: str = ""
 
     def queues(self) -> Queues:
-        """What the DLQ tools work on (ops/dlq.py)."""
+        """What the DLQ tools work on (ops/dlq/)."""
         from ops.dlq import Queues
 
         return Queues(

@@ -3,7 +3,7 @@
 Standard library only (ThreadingHTTPServer). Routes:
   GET  /?token=T        the page (static/index.html with its token, app.js, style.css)
   GET  /api/snapshot    `ops.snapshot.take_snapshot` as JSON; AWS problems are in its error fields
-  POST /api/dlq         every dead-letter message, classified (ops/dlq.py)
+  POST /api/dlq         every dead-letter message, classified (ops/dlq/)
   POST /api/dlq/redrive {"classes": [...]}: send the pending and stored messages back
   POST /api/dlq/discard {"message_id", "reason"}: remove one conflict or malformed message, audited
   GET  /healthz         "ok"
@@ -94,7 +94,7 @@ class View:
             return snapshot
 
     def _dlq_action(self, action: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
-        """Run one DLQ operation (ops/dlq.py); any failure becomes the answer's `error`."""
+        """Run one DLQ operation (ops/dlq/); any failure becomes the answer's `error`."""
         try:
             target = resolve_target(self.clients, self.prefix, self.stack)
             result = action(target)

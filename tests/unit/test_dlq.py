@@ -1,4 +1,4 @@
-"""The dead-letter queue tools (ops/dlq.py) against moto in-process: every message classified with
+"""The dead-letter queue tools (ops/dlq/) against moto in-process: every message classified with
 the worker's own rules, listed however many there are, the safe ones redriven and nothing else,
 a discard only with a reason and an audit record. The real stack's version: tests/e2e/test_dlq_recovery.py."""
 
@@ -20,7 +20,7 @@ AUDIT = "dlq-audit"
 
 @pytest.fixture
 def aws(monkeypatch):
-    monkeypatch.setattr(dlq, "END_OF_QUEUE_WAIT_SECONDS", 0)  # moto's short poll sees every message
+    monkeypatch.setattr(dlq.reading, "END_OF_QUEUE_WAIT_SECONDS", 0)  # moto's short poll sees every message
     with mocked_aws():
         clients = MotoClients()
         sqs = clients.client("sqs")
@@ -471,8 +471,8 @@ def test_a_report_lists_a_bounded_sample_and_de_duplication_is_bounded(aws, monk
     """LISTED moves are listed and the rest counted; the reader remembers at most RECENT_IDS ids
     of messages it let go."""
     clients, queues = aws
-    monkeypatch.setattr(dlq, "LISTED", 5)
-    monkeypatch.setattr(dlq, "RECENT_IDS", 4)
+    monkeypatch.setattr(dlq.redriving, "LISTED", 5)
+    monkeypatch.setattr(dlq.reading, "RECENT_IDS", 4)
     mixed_dlq(clients, queues)
     readers = []
 
@@ -560,7 +560,9 @@ def test_a_delete_answered_after_its_hold_could_end_is_not_confirmed(aws):
 
     real = dlq.DeadLetterReader
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(dlq, "DeadLetterReader", lambda sqs, url, hold: real(sqs, url, hold, clock=clock))
+        patch.setattr(
+            dlq.discarding, "DeadLetterReader", lambda sqs, url, hold: real(sqs, url, hold, clock=clock)
+        )
         with pytest.raises(dlq.DlqError, match="the delete is not confirmed"):
             dlq.discard(SlowDelete(), queues, ids["conflict"], "checked")
     (logged,) = dlq.audit(clients, queues)

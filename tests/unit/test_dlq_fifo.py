@@ -16,7 +16,7 @@ ORDERS = "orders"
 
 @pytest.fixture
 def aws(monkeypatch):
-    monkeypatch.setattr(dlq, "END_OF_QUEUE_WAIT_SECONDS", 0)
+    monkeypatch.setattr(dlq.reading, "END_OF_QUEUE_WAIT_SECONDS", 0)
     with mocked_aws():
         clients = MotoClients()
         sqs = clients.client("sqs")
@@ -32,7 +32,7 @@ def aws(monkeypatch):
 
 
 def letter(kind: str, group: str | None, order_id: str = "o") -> dlq.DeadLetter:
-    return dlq.DeadLetter(order_id, "{}", 1, None, {}, "handle", kind=kind, group_id=group)
+    return dlq.DeadLetter(order_id, "{}", 1, None, {}, "handle", kind=dlq.LetterClass(kind), group_id=group)
 
 
 def test_in_group_order_keeps_every_letter_after_one_of_its_group_that_stays():
