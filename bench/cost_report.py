@@ -8,9 +8,8 @@ from typing import Any
 
 from bench.stats import markdown_table
 from bench.variants import LABELS, VARIANTS
-from stacks.lambda_code import contract
+from guarded_consumer.contract import Tag
 
-Tag = contract().Tag
 ROUND_TRIP_MS = 5
 FLOOR_GOAL = 1.10  # this worker at most 10% over the floor
 POWERTOOLS_GOAL = 1.5  # and at least 1.5x cheaper than Powertools

@@ -30,6 +30,7 @@ from typing import Any
 
 from bench.cost_report import SERVICES, render_ops_check
 from bench.run_units import RunCounts, log_bytes
+from guarded_consumer import contract
 
 GOAL = 0.10  # ops cost at most this far from the measured total, either way
 ORDERS = 300
@@ -179,7 +180,7 @@ def run(pipeline: Any, table: Mapping[str, Any], progress: Callable[[str], None]
     _, architecture, _ = cost.function_shape(clients, target)
     measured = figures_of(counts.usage(architecture), prices, orders)
 
-    metric = observe.CONTRACT.Metric
+    metric = contract.Metric
     accepted, duplicate = (f"decision_{name}" for name in (metric.ACCEPTED, metric.DUPLICATE))
     report: dict[str, Any] = {}
 

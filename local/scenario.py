@@ -9,6 +9,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from guarded_consumer.contract import DUPLICATE_FIELD as DUPLICATE
+from guarded_consumer.contract import Tag, WriteOutcome
 from local.session import LocalError, LocalSession, progress, wait_for
 from ops import observe
 from ops.terminal import safe, safe_lines
@@ -21,8 +23,6 @@ EXPECTED_ITEMS = [
     {"id": "other-order", "quantity": 1, "total_cents": 350},
 ]
 PROCESSING_TIMEOUT = 60
-Tag, WriteOutcome = observe.CONTRACT.Tag, observe.CONTRACT.WriteOutcome
-DUPLICATE = observe.CONTRACT.DUPLICATE_FIELD
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from guarded_consumer import contract
 from ops import observe
 from ops.aws import Clients, error_line
 from ops.cost_model import (
@@ -66,7 +67,7 @@ DEFAULT_ARCHITECTURE = "arm64"
 # query's period must be a multiple of 60, 300 or 3600 seconds once its start is that old.
 MAX_SINCE_MINUTES = 455 * 24 * 60
 MAX_POINTS = 1440
-ACCEPTED = str(observe.CONTRACT.Metric.ACCEPTED)
+ACCEPTED = str(contract.Metric.ACCEPTED)
 FIFO_SUFFIX = ".fifo"  # SQS: a FIFO queue's name ends with it
 
 

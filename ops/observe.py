@@ -17,10 +17,10 @@ from datetime import UTC
 from functools import cache
 from typing import Any
 
-from stacks.lambda_code import contract, load_worker
+from guarded_consumer import contract
+from stacks.lambda_code import load_worker
 
 # The worker's lines (tags, payloads) as its contract defines them (lib/src/guarded_consumer/contract.py).
-CONTRACT = contract()
 
 
 def plain_item(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +129,7 @@ def report_fields(message: str) -> dict[str, float] | None:
 
 def parse_record(event: dict[str, Any]) -> LogRecord | None:
     """A log event as the worker's line about a record; None for any other line."""
-    parsed = CONTRACT.parse_line(event["message"])
+    parsed = contract.parse_line(event["message"])
     if parsed is None:
         return None
     tag, data = parsed

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from guarded_consumer import contract
 from ops import observe
 from ops.aws import Clients, error_line, is_absent, stack_missing
 from ops.history import History, scope_of
@@ -32,7 +33,7 @@ from stacks.config import DECISION_METRICS, DEFAULT_PREFIX, METRICS_NAMESPACE, N
 if TYPE_CHECKING:
     from ops.dlq import Queues
 
-Tag, Delivery = observe.CONTRACT.Tag, observe.CONTRACT.Delivery
+Tag, Delivery = contract.Tag, contract.Delivery
 
 ORDERS_LIMIT = 200
 DECISIONS_LIMIT = 200
@@ -219,10 +220,10 @@ def decisions(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
             "id": record.data.get("id"),
             "outcome": record.data.get("outcome"),
             "decision": record.data.get("decision"),
-            "condition": record.data.get("condition", observe.CONTRACT.CONDITION),
+            "condition": record.data.get("condition", contract.CONDITION),
             "requested": record.data.get("requested"),
             "previous": record.data.get("previous"),
-            "stored": observe.CONTRACT.stored_by(record.data),
+            "stored": contract.stored_by(record.data),
         }
         for record in records
         if record.tag == Tag.WRITE
@@ -240,7 +241,7 @@ def worker_errors(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
 # What one delivery of a message came to (the worker's contract, Delivery); the failed records
 # are reported in batchItemFailures (an ERROR line each) and delivered again by SQS.
 OUTCOMES: tuple[str, ...] = tuple(Delivery)
-FAILED_RECORD_OUTCOMES: tuple[str, ...] = observe.CONTRACT.FAILED_RECORDS
+FAILED_RECORD_OUTCOMES: tuple[str, ...] = contract.FAILED_RECORDS
 
 
 def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
@@ -287,15 +288,15 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
             ):
                 current = open_in[record.stream] = start(record, None, data.get("id"))
             current.update(
-                outcome=observe.CONTRACT.delivery_of_decision(data.get(observe.CONTRACT.DECISION_FIELD)),
-                condition=data.get("condition", observe.CONTRACT.CONDITION),
+                outcome=contract.delivery_of_decision(data.get(contract.DECISION_FIELD)),
+                condition=data.get("condition", contract.CONDITION),
                 write_outcome=data.get("outcome"),
                 requested=data.get("requested"),
                 previous=data.get("previous"),
-                stored=observe.CONTRACT.stored_by(data),
+                stored=contract.stored_by(data),
             )
         elif record.tag == Tag.ERROR:
-            order_id = data.get(observe.CONTRACT.ID_FIELD)
+            order_id = data.get(contract.ID_FIELD)
             if current is None or (
                 current["message_id"] != data.get("message_id")
                 and (current["message_id"] is not None or current["id"] != order_id)
@@ -305,8 +306,8 @@ def deliveries(records: list[observe.LogRecord]) -> list[dict[str, Any]]:
             if current["requested"] is None and order_id is not None and "quantity" in data:
                 current["requested"] = {"id": order_id, "quantity": data["quantity"]}
             current.update(
-                outcome=observe.CONTRACT.delivery_of_failure(data.get(observe.CONTRACT.ERROR_FIELD)),
-                error=data.get(observe.CONTRACT.ERROR_FIELD),
+                outcome=contract.delivery_of_failure(data.get(contract.ERROR_FIELD)),
+                error=data.get(contract.ERROR_FIELD),
                 message=data.get("message"),
                 receive_count=data.get("receive_count"),
             )

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from guarded_consumer import contract as _CONTRACT
 from idempotent_consumer.alarms import ALARMS, DEAD_LETTER_EXPIRY_WARNING_DAYS, AlarmSettings
 from idempotent_consumer.rules import (
     BOUNDS,
@@ -24,7 +25,7 @@ from idempotent_consumer.rules import (
     redelivery_window_days,
     settings_problem,
 )
-from stacks.lambda_code import LAMBDA_SOURCE, contract
+from stacks.lambda_code import LAMBDA_SOURCE
 
 if TYPE_CHECKING:
     from idempotent_consumer import ConsumerProps
@@ -44,7 +45,6 @@ DEFAULT_PREFIX = "labex-q05"
 
 # What the worker reads and emits, from the contract it ships with (lib/src/guarded_consumer/contract.py):
 # its environment variables, the namespace of its decision metrics, the decisions.
-_CONTRACT = contract()
 WORKER_TABLE_ENV = _CONTRACT.TABLE_NAME_ENV
 WORKER_METRICS_NAMESPACE_ENV = _CONTRACT.METRICS_NAMESPACE_ENV
 WORKER_RETENTION_ENV = _CONTRACT.ORDER_RETENTION_SECONDS_ENV

@@ -74,11 +74,6 @@ def load_worker() -> ModuleType:
     return load_lambda("worker")
 
 
-def contract() -> ModuleType:
-    """guarded_consumer.contract: the names the worker, the construct and `ops` share."""
-    return importlib.import_module("guarded_consumer.contract")
-
-
 def package_files(source: str) -> dict[str, str]:
     """The function's package as the construct bundles it, path by path: every source file of
     lambda/<source>/, and for the worker the handler library beside them (for tests that deploy

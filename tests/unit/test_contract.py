@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from guarded_consumer import contract
 from ops import observe, snapshot
-from stacks.lambda_code import contract as load_contract
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT_FILE = ROOT / "lib" / "src" / "guarded_consumer" / "contract.py"
@@ -32,8 +32,6 @@ TEMPLATE_SNAPSHOT = (
 )
 APP_JS = ROOT / "ops" / "view" / "static" / "app.js"
 TABLE = "orders"
-
-contract = load_contract()
 
 
 def protocol_values() -> set[str]:
@@ -275,14 +273,14 @@ def test_saved_queries_find_the_lines_the_worker_prints(printed):
     parsed = [contract.parse_line(text) for text in printed]
     lines = [(text, found) for text, found in zip(printed, parsed) if found is not None]
 
-    conflicts = [text for text, _ in lines if filter_regex(queries["conflicts"]).search(text)]
-    assert [contract.parse_line(text)[1]["decision"] for text in conflicts] == [contract.Decision.CONFLICT]
+    conflicts = [found for text, found in lines if filter_regex(queries["conflicts"]).search(text)]
+    assert [data["decision"] for _, data in conflicts] == [contract.Decision.CONFLICT]
 
     errors_query = queries["errors-by-class"]
     errors = [text for text, _ in lines if filter_regex(errors_query).search(text)]
     assert errors == [text for text, (tag, _) in lines if tag == contract.Tag.ERROR]
-    parsed = [parse_glob(errors_query).search(text) for text in errors]
-    classes = [match.group(1) for match in parsed if match]
+    matches = [parse_glob(errors_query).search(text) for text in errors]
+    classes = [match.group(1) for match in matches if match]
     assert len(classes) == len(errors)
     assert classes == [contract.Failure.CONFLICT, contract.Failure.MALFORMED, "AccessDeniedException"]
 

@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 import boto3
 import pytest
 
+from guarded_consumer import contract as CONTRACT
 from ops.__main__ import main
 from ops.cost import init_phases, init_progress, metric_hours, period_for, usage_of
 from ops.cost_model import PRICES_FILE, Prices, Usage, estimated_gb_seconds, price
-from ops.observe import CONTRACT
 from stacks.config import DECISION_METRICS, DEFAULT_PREFIX, METRICS_NAMESPACE, Names
 from stacks.lambda_code import load_worker
 from tests.unit.conftest import mocked_aws

@@ -11,8 +11,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from guarded_consumer import contract as CONTRACT
 from guarded_consumer import write_guard
-from ops.observe import CONTRACT
 from tests.unit.conftest import ORDERS_TABLE, create_table, mocked_aws
 
 TABLE = ORDERS_TABLE
