@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stacks.config import REFERENCE_ITEM
+
+if TYPE_CHECKING:
+    from ops.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -25,31 +28,31 @@ class Check:
         return asdict(self)
 
 
-def _evidence(snapshot: dict[str, Any], section: str) -> str:
-    found = snapshot["resources"].get(section, {})
-    return f"{found.get('detail') or found.get('call', '')}".strip()
+def _evidence(snapshot: Snapshot, section: str) -> str:
+    found = snapshot["resources"].get(section)
+    return "" if found is None else (found["detail"] or found["call"]).strip()
 
 
-def _state(snapshot: dict[str, Any], section: str) -> str:
-    return str(snapshot["resources"].get(section, {}).get("state", "unreadable"))
+def _state(snapshot: Snapshot, section: str) -> str:
+    found = snapshot["resources"].get(section)
+    return "unreadable" if found is None else found["state"]
 
 
-def _cannot_tell(snapshot: dict[str, Any], section: str) -> str:
+def _cannot_tell(snapshot: Snapshot, section: str) -> str:
     return f"cannot tell: {snapshot['errors'].get(section) or _evidence(snapshot, section)}"
 
 
-def started(snapshot: dict[str, Any]) -> bool:
+def started(snapshot: Snapshot) -> bool:
     """The lab's clean-up has begun: something it deletes (the worker's event source mapping, the
     jobs queue, the worker's log group) is gone, as AWS said. Before that the checks describe an
     end state nobody has asked for yet: the view shows them as not started, not as failing."""
-    resources = snapshot.get("resources") or {}
-    mapping_gone = _state(snapshot, "mappings") == "present" and snapshot.get("mappings") == []
+    mapping_gone = _state(snapshot, "mappings") == "present" and snapshot["mappings"] == []
     return mapping_gone or any(
-        resources.get(section, {}).get("state") == "absent" for section in ("mappings", "jobs", "log")
+        _state(snapshot, section) == "absent" for section in ("mappings", "jobs", "log")
     )
 
 
-def checks(snapshot: dict[str, Any]) -> list[Check]:
+def checks(snapshot: Snapshot) -> list[Check]:
     """The lab's expected end state, one check per line, each with its evidence."""
     target = snapshot["target"]
     if snapshot["error"] or target is None:
@@ -64,7 +67,7 @@ def checks(snapshot: dict[str, Any]) -> list[Check]:
     if state == "present" and not mappings:
         found.append(Check(what, True, "ListEventSourceMappings: none"))
     elif state == "present":
-        listed = ", ".join(f"{m['uuid']} ({m['state']})" for m in mappings)
+        listed = ", ".join(f"{m['uuid']} ({m['state']})" for m in mappings or [])
         found.append(Check(what, False, f"ListEventSourceMappings: {listed}"))
     elif state == "absent":
         found.append(Check(what, True, _evidence(snapshot, "mappings")))
@@ -76,8 +79,8 @@ def checks(snapshot: dict[str, Any]) -> list[Check]:
     if state == "absent":
         found.append(Check(what, True, _evidence(snapshot, "jobs")))
     elif state == "present":
-        counters = snapshot["queues"]["jobs"]
-        found.append(Check(what, False, f"GetQueueAttributes: it exists ({counters['visible']} visible)"))
+        counters = snapshot["queues"]["jobs"] or {}
+        found.append(Check(what, False, f"GetQueueAttributes: it exists ({counters.get('visible')} visible)"))
     else:
         found.append(Check(what, False, _cannot_tell(snapshot, "jobs")))
 
@@ -85,7 +88,7 @@ def checks(snapshot: dict[str, Any]) -> list[Check]:
     state, orders = _state(snapshot, "orders"), snapshot["orders"]
     if state == "present" and not orders:
         found.append(Check(what, True, "Scan: 0 items"))
-    elif state == "present":
+    elif state == "present" and orders is not None:
         ids = ", ".join(str(item.get("id")) for item in orders[:5])
         found.append(Check(what, False, f"Scan: {len(orders)} item(s): {ids}"))
     elif state == "absent":
@@ -98,7 +101,7 @@ def checks(snapshot: dict[str, Any]) -> list[Check]:
     what = f"the reference item in {target['reference_table']} unchanged"
     state, reference = _state(snapshot, "reference"), snapshot["reference"]
     if lab and state == "present":
-        shown = ", ".join(json.dumps(item, sort_keys=True) for item in reference) or "no items"
+        shown = ", ".join(json.dumps(item, sort_keys=True) for item in reference or []) or "no items"
         found.append(Check(what, reference == [REFERENCE_ITEM], f"Scan: {shown}"))
     elif lab:
         found.append(Check(what, False, _cannot_tell(snapshot, "reference")))
@@ -110,9 +113,8 @@ def checks(snapshot: dict[str, Any]) -> list[Check]:
     for section, name in tables:
         what, state = f"{name} still there", _state(snapshot, section)
         if state == "present":
-            answered = (
-                f"State {snapshot['function']['state']}" if section == "function" else "the table answered"
-            )
+            function = snapshot["function"] or {}
+            answered = f"State {function.get('state')}" if section == "function" else "the table answered"
             found.append(Check(what, True, f"{snapshot['resources'][section]['call']}: {answered}"))
         elif state == "absent":
             found.append(Check(what, False, f"deleted: {_evidence(snapshot, section)}"))

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from botocore.exceptions import ClientError
 
@@ -54,6 +54,60 @@ SECTION_CALLS = {
     "series": "GetMetricData",
     "log": "FilterLogEvents",
 }
+
+
+class Section(TypedDict):
+    """How one section was read: `present`, `absent` (the resource is not there) or `unreadable`,
+    with the call that read it and, when it failed, the error in one line."""
+
+    state: str
+    call: str
+    detail: str
+
+
+class QueueCounts(TypedDict):
+    jobs: dict[str, int] | None
+    dlq: dict[str, int] | None
+
+
+class History_(TypedDict):
+    path: str
+    error: str | None
+
+
+class Snapshot(TypedDict):
+    """Everything the view and `ops status` show, JSON-ready (ops/view/static/app.js reads the
+    same keys). None: not read, or unreadable (`resources` and `errors` say which)."""
+
+    taken_at: str
+    taken_at_ms: int
+    endpoint: str | None
+    region: str | None
+    error: str | None  # the target could not be resolved: nothing else was read
+    errors: dict[str, str]  # section -> why it is unreadable
+    target: dict[str, Any] | None
+    options: dict[str, Any] | None
+    queues: QueueCounts
+    resources: dict[str, Section]
+    mappings: list[dict[str, Any]] | None
+    function: dict[str, Any] | None
+    orders: list[dict[str, Any]] | None
+    orders_truncated: bool
+    reference: list[dict[str, Any]] | None
+    decisions: list[dict[str, Any]] | None  # the last DECISIONS_LIMIT
+    decisions_total: int
+    worker_errors: list[dict[str, Any]] | None
+    deliveries: list[dict[str, Any]] | None
+    messages: list[dict[str, Any]] | None
+    messages_total: int
+    executions: int | None  # the worker's invocations since log_since
+    summary: dict[str, int | None] | None
+    log_since: str
+    log_since_ms: int
+    alarms: list[dict[str, Any]] | None
+    series: dict[str, list[tuple[int, float]]] | None
+    log_source: str | None  # "log", or "history" when the log group is gone
+    history: History_ | None
 
 
 class TargetError(RuntimeError):
@@ -392,7 +446,7 @@ def take_snapshot(
     stack: str | None = None,
     since_minutes: float = DEFAULT_SINCE_MINUTES,
     history: History | None = None,
-) -> dict[str, Any]:
+) -> Snapshot:
     """Everything the view shows, as JSON-ready data. Never raises for AWS errors."""
     now_ms = int(time.time() * 1000)
     since_ms = now_ms - int(since_minutes * 60_000)
@@ -457,7 +511,7 @@ def take_snapshot(
     return snapshot
 
 
-def _empty_snapshot(now_ms: int, since_ms: int) -> dict[str, Any]:
+def _empty_snapshot(now_ms: int, since_ms: int) -> Snapshot:
     """Every key of a snapshot, nothing read yet (None: not read, or unreadable)."""
     return {
         "taken_at": _iso(now_ms),
@@ -493,7 +547,7 @@ def _empty_snapshot(now_ms: int, since_ms: int) -> dict[str, Any]:
 
 
 def _add_records(
-    snapshot: dict[str, Any], records: list[observe.LogRecord], log: observe.WorkerLog | None, since_ms: int
+    snapshot: Snapshot, records: list[observe.LogRecord], log: observe.WorkerLog | None, since_ms: int
 ) -> None:
     """The worker's decisions, deliveries, messages and their summary, from its log lines."""
     written = decisions(records)
@@ -523,7 +577,7 @@ def _add_records(
 
 
 def _kept(
-    snapshot: dict[str, Any],
+    snapshot: Snapshot,
     history: History | None,
     target: Target,
     log: observe.WorkerLog | None,
@@ -596,7 +650,7 @@ def delivery_line(delivery: dict[str, Any], widths: tuple[int, int] = (0, 0)) ->
     return line
 
 
-def format_text(snapshot: dict[str, Any]) -> str:
+def format_text(snapshot: Snapshot) -> str:
     """The snapshot for a terminal: the same facts as the page, one block per section."""
     lines = [
         f"endpoint  {snapshot['endpoint'] or '-'}  (region {snapshot['region'] or '-'})",
@@ -605,26 +659,27 @@ def format_text(snapshot: dict[str, Any]) -> str:
     if snapshot["error"]:
         return safe_lines([*lines, f"error     {snapshot['error']}"])
     target, errors = snapshot["target"], snapshot["errors"]
+    if target is None:
+        return safe_lines([*lines, "error     no target was resolved"])
     lines.append(f"names     from {target['names_from']}")
     if snapshot["options"] is not None:
         lines.append(f"options   {options_line(snapshot['options'])}  (from {snapshot['options']['from']})")
 
     def unread(key: str) -> str:
         """Why a section has no data: deleted (AWS said so) or an error."""
-        found = snapshot["resources"].get(key, {})
-        if found.get("state") == "absent":
+        found = snapshot["resources"].get(key)
+        if found is not None and found["state"] == "absent":
             return f"absent ({found['detail']})"
         return f"error: {errors[key]}"
 
-    def counters(label: str, key: str, name: str) -> str:
-        found = snapshot["queues"][key]
+    def counters(label: str, key: str, found: dict[str, int] | None, name: str) -> str:
         if found is None:
             return f"{label:<9} {name}: {unread(key)}"
         return f"{label:<9} {name}: visible {found['visible']}, in flight {found['in_flight']}, delayed {found['delayed']}"
 
     lines += [
-        counters("queue", "jobs", target["jobs_queue"]),
-        counters("dlq", "dlq", target["dead_letter_queue"]),
+        counters("queue", "jobs", snapshot["queues"]["jobs"], target["jobs_queue"]),
+        counters("dlq", "dlq", snapshot["queues"]["dlq"], target["dead_letter_queue"]),
     ]
     function = snapshot["function"]
     lines.append(
@@ -640,27 +695,27 @@ def format_text(snapshot: dict[str, Any]) -> str:
         )
     if snapshot["mappings"] == []:
         lines.append(f"mapping   none for {target['function_name']}")
-    for key, label in (("orders", "orders"), ("reference", "reference")):
-        if key == "reference" and not target["reference_table"]:
-            continue
-        if snapshot[key] is None:
-            lines.append(f"{label:<9} {unread(key)}")
+    tables = [("orders", snapshot["orders"], target["orders_table"])]
+    if target["reference_table"]:
+        tables.append(("reference", snapshot["reference"], target["reference_table"]))
+    for key, items, table in tables:
+        if items is None:
+            lines.append(f"{key:<9} {unread(key)}")
         else:
-            lines.append(
-                f"{label:<9} {len(snapshot[key])} item(s) in "
-                f"{target['orders_table' if key == 'orders' else 'reference_table']}"
-            )
-            lines += [f"          {_compact(item)}" for item in snapshot[key]]
+            lines.append(f"{key:<9} {len(items)} item(s) in {table}")
+            lines += [f"          {_compact(item)}" for item in items]
     if snapshot["alarms"] is None:
         lines.append(f"alarms    {unread('alarms')}")
     for alarm in snapshot["alarms"] or []:
         lines.append(f"alarm     {alarm['name']}: {alarm['state']}  {alarm['reason']}")
     if snapshot["alarms"] == []:
         lines.append("alarms    none")
-    log_gone = snapshot["resources"].get("log", {}).get("state") == "absent"
+    log_section = snapshot["resources"].get("log")
+    log_gone = log_section is not None and log_section["state"] == "absent"
     if log_gone:
         lines.append(f"log       {target['log_group']}: {unread('log')}")
-    if snapshot["deliveries"] is None:
+    deliveries, summary = snapshot["deliveries"], snapshot["summary"]
+    if deliveries is None or summary is None:
         lines.append(
             "worker    no decisions: the log group is gone and none were kept (ops status or the view keeps "
             "what it reads)"
@@ -668,21 +723,24 @@ def format_text(snapshot: dict[str, Any]) -> str:
             else f"worker    {unread('log')}"
         )
     else:
-        lines += _worker_lines(snapshot)
+        lines += _worker_lines(snapshot, deliveries, summary)
     return safe_lines(lines)
 
 
-def _worker_lines(snapshot: dict[str, Any]) -> list[str]:
-    """The worker's counts and one line per record, for `format_text`."""
+def _worker_lines(
+    snapshot: Snapshot, shown: list[dict[str, Any]], summary: dict[str, int | None]
+) -> list[str]:
+    """The worker's counts and one line per record (`shown`, the last deliveries), for
+    `format_text`."""
     lines: list[str] = []
-    summary = snapshot["summary"]
     invocation_errors = (
         f"{'-' if summary['invocation_errors'] is None else summary['invocation_errors']} invocation error(s)"
     )
     if snapshot["taken_at_ms"] - snapshot["log_since_ms"] > SERIES_MINUTES * 60_000:
         invocation_errors += f" (last {SERIES_MINUTES} min)"  # all the metrics read cover
-    if snapshot["log_source"] == "history":
-        lines.append(f"history   the decisions below are history, kept in {snapshot['history']['path']}")
+    history = snapshot["history"]
+    if snapshot["log_source"] == "history" and history is not None:
+        lines.append(f"history   the decisions below are history, kept in {history['path']}")
     since = "from the history" if snapshot["log_source"] == "history" else f"since {snapshot['log_since']}"
     executions = "-" if snapshot["executions"] is None else snapshot["executions"]
 
@@ -696,9 +754,8 @@ def _worker_lines(snapshot: dict[str, Any]) -> list[str]:
         f"{summary['messages']} message(s): {count(Delivery.ACCEPTED)}, {count(Delivery.DUPLICATE)}, "
         f"{summary['failed_records']} failed ({failed})"
     )
-    if len(snapshot["deliveries"]) < summary["records"]:
-        lines.append(f"          the last {len(snapshot['deliveries'])} records:")
-    shown = snapshot["deliveries"]
+    if len(shown) < (summary["records"] or 0):
+        lines.append(f"          the last {len(shown)} records:")
     widths = (
         max((len(_order_id(d)) for d in shown), default=0),
         max((len(OUTCOME_WORDS[d["outcome"]]) for d in shown), default=0),

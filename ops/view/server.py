@@ -37,7 +37,7 @@ from ops.aws import Clients, Endpoint, error_line
 from ops.dlq import DlqError
 from ops.guard import LOOPBACK_NAMES, refusal
 from ops.history import History
-from ops.snapshot import DEFAULT_SINCE_MINUTES, TargetError, resolve_target, take_snapshot
+from ops.snapshot import DEFAULT_SINCE_MINUTES, Snapshot, TargetError, resolve_target, take_snapshot
 from stacks.config import DEFAULT_PREFIX
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -62,6 +62,14 @@ def to_json(value: Any) -> bytes:
     return json.dumps(value, default=_json_default, sort_keys=True).encode()
 
 
+class ViewSnapshot(Snapshot):
+    """A snapshot as the page gets it: with the lab's clean-up check and the view's settings."""
+
+    cleanup: list[dict[str, Any]]
+    cleanup_started: bool
+    view: dict[str, Any]
+
+
 class View:
     """What the pages ask for, against one AWS endpoint and one deployed consumer."""
 
@@ -79,17 +87,20 @@ class View:
         self.history = history if history is not None else History()
         self.since_minutes, self.poll_ms, self.cache_seconds = since_minutes, poll_ms, cache_seconds
         self._lock = threading.Lock()
-        self._cached: tuple[float, dict[str, Any]] | None = None
+        self._cached: tuple[float, ViewSnapshot] | None = None
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> ViewSnapshot:
         # Several open tabs share one round of AWS reads.
         with self._lock:
             if self._cached and time.monotonic() - self._cached[0] < self.cache_seconds:
                 return self._cached[1]
-            snapshot = take_snapshot(self.clients, self.prefix, self.stack, self.since_minutes, self.history)
-            snapshot["cleanup"] = [check.as_json() for check in cleanup.checks(snapshot)]
-            snapshot["cleanup_started"] = cleanup.started(snapshot)
-            snapshot["view"] = {"poll_ms": self.poll_ms, "prefix": self.prefix}
+            taken = take_snapshot(self.clients, self.prefix, self.stack, self.since_minutes, self.history)
+            snapshot = ViewSnapshot(
+                **taken,
+                cleanup=[check.as_json() for check in cleanup.checks(taken)],
+                cleanup_started=cleanup.started(taken),
+                view={"poll_ms": self.poll_ms, "prefix": self.prefix},
+            )
             self._cached = (time.monotonic(), snapshot)
             return snapshot
 

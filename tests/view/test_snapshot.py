@@ -48,7 +48,7 @@ def test_snapshot_reads_every_section_with_names_from_the_stack_outputs(aws):
     (duplicate marked), worker errors and executions are all read."""
     deploy_stack(aws)
     create_resources(aws)
-    snapshot = take_snapshot(aws, PREFIX)
+    snapshot: Any = take_snapshot(aws, PREFIX)
     assert snapshot["error"] is None and snapshot["errors"] == {}
     assert snapshot["target"]["names_from"] == f"stack {PREFIX}-consumer outputs"
     assert snapshot["queues"]["jobs"] == {"visible": 2, "in_flight": 0, "delayed": 1}
@@ -114,7 +114,7 @@ def test_without_a_stack_a_fifo_deployments_queues_are_found_by_their_suffix(aws
 def test_without_a_stack_the_names_come_from_the_prefix(aws):
     """No stack (or no cloudformation:DescribeStacks): the names stacks/config.py derives."""
     create_resources(aws)
-    snapshot = take_snapshot(aws, PREFIX)
+    snapshot: Any = take_snapshot(aws, PREFIX)
     assert snapshot["error"] is None
     assert snapshot["target"]["names_from"] == f"prefix {PREFIX} (stack not found)"
     assert snapshot["target"]["orders_table"] == f"{PREFIX}-orders"
@@ -129,7 +129,7 @@ def test_a_deleted_resource_is_absent_with_the_call_that_said_so_not_an_error(aw
     urls = create_resources(aws)
     aws.client("dynamodb").delete_table(TableName=f"{PREFIX}-orders")
     aws.client("sqs").delete_queue(QueueUrl=urls["jobs"])
-    snapshot = take_snapshot(aws, PREFIX)
+    snapshot: Any = take_snapshot(aws, PREFIX)
     assert snapshot["error"] is None and snapshot["errors"] == {}
     resources = snapshot["resources"]
     assert (resources["orders"]["state"], resources["jobs"]["state"]) == ("absent", "absent")
@@ -172,7 +172,7 @@ def test_a_read_that_fails_otherwise_is_unreadable_and_the_others_still_show(aws
         return scan(**request)
 
     monkeypatch.setattr(dynamodb, "scan", denied)
-    snapshot = take_snapshot(aws, PREFIX)
+    snapshot: Any = take_snapshot(aws, PREFIX)
     assert list(snapshot["errors"]) == ["orders"]
     assert snapshot["resources"]["orders"] == {
         "state": "unreadable",
@@ -192,11 +192,11 @@ def test_decisions_read_once_outlive_the_log_group_as_history(aws, tmp_path):
 
     deploy_stack(aws)
     create_resources(aws)
-    first = take_snapshot(aws, PREFIX, history=History(tmp_path / "history.sqlite3"))
+    first: Any = take_snapshot(aws, PREFIX, history=History(tmp_path / "history.sqlite3"))
     assert first["log_source"] == "log" and len(first["decisions"]) == 3
     aws.client("logs").delete_log_group(logGroupName=f"/aws/lambda/{PREFIX}-worker")
 
-    later = take_snapshot(aws, PREFIX, history=History(tmp_path / "history.sqlite3"))
+    later: Any = take_snapshot(aws, PREFIX, history=History(tmp_path / "history.sqlite3"))
     assert later["errors"] == {} and later["resources"]["log"]["state"] == "absent"
     assert later["log_source"] == "history"
     assert later["decisions"] == first["decisions"] and later["messages"] == first["messages"]
@@ -295,7 +295,7 @@ def test_an_unreadable_resource_fails_its_cleanup_check_with_the_reason(aws, cap
 
 
 def test_nothing_deployed_is_one_plain_error(aws):
-    snapshot = take_snapshot(aws, PREFIX)
+    snapshot: Any = take_snapshot(aws, PREFIX)
     assert snapshot["error"].startswith(f"stack {PREFIX}-consumer not found, and GetQueueUrl:")
     assert "deploy the stack" in snapshot["error"]
 
@@ -309,7 +309,7 @@ def test_unreachable_endpoint_is_one_plain_error_within_seconds():
     clients = Clients(Endpoint(f"http://127.0.0.1:{port}", REGION, "a", "b"))
     attempts: list[str] = []
     clients._boto_session().events.register("before-send", lambda request, **_: attempts.append(request.url))
-    snapshot = take_snapshot(clients)
+    snapshot: Any = take_snapshot(clients)
     assert snapshot["error"] == f"cannot reach AWS at http://127.0.0.1:{port}/: connection failed"
     assert attempts == [f"http://127.0.0.1:{port}/"] * 3
     config: Any = CLIENT_CONFIG  # botocore's stubs do not list Config's options
@@ -448,7 +448,7 @@ def test_status_lists_the_alarms_with_their_states(aws):
     cloudwatch.set_alarm_state(
         AlarmName=f"{PREFIX}-dead-letters", StateValue="ALARM", StateReason="1 message waits"
     )
-    snapshot = take_snapshot(aws, PREFIX)
+    snapshot: Any = take_snapshot(aws, PREFIX)
     assert [(a["name"], a["state"]) for a in snapshot["alarms"]] == [
         (f"{PREFIX}-conflicting-orders", "OK"),
         (f"{PREFIX}-dead-letters", "ALARM"),
@@ -575,7 +575,7 @@ def test_status_counts_invocation_errors_apart_from_failed_records(aws):
     failed records from the worker's ERROR lines: on the busy day 1 and 19, each under its own
     name; with --since beyond the hour the metrics cover, the line says so."""
     create_busy_day(aws)
-    snapshot = take_snapshot(aws, PREFIX)
+    snapshot: Any = take_snapshot(aws, PREFIX)
     assert (snapshot["summary"]["invocation_errors"], snapshot["summary"]["failed_records"]) == (1, 19)
     assert "1 invocation error(s); 22 record(s) of 7 message(s)" in format_text(snapshot)
     assert ", 1 invocation error(s) (last 60 min); " in format_text(
@@ -600,7 +600,7 @@ def test_status_shows_the_options_from_the_stacks_options_output(aws):
         StackName=f"{PREFIX}-consumer", TemplateBody=json.dumps(template)
     )
     create_resources(aws)
-    snapshot = take_snapshot(aws, PREFIX)
+    snapshot: Any = take_snapshot(aws, PREFIX)
     assert snapshot["options"] == {"from": "stack output Options", "values": config.options()}
     assert json.loads(json.dumps(snapshot))["options"]["values"]["batch_size"] == 10
     (line,) = [line for line in format_text(snapshot).splitlines() if line.startswith("options")]
@@ -616,7 +616,7 @@ def test_a_stack_without_the_options_output_shows_what_its_resources_say(aws):
     the jobs queue's name, and the line says they come from the resources."""
     deploy_stack(aws)
     create_resources(aws)
-    snapshot = take_snapshot(aws, PREFIX)
+    snapshot: Any = take_snapshot(aws, PREFIX)
     assert snapshot["options"]["values"] == {"fifo": False, "batch_size": 1}
     assert snapshot["options"]["from"].startswith("the resources")
     assert (
