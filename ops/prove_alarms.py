@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from types import FrameType
 from typing import Any, Self
 from urllib.parse import urlsplit
@@ -45,8 +46,21 @@ REASON = "ops prove-alarms: testing the notification path; nothing is wrong"
 ALARM_RESOURCE = "AWS::CloudWatch::Alarm"
 NOBODY_REACHED = 3
 NOT_PROVEN = 1
+
+
+class Outcome(StrEnum):
+    """What a proof found for one alarm."""
+
+    DELIVERED = "delivered"  # every action of its ALARM recorded as delivered
+    FAILED = "failed"  # an action recorded as failed
+    NOT_RECORDED = "not recorded"  # no action record yet
+    NO_ACTION = "no action"  # it notifies nothing in ALARM
+    ACTIONS_DISABLED = "actions disabled"
+    MISSING = "missing"  # no alarm of this name
+
+
 # Outcomes of one alarm that mean its ALARM notifies nobody at all.
-REACHES_NOBODY = ("no action", "actions disabled")
+REACHES_NOBODY = (Outcome.NO_ACTION, Outcome.ACTIONS_DISABLED)
 CONFIRMED, PENDING = "confirmed", "pending confirmation"
 
 
@@ -62,7 +76,7 @@ class Interrupted(BaseException):
 @dataclass(frozen=True)
 class Proof:
     alarm: str
-    outcome: str  # delivered, failed, not recorded, no action, actions disabled, missing
+    outcome: Outcome
     detail: str  # the topics, or CloudWatch's summary of the failure, or why not tested
     actions: tuple[str, ...]
     was: str = ""  # the state it was in when the run began
@@ -71,7 +85,7 @@ class Proof:
 
     @property
     def ok(self) -> bool:
-        return self.outcome == "delivered"
+        return self.outcome == Outcome.DELIVERED
 
 
 @dataclass(frozen=True)
@@ -124,23 +138,27 @@ def mask(protocol: str, endpoint: str) -> str:
 def judge(alarm: str, actions: list[str], items: list[dict[str, Any]]) -> Proof:
     """The outcome of one alarm's actions from its Action history items of one transition."""
     if not actions:
-        return Proof(alarm, "no action", "the alarm notifies nothing in ALARM", ())
-    outcomes: dict[str, tuple[str, str]] = {}
+        return Proof(alarm, Outcome.NO_ACTION, "the alarm notifies nothing in ALARM", ())
+    outcomes: dict[str, tuple[Outcome, str]] = {}
     for item in items:
         data = json.loads(item.get("HistoryData") or "{}")
         resource = data.get("notificationResource") or next(
             (a for a in actions if a in item["HistorySummary"]), None
         )
-        if resource in actions and outcomes.get(resource, ("", ""))[0] != "failed":
+        if resource in actions and outcomes.get(resource, (Outcome.DELIVERED, ""))[0] != Outcome.FAILED:
             failed = data.get("actionState") == "Failed" or item["HistorySummary"].startswith("Failed")
-            outcomes[resource] = ("failed", item["HistorySummary"]) if failed else ("delivered", resource)
+            outcomes[resource] = (
+                (Outcome.FAILED, item["HistorySummary"]) if failed else (Outcome.DELIVERED, resource)
+            )
     missing = [a for a in actions if a not in outcomes]
-    failed = [detail for outcome, detail in outcomes.values() if outcome == "failed"]
+    failed = [detail for outcome, detail in outcomes.values() if outcome == Outcome.FAILED]
     if failed:
-        return Proof(alarm, "failed", "; ".join(failed), tuple(actions))
+        return Proof(alarm, Outcome.FAILED, "; ".join(failed), tuple(actions))
     if missing:
-        return Proof(alarm, "not recorded", f"no action record for {', '.join(missing)} yet", tuple(actions))
-    return Proof(alarm, "delivered", ", ".join(actions), tuple(actions))
+        return Proof(
+            alarm, Outcome.NOT_RECORDED, f"no action record for {', '.join(missing)} yet", tuple(actions)
+        )
+    return Proof(alarm, Outcome.DELIVERED, ", ".join(actions), tuple(actions))
 
 
 class SignalGuard:
@@ -210,7 +228,7 @@ class Prover:
         self.alarms = {name: found[name] for name in self.names if name in found}
         for name in self.names:
             if name not in found:
-                self.proofs[name] = Proof(name, "missing", "no alarm of this name", ())
+                self.proofs[name] = Proof(name, Outcome.MISSING, "no alarm of this name", ())
 
     def topics(self) -> list[str]:
         """Every SNS topic among the alarms' ALARM and OK actions."""
@@ -232,7 +250,10 @@ class Prover:
                 self.proofs[name] = replace(judge(name, [], []), was=alarm["StateValue"])
             elif not alarm.get("ActionsEnabled", True):
                 self.proofs[name] = Proof(
-                    name, "actions disabled", "ActionsEnabled is false: it notifies nobody", tuple(actions)
+                    name,
+                    Outcome.ACTIONS_DISABLED,
+                    "ActionsEnabled is false: it notifies nobody",
+                    tuple(actions),
                 )
             elif alarm["StateValue"] == "ALARM":
                 self.proofs[name] = self._judge_standing(name, alarm, actions)
@@ -256,7 +277,7 @@ class Prover:
                 for name, alarm in list(waiting.items()):
                     actions = alarm["AlarmActions"]
                     proof = judge(name, actions, _action_items(self.cloudwatch, name, started))
-                    if proof.outcome != "not recorded" or late:
+                    if proof.outcome != Outcome.NOT_RECORDED or late:
                         self.proofs[name] = replace(proof, was=alarm["StateValue"], tested=True)
                         del waiting[name]
                         self.put_back([name])
@@ -312,7 +333,11 @@ class Prover:
     def _restored(self, name: str, what: str) -> None:
         prior = self.flipped.pop(name)
         proof = self.proofs.get(name) or Proof(
-            name, "not recorded", "interrupted before its record", tuple(prior["AlarmActions"]), tested=True
+            name,
+            Outcome.NOT_RECORDED,
+            "interrupted before its record",
+            tuple(prior["AlarmActions"]),
+            tested=True,
         )
         self.proofs[name] = replace(proof, was=prior["StateValue"], tested=True, restore=what)
 

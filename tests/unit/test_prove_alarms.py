@@ -20,6 +20,7 @@ from ops.prove_alarms import (
     NOT_PROVEN,
     REASON,
     Interrupted,
+    Outcome,
     Proof,
     Prover,
     SignalGuard,
@@ -87,7 +88,11 @@ def test_one_line_per_alarm_then_one_per_topic_with_its_subscribers():
         ),
     )
     lines = format_lines(
-        [Proof("p-a", "delivered", TOPIC, (TOPIC,)), Proof("p-longer", "failed", "why", (TOPIC,))], [topic]
+        [
+            Proof("p-a", Outcome.DELIVERED, TOPIC, (TOPIC,)),
+            Proof("p-longer", Outcome.FAILED, "why", (TOPIC,)),
+        ],
+        [topic],
     )
     assert lines == [
         f"delivered     p-a       {TOPIC}",
@@ -141,7 +146,7 @@ def subscription(protocol: str, endpoint: str, arn: str) -> dict:
 def test_a_topic_without_a_confirmed_subscriber_reaches_nobody_and_exits_3():
     """No subscription, or only one pending confirmation: `no confirmed subscriber`, exit 3, even
     though every alarm's action was delivered to the topic."""
-    delivered = [Proof("p-a", "delivered", TOPIC, (TOPIC,), tested=True, restore="back to OK")]
+    delivered = [Proof("p-a", Outcome.DELIVERED, TOPIC, (TOPIC,), tested=True, restore="back to OK")]
     for subs in ([], [subscription("email", "oncall@example.com", "PendingConfirmation")]):
         topic = subscribers(StubSns(subs), TOPIC)
         assert topic.verdict == "no confirmed subscriber"
@@ -169,7 +174,7 @@ def test_a_confirmed_subscriber_and_delivered_actions_exit_0():
         ),
         TOPIC,
     )
-    delivered = [Proof("p-a", "delivered", TOPIC, (TOPIC,), tested=True, restore="back to OK")]
+    delivered = [Proof("p-a", Outcome.DELIVERED, TOPIC, (TOPIC,), tested=True, restore="back to OK")]
     assert (topic.verdict, topic.confirmed, exit_status(delivered, [topic])) == ("reached", 1, 0)
 
 
@@ -177,18 +182,18 @@ def test_unlisted_subscribers_and_unproven_alarms_exit_1():
     """Subscriptions that could not be listed, a failed action, an alarm left in the test ALARM,
     a missing alarm: not proven (1), not nobody reached (3)."""
     reached = Topic(TOPIC, (Subscriber("sqs", QUEUE, "confirmed"),))
-    good = Proof("p-a", "delivered", TOPIC, (TOPIC,), tested=True, restore="back to OK")
+    good = Proof("p-a", Outcome.DELIVERED, TOPIC, (TOPIC,), tested=True, restore="back to OK")
     unlisted = subscribers(StubSns(error="AuthorizationError"), TOPIC)
     assert (unlisted.verdict, exit_status([good], [unlisted])) == ("not listed", NOT_PROVEN)
-    assert exit_status([replace_outcome(good, "failed")], [reached]) == NOT_PROVEN
-    assert exit_status([Proof("p-a", "missing", "", ())], [reached]) == NOT_PROVEN
-    stuck = Proof("p-a", "delivered", TOPIC, (TOPIC,), tested=True, restore="not put back: timeout")
+    assert exit_status([replace_outcome(good, Outcome.FAILED)], [reached]) == NOT_PROVEN
+    assert exit_status([Proof("p-a", Outcome.MISSING, "", ())], [reached]) == NOT_PROVEN
+    stuck = Proof("p-a", Outcome.DELIVERED, TOPIC, (TOPIC,), tested=True, restore="not put back: timeout")
     assert exit_status([stuck], [reached]) == NOT_PROVEN
     assert "still in the test ALARM: p-a" in verdict([stuck], [reached])
     assert verdict([stuck], [Topic(TOPIC, ())]).endswith("subscribe someone; still in the test ALARM: p-a")
 
 
-def replace_outcome(proof: Proof, outcome: str) -> Proof:
+def replace_outcome(proof: Proof, outcome: Outcome) -> Proof:
     return Proof(proof.alarm, outcome, proof.detail, proof.actions)
 
 
