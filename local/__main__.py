@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
     port = DEFAULT_PORT if args.port is None else args.port
     if args.command == "serve":
-        from local.server import serve
+        from local.emulator_main import serve
 
         serve(port, args.state_dir, leases=args.leases)
         return 0

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from local.clients import aws_env, shared_client
+from local.emulator_main import STATE_FILE, private_dir
 from local.paths import ROOT
 from local.polling import wait_for
 from local.ports import port_in_use
 from local.processes import alive
 from local.reporting import LocalError, progress
-from local.server import STATE_FILE, private_dir
 
 DEFAULT_PORT = 5000
 

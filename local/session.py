@@ -9,6 +9,7 @@ from typing import Any
 from local.clients import environment_without_aws, new_client
 from local.context import LOCAL_CONTEXT, parse_context
 from local.deploy import QUIET_NODE, StackDeployment
+from local.emulator_main import HISTORY_FILE
 from local.emulator_process import DEFAULT_PORT, EmulatorProcess
 from local.exports import env_exports, local_queue_url, path_export, user_env
 from local.faults import InjectedFaults
@@ -17,7 +18,6 @@ from local.paths import DEFAULT_STATE_DIR, ROOT
 from local.polling import wait_for
 from local.ports import free_port, port_in_use
 from local.reporting import LocalError, progress
-from local.server import HISTORY_FILE
 from ops.terminal import safe
 
 # Where callers (tests, bench, ops's docs) have always found these.

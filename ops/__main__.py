@@ -59,9 +59,9 @@ def status(args: argparse.Namespace, endpoint: Endpoint) -> int:
     --cleanup, 0 only when every check of the lab's end state holds."""
     snapshot = take_snapshot(Clients(endpoint), args.prefix, args.stack, args.since, History())
     if args.cleanup:
-        from ops import cleanup
+        from ops import cleanup_check
 
-        checks = cleanup.checks(snapshot)
+        checks = cleanup_check.checks(snapshot)
         if args.json:
             print(
                 json.dumps(
@@ -69,7 +69,7 @@ def status(args: argparse.Namespace, endpoint: Endpoint) -> int:
                 )
             )
         else:
-            print(safe_lines(cleanup.format_lines(checks)))
+            print(safe_lines(cleanup_check.format_lines(checks)))
         return 0 if all(c.ok for c in checks) else 1
     if args.json:
         print(json.dumps(snapshot, indent=2, sort_keys=True, default=str))

@@ -9,7 +9,7 @@ from aws_cdk import CustomResource, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from idempotent_consumer.function import PythonFunction
+from idempotent_consumer.function import IsolatedFunction
 from idempotent_consumer.nag import acknowledge
 from idempotent_consumer.storage import table
 from stacks.lambda_code import LAMBDA_SOURCE
@@ -41,7 +41,7 @@ class SeededItem(Construct):
         function_name: str,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.seeder = PythonFunction(
+        self.seeder = IsolatedFunction(
             self,
             "Seeder",
             function_name=function_name,

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ops import cleanup, dlq
+from ops import cleanup_check, dlq
 from ops.aws import Clients, Endpoint, error_line
 from ops.dlq import DlqError
 from ops.guard import LOOPBACK_NAMES, refusal
@@ -97,8 +97,8 @@ class View:
             taken = take_snapshot(self.clients, self.prefix, self.stack, self.since_minutes, self.history)
             snapshot = ViewSnapshot(
                 **taken,
-                cleanup=[check.as_json() for check in cleanup.checks(taken)],
-                cleanup_started=cleanup.started(taken),
+                cleanup=[check.as_json() for check in cleanup_check.checks(taken)],
+                cleanup_started=cleanup_check.started(taken),
                 view={"poll_ms": self.poll_ms, "prefix": self.prefix},
             )
             self._cached = (time.monotonic(), snapshot)

@@ -8,7 +8,7 @@ Days cannot be waited for, even at the local CloudWatch's 12x. So the DLQ is sim
 minute over a week with the embedded AWS's own rules: its SQS gauge code (services/sqs/metrics.py,
 age from the move, three receives left out) makes the samples SQS would publish, and its
 CloudWatch code reads the alarm as CloudFormation creates it (resource_types.py), buckets the
-samples per period and decides the state (evaluation.py, metric_math.py). The old age-based alarm
+samples per period and decides the state (alarm_rules.py, metric_math.py). The old age-based alarm
 is evaluated on the same samples: it stays silent, which is what this test exists to catch.
 
 On FIFO queues (`-c fifo=true`) SQS restarts a dead letter's retention at its move and counts the
@@ -29,9 +29,9 @@ from typing import Any
 
 import pytest
 
-from embedded_aws.services.cloudwatch.evaluation import ALARM, evaluate, evaluation_range, statistic
+from embedded_aws.services.cloudwatch.alarm_messages import alarm_period
+from embedded_aws.services.cloudwatch.alarm_rules import ALARM, evaluate, evaluation_range, statistic
 from embedded_aws.services.cloudwatch.evaluator import math_of, rule_of, supported
-from embedded_aws.services.cloudwatch.messages import alarm_period
 from embedded_aws.services.cloudwatch.metric_math import evaluate as math_evaluate
 from embedded_aws.services.cloudwatch.metric_math import extra_periods
 from embedded_aws.services.cloudwatch.resource_types import _metric_data_queries

@@ -1,4 +1,4 @@
-"""When the lab's clean-up check counts (ops/cleanup.py `started`): only once something the lab's
+"""When the lab's clean-up check counts (ops/cleanup_check.py `started`): only once something the lab's
 clean-up deletes is gone, as AWS said. A running deployment, or one that cannot be read, has not
 begun a clean-up, so the view shows its checks as not started rather than failing."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ops.cleanup import started
+from ops.cleanup_check import started
 
 
 def snapshot(listed: Any = ("a mapping",), **states: str) -> dict[str, Any]:

@@ -273,7 +273,7 @@ def test_an_unreadable_resource_fails_its_cleanup_check_with_the_reason(aws, cap
     """A queue whose read is denied is not "deleted": its check fails and says why."""
     from botocore.exceptions import ClientError
 
-    from ops.cleanup import checks
+    from ops.cleanup_check import checks
 
     deploy_stack(aws)
     urls = create_resources(aws)

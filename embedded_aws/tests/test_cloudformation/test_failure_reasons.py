@@ -1,4 +1,4 @@
-"""What CloudFormation says about a failed resource (services/cloudformation/failures.py), from the
+"""What CloudFormation says about a failed resource (services/cloudformation/failure_messages.py), from the
 errors moto's services raise, without a server."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from moto.iam.exceptions import EntityAlreadyExists
 from moto.logs.exceptions import ResourceAlreadyExistsException
 from moto.sqs.exceptions import QueueAlreadyExists
 
-from embedded_aws.services.cloudformation.failures import (
+from embedded_aws.services.cloudformation.failure_messages import (
     ServiceError,
     handler_error_code,
     service_error,

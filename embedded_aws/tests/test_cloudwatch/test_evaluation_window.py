@@ -11,8 +11,8 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.cloudwatch.models import CloudWatchBackend, cloudwatch_backends
 
+from embedded_aws.services.cloudwatch.alarm_rules import evaluation_window_error
 from embedded_aws.services.cloudwatch.alarm_state import AlarmStates
-from embedded_aws.services.cloudwatch.evaluation import evaluation_window_error
 from embedded_aws.services.cloudwatch.evaluator import supported
 from embedded_aws.services.cloudwatch.history import AlarmHistory
 from embedded_aws.services.cloudwatch.resource_types import CloudWatchAlarm

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from embedded_aws.services.cloudwatch.clock import Clock, bucket_end
-from embedded_aws.services.cloudwatch.evaluation import (
+from embedded_aws.services.cloudwatch.alarm_messages import notification, state_reason
+from embedded_aws.services.cloudwatch.alarm_rules import (
     ALARM,
     INSUFFICIENT_DATA,
     OK,
@@ -19,8 +19,8 @@ from embedded_aws.services.cloudwatch.evaluation import (
     evaluate,
     statistic,
 )
+from embedded_aws.services.cloudwatch.clock import Clock, bucket_end
 from embedded_aws.services.cloudwatch.evaluator import rule_of
-from embedded_aws.services.cloudwatch.messages import notification, state_reason
 
 X, O = 5.0, 0.0  # breaching, not breaching (threshold 1, >=)
 _: float | None = None  # missing

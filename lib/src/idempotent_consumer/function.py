@@ -15,7 +15,7 @@ from .nag import acknowledge
 from .rules import FUNCTION_MEMORY_MB, ConsumerNames
 
 
-class PythonFunction(Construct):
+class IsolatedFunction(Construct):
     """Function from `<code>/app.py` (handler `app.handler`) with its own role that
     starts with no permissions (no managed policy) and an explicit log group removed with the
     stack. Callers grant exactly what the function needs on `role`."""

@@ -12,7 +12,7 @@ from constructs import Construct
 from guarded_consumer import contract
 
 from .bundle import stage
-from .function import PythonFunction
+from .function import IsolatedFunction
 from .nag import acknowledge
 from .rules import FUNCTION_MEMORY_MB
 
@@ -51,7 +51,7 @@ class Worker(Construct):
             environment[contract.KEY_ATTRIBUTE_ENV] = key_attribute
         if order_retention_seconds is not None:
             environment[contract.ORDER_RETENTION_SECONDS_ENV] = str(order_retention_seconds)
-        made = PythonFunction(
+        made = IsolatedFunction(
             self,
             "Handler",
             function_name=function_name,

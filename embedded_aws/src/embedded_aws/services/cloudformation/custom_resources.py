@@ -20,7 +20,7 @@ from embedded_aws.compat.internals import (
     RESOURCE_JSON,
 )
 from embedded_aws.compat.registry import T, declare, install
-from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason
+from embedded_aws.services.cloudformation.failure_messages import ResourceFailed, stack_reason
 from embedded_aws.services.cloudformation.lifecycle import (
     Answer,
     AnswerTo,

@@ -1,6 +1,6 @@
 """A resource whose creation or update fails in moto (a table name that is taken, a queue name
 clashing with other attributes, any service error) fails the stack operation as on AWS: the
-resource's own CREATE_FAILED or UPDATE_FAILED event with the service's message (failures.py), the
+resource's own CREATE_FAILED or UPDATE_FAILED event with the service's message (failure_messages.py), the
 rollback, and every CloudFormation answer in CloudFormation's XML protocol. moto let the service's
 error escape the CreateStack call, which answered with that service's JSON error, and left the
 stack CREATE_IN_PROGRESS with what it had created so far.
@@ -25,7 +25,7 @@ from embedded_aws.compat.internals import (
 )
 from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.cloudformation import imports
-from embedded_aws.services.cloudformation.failures import ResourceFailed, stack_reason, status_reason
+from embedded_aws.services.cloudformation.failure_messages import ResourceFailed, stack_reason, status_reason
 from embedded_aws.services.cloudformation.lifecycle import CustomResourceFailed
 
 log = logging.getLogger("embedded_aws.server")

@@ -17,14 +17,14 @@ import time
 from typing import Any
 
 from embedded_aws.compat.registry import T, declare
-from embedded_aws.services.cloudwatch.evaluation import ALARM, INSUFFICIENT_DATA, OK, evaluation_window_error
-from embedded_aws.services.cloudwatch.history import AlarmHistory
-from embedded_aws.services.cloudwatch.messages import (
+from embedded_aws.services.cloudwatch.alarm_messages import (
     action_item,
     configuration_item,
     notification,
     state_update_item,
 )
+from embedded_aws.services.cloudwatch.alarm_rules import ALARM, INSUFFICIENT_DATA, OK, evaluation_window_error
+from embedded_aws.services.cloudwatch.history import AlarmHistory
 from embedded_aws.services.iam.resource_policies import ALLOW, Principal, Request, decide
 
 log = logging.getLogger("embedded_aws.cloudwatch")

@@ -2,7 +2,7 @@
 
 For each alarm it buckets the metric's datapoints into the evaluation range (periods aligned to
 the epoch, ending at the last closed one), computes the alarm's statistic per bucket, and lets
-`evaluation.evaluate` decide; a different state goes through `AlarmStates.change`. A new or
+`alarm_rules.evaluate` decide; a different state goes through `AlarmStates.change`. A new or
 re-put alarm is evaluated at once. Supported: single-metric alarms with Statistic or a
 percentile ExtendedStatistic, alarms on the metric math `metric_math.py` evaluates (arithmetic
 of metric queries and other expressions, DIFF and RATE), and the four threshold comparisons;
@@ -17,9 +17,13 @@ import logging
 import threading
 from typing import Any
 
-from embedded_aws.services.cloudwatch.alarm_state import AlarmStates
-from embedded_aws.services.cloudwatch.clock import Clock, bucket_end
-from embedded_aws.services.cloudwatch.evaluation import (
+from embedded_aws.services.cloudwatch.alarm_messages import (
+    alarm_period,
+    returns_data,
+    state_reason,
+    state_reason_data,
+)
+from embedded_aws.services.cloudwatch.alarm_rules import (
     COMPARISONS,
     TREAT_MISSING,
     Rule,
@@ -28,12 +32,8 @@ from embedded_aws.services.cloudwatch.evaluation import (
     statistic,
     supported_statistic,
 )
-from embedded_aws.services.cloudwatch.messages import (
-    alarm_period,
-    returns_data,
-    state_reason,
-    state_reason_data,
-)
+from embedded_aws.services.cloudwatch.alarm_state import AlarmStates
+from embedded_aws.services.cloudwatch.clock import Clock, bucket_end
 from embedded_aws.services.cloudwatch.metric_math import Node, extra_periods, metric_ids, parse, resolve
 from embedded_aws.services.cloudwatch.metric_math import evaluate as math_evaluate
 from embedded_aws.services.cloudwatch.metrics import MetricIndex, metric_key

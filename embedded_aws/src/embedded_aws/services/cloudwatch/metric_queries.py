@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from embedded_aws.compat.registry import T, declare, install
-from embedded_aws.services.cloudwatch.evaluation import statistic
+from embedded_aws.services.cloudwatch.alarm_rules import statistic
 from embedded_aws.services.cloudwatch.metrics import MetricIndex, epoch, metric_key, naive_utc
 
 

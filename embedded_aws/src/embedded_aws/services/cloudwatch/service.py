@@ -1,7 +1,7 @@
 """CloudWatch for the embedded AWS: what moto stores but never does, so alarms fire on a laptop.
 
-- Alarms are evaluated (evaluator.py, evaluation.py) and change state as on AWS, with history
-  (DescribeAlarmHistory) and SNS notifications (alarm_state.py, messages.py, history.py).
+- Alarms are evaluated (evaluator.py, alarm_rules.py) and change state as on AWS, with history
+  (DescribeAlarmHistory) and SNS notifications (alarm_state.py, alarm_messages.py, history.py).
 - Metrics: EMF log events become metric data (emf.py); GetMetricData reads one metric's points
   instead of scanning them all per period (metric_queries.py); AWS/SQS for every queue (sqs_metrics.py),
   AWS/Lambda for the local Lambda host (lambda_metrics.py), AWS/DynamoDB throttling for faults

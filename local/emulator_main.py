@@ -80,16 +80,16 @@ def serve(port: int, state_dir: Path, region: str = "us-east-1", leases: Path | 
         "view_url": view.url if view else None,
     }
     write_private(state_dir / STATE_FILE, json.dumps(state, indent=2))
-    logging.getLogger("local.server").info("embedded AWS ready on %s", aws.endpoint)
+    logging.getLogger("local.emulator_main").info("embedded AWS ready on %s", aws.endpoint)
     checks = 0
     # A timed wait lets the signal handler run: it sets the event, and the wait sees it at its
     # next timeout (0.1 s: a test run's end waits for this stop). The leases are read every 2 s.
     while not stopped.wait(0.1):
         checks += 1
         if leases is not None and checks % 20 == 0 and not leaseholders_alive(leases):
-            logging.getLogger("local.server").info("every leaseholder has gone")
+            logging.getLogger("local.emulator_main").info("every leaseholder has gone")
             break
-    logger = logging.getLogger("local.server")
+    logger = logging.getLogger("local.emulator_main")
     if view:
         view.stop()
     logger.info("stopping: Lambda host")

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from embedded_aws.services.cloudwatch.evaluation import ALARM, OK, Rule, Verdict
+from embedded_aws.services.cloudwatch.alarm_rules import ALARM, OK, Rule, Verdict
 
 PHRASES = {
     "GreaterThanOrEqualToThreshold": "greater than or equal to",
