@@ -14,9 +14,21 @@ import importlib.metadata
 import json
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 MODULE = Path(__file__).resolve().parents[1] / "src/embedded_aws/services/cloudformation/create_only.py"
 LINE_LIMIT = 110
+
+
+def type_schemas(types: set[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The resource schemas of `types` (all of them by default) for us-east-1, by type."""
+    data = resources.files("cfnlint.data.schemas")
+    index: dict[str, str] = json.loads((data / "providers" / "us-east-1.json").read_text())
+    return {
+        resource_type: json.loads((data / "resources" / f"{digest}.json").read_text())
+        for resource_type, digest in index.items()
+        if types is None or resource_type in types
+    }
 
 
 def schemas() -> tuple[str, dict[str, list[str]]]:
@@ -28,14 +40,9 @@ def schemas() -> tuple[str, dict[str, list[str]]]:
     from embedded_aws.services.cloudformation.resource_types import added_types
 
     creatable = set(get_model_map()) | {model.cloudformation_type() for model in added_types()}
-    data = resources.files("cfnlint.data.schemas")
-    index: dict[str, str] = json.loads((data / "providers" / "us-east-1.json").read_text())
-    date = json.loads((data / "version.json").read_text())["schema_date"]
+    date = json.loads((resources.files("cfnlint.data.schemas") / "version.json").read_text())["schema_date"]
     found: dict[str, list[str]] = {}
-    for resource_type, digest in sorted(index.items()):
-        if resource_type not in creatable:
-            continue
-        schema = json.loads((data / "resources" / f"{digest}.json").read_text())
+    for resource_type, schema in sorted(type_schemas(creatable).items()):
         paths = [path.split("/") for path in schema.get("createOnlyProperties", [])]
         names = sorted({parts[2] for parts in paths if len(parts) == 3 and parts[1] == "properties"})
         if names:

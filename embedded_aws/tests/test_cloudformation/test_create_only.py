@@ -7,6 +7,7 @@ from __future__ import annotations
 import create_only
 
 from embedded_aws.services.cloudformation.change_sets import replacing
+from embedded_aws.services.cloudformation.imports import IMPORTABLE
 
 
 def test_the_module_is_the_rendered_schemas():
@@ -23,3 +24,14 @@ def test_a_types_replacing_properties_are_cloudformations():
     # services the lab's stack does not use are covered the same way
     assert "BucketName" in replacing("AWS::S3::Bucket")
     assert replacing("Custom::Anything") == set()
+
+
+def test_importable_types_name_the_identifier_their_schemas_name():
+    """An import's identifier, and whether a template can hold it, are the type's schema's
+    `primaryIdentifier` and `readOnlyProperties`, not this stack's choice."""
+    schemas = create_only.type_schemas()
+    for resource_type, importable in IMPORTABLE.items():
+        schema = schemas[resource_type]
+        assert schema["primaryIdentifier"] == [f"/properties/{importable.identifier}"], resource_type
+        read_only = f"/properties/{importable.identifier}" in schema.get("readOnlyProperties", [])
+        assert importable.read_only == read_only, resource_type

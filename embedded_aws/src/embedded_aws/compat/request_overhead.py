@@ -14,7 +14,7 @@ from embedded_aws.compat.registry import T, declare, install
 
 # moto's modules that import `camelcase_to_underscores` and are loaded when the patches are
 # applied (the registry imports every target's module first); the ones moto loads later, for
-# services this project does not use, keep the uncached function.
+# services the emulator does not patch, keep the uncached function.
 CAMELCASE_IMPORTERS = (
     "moto.core.utils",
     "moto.core.responses",

@@ -10,7 +10,7 @@ Locally the same rule, with a cap of LOCAL_MAX_CONCURRENCY instead of 1,250: the
 concurrent invocation in a sandbox process of its own (about 50 MB), on a two-core machine that
 also runs the embedded AWS, the real bottleneck (one Python process serving every request).
 Twenty bounds what one mapping can start to about 1 GB and more CPU demand than two cores can
-serve, while a MaximumConcurrency or reserved concurrency up to 20 (the lab stack's is 10) is
+serve, while a MaximumConcurrency or reserved concurrency up to 20 is
 still honoured exactly.
 """
 

@@ -1,7 +1,7 @@
-"""Resource import as CloudFormation does it, for the resource types this project's stack retains:
-an IMPORT change set (`ResourcesToImport`, what `cdk import` sends) and `ImportExistingResources`
-(what `cdk deploy --import-existing-resources` sends) bind a logical resource of the stack to a
-resource that exists, instead of creating it.
+"""Resource import as CloudFormation does it, for the types whose existing resources the emulator
+can find (a table, a queue, a log group): an IMPORT change set (`ResourcesToImport`, what `cdk
+import` sends) and `ImportExistingResources` (what `cdk deploy --import-existing-resources`
+sends) bind a logical resource of the stack to a resource that exists, instead of creating it.
 
 AWS's rules, from the pages "Import AWS resources into a CloudFormation stack manually" and
 "Import AWS resources into a CloudFormation stack automatically", with the words of AWS's errors as
