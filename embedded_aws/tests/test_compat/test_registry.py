@@ -130,6 +130,61 @@ def test_every_private_name_of_moto_the_package_uses_is_declared():
     assert {name: where for name, where in used.items() if name not in own | declared} == {}
 
 
+# Set on a model by moto's parse_and_create_resource after it is made, so no new object shows
+# them: an import binds a model with them (test_imports.py deploys through it).
+SET_AFTER_CREATE = {"logical_resource_id", "cf_resource_type"}
+
+
+def test_every_attribute_the_package_sets_on_an_object_not_its_own_is_declared():
+    """An attribute written on anything but `self` or the package's own objects (its classes'
+    attributes, its thread-locals) is moto's or botocore's state, or one a patch adds to moto's
+    objects: each is declared (`state`, with `adds` for the added ones), since a write to a name
+    moto renamed would be lost without an error."""
+    source = DISTRIBUTION / "src" / "embedded_aws"
+    own: set[str] = set()
+    written: dict[str, str] = {}
+    for path in sorted(source.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        thread_locals = {
+            target.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func) in ("threading.local", "local")
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                own.update(
+                    member.attr if isinstance(member, ast.Attribute) else member.target.id  # type: ignore[union-attr]
+                    for member in ast.walk(node)
+                    if (
+                        isinstance(member, ast.Attribute)
+                        and isinstance(member.ctx, ast.Store)
+                        and _on(member, "self")
+                    )
+                    or (isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name))
+                )
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and not node.attr.startswith("__")
+            ) and not _on(node, "self", "cls", *thread_locals):
+                written.setdefault(node.attr, f"{path.relative_to(source)}:{node.lineno}")
+    declared = {
+        target.path.partition(":")[2].rpartition(".")[2] for p in REGISTRY.patches for target in p.targets
+    }
+    undeclared = {
+        name: where for name, where in written.items() if name not in own | declared | SET_AFTER_CREATE
+    }
+    assert undeclared == {}
+
+
+def _on(node: ast.Attribute, *names: str) -> bool:
+    return isinstance(node.value, ast.Name) and node.value.id in names
+
+
 def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 

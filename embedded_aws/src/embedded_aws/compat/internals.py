@@ -43,3 +43,19 @@ STACK_FROM_S3_URL = reads(
 # IAM: the action a request is checked for (service:Action) and the access key that signed it.
 REQUEST_ACTION = state("moto.iam.access_control:IAMRequestBase._action", new_objects.iam_request)
 REQUEST_ACCESS_KEY = state("moto.iam.access_control:IAMRequestBase._access_key", new_objects.iam_request)
+
+# CloudFormation's stacks, events and change sets, as the change-set, failure and custom-resource
+# patches update them; the change sets' answers moto lacks are added to its objects.
+STACK_STATE = tuple(
+    state(f"moto.cloudformation.models:Stack.{name}", new_objects.stack)
+    for name in ("status", "template", "description", "parameters", "output_map")
+)
+EVENT_TIMESTAMP = state("moto.cloudformation.models:Event.timestamp", new_objects.stack_event)
+CHANGE_SET_STATE = tuple(
+    state(f"moto.cloudformation.models:ChangeSet.{name}", new_objects.change_set)
+    for name in ("status", "execution_status", "status_reason")
+)
+
+# An AWS error answered in a JSON protocol: its HTTP status and body.
+ERROR_CODE = state("moto.core.exceptions:JsonRESTError.code", new_objects.json_error)
+ERROR_DESCRIPTION = state("moto.core.exceptions:JsonRESTError.description", new_objects.json_error)

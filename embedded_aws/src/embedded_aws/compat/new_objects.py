@@ -70,3 +70,102 @@ def iam_request() -> Any:
             },
             action="ListQueues",
         )
+
+
+def stack() -> Any:
+    from moto.cloudformation.models import Stack
+
+    made: Any = Stack  # a CloudFormationModel: abstract to mypy
+    return made(
+        stack_id=f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/registry-check/0",
+        name="registry-check",
+        template='{"Resources": {}}',
+        parameters={},
+        account_id=ACCOUNT,
+        region_name=REGION,
+    )
+
+
+def change_set() -> Any:
+    from moto.cloudformation.models import ChangeSet
+
+    return ChangeSet(
+        change_set_type="CREATE",
+        change_set_id=f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:changeSet/registry-check/0",
+        change_set_name="registry-check",
+        stack=stack(),
+        template='{"Resources": {}}',
+        parameters={},
+        description="",
+    )
+
+
+def stack_event() -> Any:
+    from moto.cloudformation.models import Event
+
+    return Event(
+        stack_id="registry-check",
+        stack_name="registry-check",
+        logical_resource_id="registry-check",
+        physical_resource_id="registry-check",
+        resource_type="AWS::CloudFormation::Stack",
+        resource_status="CREATE_IN_PROGRESS",
+        resource_status_reason=None,
+        resource_properties=None,
+    )
+
+
+def custom_model() -> Any:
+    from moto.cloudformation.custom_model import CustomModel
+
+    made: Any = CustomModel  # a CloudFormationModel: abstract to mypy
+    return made(REGION, "registry-check", "RegistryCheck", "registry-check")
+
+
+def alarm() -> Any:
+    from moto.cloudwatch.models import Alarm
+
+    return Alarm(
+        account_id=ACCOUNT,
+        region_name=REGION,
+        name="registry-check",
+        namespace="RegistryCheck",
+        metric_name="Check",
+        metric_data_queries=None,
+        comparison_operator="GreaterThanThreshold",
+        evaluation_periods=1,
+        datapoints_to_alarm=None,
+        period=60,
+        threshold=0.0,
+        statistic="Sum",
+        extended_statistic=None,
+        description="",
+        dimensions=[],
+        alarm_actions=[],
+        ok_actions=None,
+        insufficient_data_actions=None,
+        unit=None,
+        actions_enabled=True,
+        treat_missing_data=None,
+        evaluate_low_sample_count_percentile=None,
+        threshold_metric_id=None,
+        rule=None,
+    )
+
+
+def message() -> Any:
+    from moto.sqs.models import Message
+
+    return Message("registry-check", "registry-check")
+
+
+def json_error() -> Any:
+    from moto.core.exceptions import JsonRESTError
+
+    return JsonRESTError("RegistryCheck", "registry check")
+
+
+def aws_request() -> Any:
+    from botocore.awsrequest import AWSRequest
+
+    return AWSRequest(method="GET", url="http://localhost/")

@@ -89,7 +89,10 @@ class Target:
             return f"{self.path}: a new {owner.__name__} cannot be made to check it ({error})"
         if not isinstance(made, owner):
             return f"{self.path}: {made_by.__qualname__} makes no {owner.__name__}"
-        if inspect.getattr_static(made, name, _MISSING) is _MISSING:
+        present = inspect.getattr_static(made, name, _MISSING) is not _MISSING
+        if self.adds and present:
+            return f"moto now sets {self.path} on a new {owner.__name__}: the patch adding it may clash"
+        if not self.adds and not present:
             return f"{self.path} is not set on a new {owner.__name__}"
         return None
 
@@ -140,10 +143,11 @@ def reads(path: str, *parameters: str) -> Target:
     return Target(path, tuple(parameters) if parameters else None, replaced=False)
 
 
-def state(path: str, made_by: Callable[[], Any]) -> Target:
+def state(path: str, made_by: Callable[[], Any], adds: bool = False) -> Target:
     """An attribute moto sets on each object of a class (`module:Class.attribute`) that the patch
-    reads or writes; `made_by` makes a new object of that class to check it on."""
-    return Target(path, replaced=False, made_by=made_by)
+    reads or writes; `made_by` makes a new object of that class to check it on. `adds`: the patch
+    sets it on moto's objects itself, and a new object must not have it yet."""
+    return Target(path, adds=adds, replaced=False, made_by=made_by)
 
 
 _DECLARED: dict[Callable[..., None], Patch] = {}

@@ -8,6 +8,7 @@ import logging
 import threading
 from typing import Any, Protocol
 
+from embedded_aws.compat.internals import ERROR_CODE, ERROR_DESCRIPTION
 from embedded_aws.compat.registry import T, declare
 
 log = logging.getLogger("embedded_aws.server")
@@ -47,6 +48,8 @@ def _too_many_requests() -> Exception:
     "lambda.invoke",
     "the Invoke API (and custom resources) run code in the local Lambda host",
     T("moto.awslambda.models:LambdaFunction.invoke", "self", "body", "request_headers", "response_headers"),
+    ERROR_CODE,
+    ERROR_DESCRIPTION,
     fixes_moto="without Docker, Invoke returns canned answers and never runs the handler",
     uses=("host",),
 )

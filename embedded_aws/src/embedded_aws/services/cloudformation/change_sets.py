@@ -23,17 +23,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from embedded_aws.compat import new_objects
 from embedded_aws.compat.internals import (
     ADD_STACK_EVENT,
+    CHANGE_SET_STATE,
     CREATE_OUTPUT_MAP,
+    EVENT_TIMESTAMP,
     GET_BOOL_PARAM,
     GET_PARAM,
     PARSE_TEMPLATE,
     PARSED_RESOURCES,
     RESOURCE_JSON,
     STACK_FROM_S3_URL,
+    STACK_STATE,
 )
-from embedded_aws.compat.registry import T, declare
+from embedded_aws.compat.registry import T, declare, state
 from embedded_aws.services.cloudformation import imports
 from embedded_aws.services.cloudformation.create_only import CREATE_ONLY
 from embedded_aws.services.cloudformation.resource_failures import add_resource_event
@@ -492,6 +496,14 @@ def execute_change_set(response: Any) -> EmptyResult:
     GET_PARAM,
     GET_BOOL_PARAM,
     STACK_FROM_S3_URL,
+    *STACK_STATE,
+    EVENT_TIMESTAMP,
+    *CHANGE_SET_STATE,
+    # DescribeChangeSet's answers moto lacks, kept on its change sets
+    *(
+        state(f"moto.cloudformation.models:ChangeSet.{name}", new_objects.change_set, adds=True)
+        for name in ("capabilities", "import_existing_resources", "resource_changes", "imports")
+    ),
     fixes_moto=(
         "DeleteChangeSet of a missing change set raises UnboundLocalError (a 500 page); DescribeChangeSet"
         " of one answers 'Stack with id <name> does not exist' (AWS: ChangeSetNotFound); an executed "

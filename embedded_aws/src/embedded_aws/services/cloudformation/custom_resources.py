@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from embedded_aws.compat import new_objects
 from embedded_aws.compat.cloudformation_models import CREATE_PARAMETERS, UPDATE_PARAMETERS, after_create
 from embedded_aws.compat.internals import (
     ADD_STACK_EVENT,
@@ -18,8 +19,9 @@ from embedded_aws.compat.internals import (
     GET_PARAM,
     PARSED_RESOURCES,
     RESOURCE_JSON,
+    STACK_STATE,
 )
-from embedded_aws.compat.registry import T, declare, install
+from embedded_aws.compat.registry import T, declare, install, state
 from embedded_aws.services.cloudformation.failure_messages import ResourceFailed, stack_reason
 from embedded_aws.services.cloudformation.lifecycle import (
     Answer,
@@ -358,6 +360,12 @@ class CustomResourceHooks:
     DELETE_RESOURCE,
     ADD_STACK_EVENT,
     GET_PARAM,
+    *STACK_STATE,
+    # what a Create leaves on the custom resource for its Update and Delete
+    *(
+        state(f"moto.cloudformation.custom_model:CustomModel.{name}", new_objects.custom_model, adds=True)
+        for name in ("account_id", "stack_id", "resource_type", "properties")
+    ),
     fixes_moto="custom resources get Create only; a FAILED answer is ignored and the stack stays CREATE_IN_PROGRESS",
 )
 def patch_custom_resource_requests(lifecycle: CustomResourceLifecycle | None = None) -> None:

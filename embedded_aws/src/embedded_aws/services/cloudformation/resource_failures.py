@@ -18,10 +18,13 @@ from typing import Any
 
 from embedded_aws.compat.internals import (
     ADD_STACK_EVENT,
+    CHANGE_SET_STATE,
     CREATE_OUTPUT_MAP,
+    EVENT_TIMESTAMP,
     PARSE_TEMPLATE,
     PARSED_RESOURCES,
     RESOURCE_JSON,
+    STACK_STATE,
 )
 from embedded_aws.compat.registry import T, declare, install
 from embedded_aws.services.cloudformation import imports
@@ -337,6 +340,9 @@ def rolling_back_change_sets(execute: Any) -> Any:
     ADD_STACK_EVENT,
     PARSE_TEMPLATE,
     CREATE_OUTPUT_MAP,
+    *STACK_STATE,
+    EVENT_TIMESTAMP,
+    *CHANGE_SET_STATE,
     fixes_moto=(
         "a service error while creating a stack's resource (a table name that is taken) escapes "
         "CreateStack as that service's JSON error and leaves the stack CREATE_IN_PROGRESS, with no "

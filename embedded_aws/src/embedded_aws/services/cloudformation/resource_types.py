@@ -38,6 +38,8 @@ def added_types() -> list[type[Any]]:  # CloudFormationModel subclasses (abstrac
     reads("moto.cloudformation.parsing:get_name_type_map"),
     # a topic policy's delete puts back the topic's default policy (sns/resource_types.py)
     state("moto.sns.models:Topic._policy_json", new_objects.topic),
+    reads("moto.sns.models:Topic.policy"),  # a property: the policies set it
+    reads("moto.sqs.models:Queue.policy"),
     reads("moto.sns.models:Topic._create_default_topic_policy", "self", "region_name", "account_id", "name"),
     fixes_moto=(
         "CloudFormation skips AWS::CloudWatch::Alarm, AWS::Logs::QueryDefinition, "

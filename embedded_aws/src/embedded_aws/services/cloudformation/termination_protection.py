@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from embedded_aws.compat.registry import T, declare, install
+from embedded_aws.compat import new_objects
+from embedded_aws.compat.registry import T, declare, install, state
 
 GONE = ("DELETE_IN_PROGRESS", "DELETE_COMPLETE")
 
@@ -47,6 +48,7 @@ def _validation_error(message: str) -> Exception:
     "UpdateTerminationProtection; DeleteStack of a protected stack refused in AWS's words",
     T("moto.cloudformation.responses:CloudFormationResponse.update_termination_protection", adds=True),
     T("moto.cloudformation.responses:CloudFormationResponse.delete_stack", "self"),
+    state("moto.cloudformation.models:Stack.enable_termination_protection", new_objects.stack),
     fixes_moto=(
         "UpdateTerminationProtection is not implemented, and DeleteStack deletes a stack created with "
         "EnableTerminationProtection (AWS: ValidationError, 'Stack [<name>] cannot be deleted while "

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from embedded_aws.compat import new_objects
-from embedded_aws.compat.internals import GET_ACTION, REQUEST_ACTION
+from embedded_aws.compat.internals import ERROR_CODE, GET_ACTION, REQUEST_ACTION
 from embedded_aws.compat.registry import T, declare, install, state
 
 # --- resource ARNs for moto's access check --------------------------------------------------
@@ -150,6 +150,7 @@ def in_request_protocol(response: Any, check: Any) -> None:
         "resource",
     ),
     GET_ACTION,  # the action a fault or CloudFormation's preflight is for
+    ERROR_CODE,  # a denial's (and an injected fault's) HTTP status
     fixes_moto=(
         "IAM matches policy resources only for SQS, S3, IAM and STS: DynamoDB, Logs and Lambda requests "
         "are checked against '*'; denials are XML for JSON-protocol services"
@@ -284,6 +285,7 @@ def patch_iam_action_names() -> None:
     T("moto.iam.access_control:IAMRequestBase._create_aws_request", "self"),
     state("moto.iam.access_control:IAMRequestBase._headers", new_objects.iam_request),
     state("moto.iam.access_control:IAMRequestBase._body", new_objects.iam_request),
+    state("botocore.awsrequest:AWSRequest.data", new_objects.aws_request),
     fixes_moto="a signed GET or bodyless POST fails SignatureDoesNotMatch (re-signed over its parameters)",
 )
 def patch_signature_of_bodyless_requests() -> None:

@@ -8,8 +8,9 @@ from __future__ import annotations
 import threading
 from typing import Any, cast
 
+from embedded_aws.compat import new_objects
 from embedded_aws.compat.internals import QUEUE_MESSAGES, QUEUE_MESSAGES_LOCK
-from embedded_aws.compat.registry import T, declare, install, reads
+from embedded_aws.compat.registry import T, declare, install, reads, state
 from embedded_aws.services.sqs import dead_letters
 from embedded_aws.services.sqs.metrics import DELETED, EMPTY_RECEIVES, RECEIVED, SENT
 
@@ -266,6 +267,11 @@ def composed_message_calls(original: dict[str, Any], metrics: Any, lock: Any) ->
     T("moto.sqs.models:SQSBackend.purge_queue", "self", "queue_name"),
     QUEUE_MESSAGES,
     QUEUE_MESSAGES_LOCK,
+    # fifo.py: a deduplicated send's message and its FIFO fields
+    *(
+        state(f"moto.sqs.models:Message.{name}", new_objects.message)
+        for name in ("group_id", "sequence_number", "deduplication_id", "message_attributes")
+    ),
     # fifo.py's duplicate check validates as a send would (sqs.answers wraps it)
     reads(
         "moto.sqs.models:SQSBackend._validate_message",
