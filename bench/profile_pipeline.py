@@ -4,6 +4,7 @@ Deploys the stack once (LOCAL_PROFILE=1 in the emulator: see embedded_aws/profil
 run (batch size : messages : backlog) prints msg/s, late/early rate, CPU seconds per message of
 the emulator process, its sandboxes and this producer, and per-message request counts and times
 by operation and host phase. `--pyspy SECONDS` samples the emulator with py-spy during each run.
+Profiles and the records of each run go to `--out-dir` (bench/out/profile/ by default).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import process_cpu_seconds
+
+OUT_DIR = Path(__file__).resolve().parent / "out" / "profile"  # bench/out/ is not committed
 
 
 def _children(pid: int) -> list[int]:
@@ -58,6 +61,7 @@ def profile_counters(state_dir: Path, pid: int) -> dict[str, Any]:
 
 def main() -> int:
     args = _parser().parse_args()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("LOCAL_PROFILE", "1")
     import logging
 
@@ -108,7 +112,7 @@ def main() -> int:
             if (state_dir / "profile.pstats").exists():
                 shutil.copy(
                     state_dir / "profile.pstats",
-                    f"/work/notes/cprofile-{args.label or 'run'}-b{batch}-{messages}.pstats",
+                    args.out_dir / f"cprofile-{args.label or 'run'}-b{batch}-{messages}.pstats",
                 )
             if spy:
                 spy.wait()
@@ -116,7 +120,7 @@ def main() -> int:
             sys.stdout.flush()
     finally:
         pipeline.stop()
-        shutil.copy(state_dir / "emulator.log", "/work/notes/last-emulator.log")
+        shutil.copy(state_dir / "emulator.log", args.out_dir / "last-emulator.log")
         shutil.rmtree(state_dir, ignore_errors=True)
     return 0
 
@@ -128,7 +132,10 @@ def _parser() -> argparse.ArgumentParser:
         "--pyspy", type=float, default=0, help="sample the emulator for this many seconds per run"
     )
     parser.add_argument("--pyspy-args", default="--gil")
-    parser.add_argument("--out", type=Path, default=Path("/work/notes/profile-runs.jsonl"))
+    parser.add_argument(
+        "--out-dir", type=Path, default=OUT_DIR, help=f"where profiles and records go (default {OUT_DIR})"
+    )
+    parser.add_argument("--py-spy", default=shutil.which("py-spy") or "py-spy", help="the py-spy executable")
     parser.add_argument("--label", default="")
     parser.add_argument(
         "--plain",
@@ -145,10 +152,10 @@ def _parser() -> argparse.ArgumentParser:
 def _py_spy(args: argparse.Namespace, pid: int, batch: int, messages: int) -> subprocess.Popen[bytes] | None:
     """py-spy sampling the emulator for --pyspy seconds, if asked."""
     if args.pyspy:
-        out = Path("/work/notes") / f"pyspy-{args.label or 'run'}-b{batch}-{messages}.txt"
+        out = args.out_dir / f"pyspy-{args.label or 'run'}-b{batch}-{messages}.txt"
         return subprocess.Popen(  # noqa: S603  py-spy on a pid this script started, no shell
             [
-                "/work/wt-profile/.venv/bin/py-spy",
+                args.py_spy,
                 "record",
                 "-p",
                 str(pid),
@@ -209,7 +216,7 @@ def _record(
         "load1_start": load,
         "requests": rows,
     }
-    with open(args.out, "a") as f:
+    with open(args.out_dir / "profile-runs.jsonl", "a") as f:
         f.write(json.dumps(summary) + "\n")
     print(
         f"\n== b={batch} n={n} backlog={backlog}: {summary['msg_s']} msg/s, late/early {summary['late_early']}, "

@@ -15,7 +15,6 @@ from idempotent_consumer.alarms import (
     FIFO_DOC_TABLE_HEADER,
     TABLE,
     AlarmSettings,
-    doc_table,
     fifo_doc_table,
     resolved,
     runbook,
@@ -73,17 +72,21 @@ def test_the_operations_fifo_rows_are_rendered_from_the_alarm_table():
 def test_the_rendered_rows_follow_the_declarations():
     """The check above is not vacuous: another threshold or another count of periods changes the
     rendered row, and an extra declaration an extra row."""
-    rows = dict(zip(ALARMS, doc_table(DEFAULTS).splitlines()[2:], strict=True))
+    rows = dict(zip(ALARMS, doc_rows(DEFAULTS), strict=True))
     assert "> 300 s (`-c oldest_job_age_alarm_seconds=`) in a minute" in rows["oldest-job-age"]
     assert "in each of 118 consecutive hours" in rows["dead-letter-expiry"]
     assert "in any of the last 10 minutes" in rows["conflicting-orders"]
     other = replace(DEFAULTS, oldest_job_age_alarm_seconds=900, dead_letter_expiry_periods=22)
-    changed = dict(zip(ALARMS, doc_table(other).splitlines()[2:], strict=True))
+    changed = dict(zip(ALARMS, doc_rows(other), strict=True))
     assert "> 900 s" in changed["oldest-job-age"]
     assert "in each of 22 consecutive hours" in changed["dead-letter-expiry"]
     assert "22 hours in a row" in changed["dead-letter-expiry"]
     extra = replace(TABLE[-1], what="extra-alarm").resolved(DEFAULTS)
     assert extra.doc_row().startswith("| `<prefix>-extra-alarm` |")
+
+
+def doc_rows(settings: AlarmSettings) -> list[str]:
+    return [alarm.doc_row() for alarm in resolved(settings)]
 
 
 def test_the_defaults_the_docs_describe_are_the_contexts():

@@ -426,11 +426,6 @@ def resolved(settings: AlarmSettings) -> tuple[ResolvedAlarm, ...]:
     return tuple(declaration.resolved(settings) for declaration in TABLE)
 
 
-def doc_table(settings: AlarmSettings) -> str:
-    """docs/operations.md's alarm table, for the settings the docs describe (the defaults)."""
-    return "\n".join([*DOC_TABLE_HEADER, *(alarm.doc_row() for alarm in resolved(settings))])
-
-
 def runbook(settings: AlarmSettings) -> str:
     """docs/operations.md's runbook: one section per alarm, for the settings the docs describe."""
     return "\n\n".join(alarm.runbook_section() for alarm in resolved(settings))
