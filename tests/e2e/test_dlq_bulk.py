@@ -16,7 +16,7 @@ from ops import observe
 from tests.e2e.operator import Operator, order
 from tests.shared_aws import FAST_TIMEOUTS
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(20)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.long_wait(35)]
 
 PREFIX = "bulk"
 SETTLE = 120  # 200 orders written on a loaded machine

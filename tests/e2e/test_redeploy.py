@@ -19,7 +19,7 @@ from local.session import QUIET_NODE, ROOT, LocalError, LocalSession, wait_for
 from ops.observe import plain_item
 from tests.shared_aws import FAST_TIMEOUTS
 
-pytestmark = [pytest.mark.e2e, pytest.mark.long_wait(60)]
+pytestmark = [pytest.mark.e2e, pytest.mark.long_wait(85)]
 
 CONTEXT = {"prefix": "rt", "removal": "retain", "target": "local", "max_receive_count": "2", **FAST_TIMEOUTS}
 ORDER = {"id": "kept-order", "quantity": 3}

@@ -11,7 +11,7 @@ import pytest
 from local.paths import NODE_BIN
 from tests.conftest import ROOT
 
-pytestmark = [pytest.mark.slow, pytest.mark.long_wait(40)]
+pytestmark = [pytest.mark.slow, pytest.mark.long_wait(70)]
 
 
 def user_shell_env() -> dict[str, str]:

@@ -14,7 +14,7 @@ from local.paths import NODE_BIN, ROOT
 from tests.documented import blocks, clean_env, run_in_one_shell
 
 # A long workload (a venv, an install, a synth in a fresh interpreter): scheduled with the first.
-pytestmark = [pytest.mark.slow, pytest.mark.long_wait(30)]
+pytestmark = [pytest.mark.slow, pytest.mark.long_wait(90)]
 
 PAGE = "docs/construct.md"
 PYTHON_BLOCK = re.compile(r"```python\n# (?P<name>[\w/.]+)\n(?P<body>.*?)```", re.DOTALL)

@@ -31,6 +31,9 @@ from tests.view.fake_consumer import (
     write_line,
 )
 
+# Many in-process moto accounts and snapshots: started with the long modules, not after them.
+pytestmark = [pytest.mark.long_wait(10)]
+
 
 @pytest.fixture
 def aws(monkeypatch):

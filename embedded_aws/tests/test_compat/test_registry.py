@@ -29,6 +29,8 @@ from embedded_aws.compat.registry import (
 )
 
 DISTRIBUTION = Path(__file__).resolve().parents[2]
+# Two fresh interpreters that import moto whole: started with the long modules, not after them.
+pytestmark = [pytest.mark.long_wait(10)]
 
 
 def test_the_installed_moto_fits_every_patch():
