@@ -8,8 +8,10 @@ import json
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from packaging.requirements import Requirement
@@ -80,9 +82,7 @@ def test_every_patch_changes_exactly_what_it_declares():
         "    'problems after undo': REGISTRY.problems(),\n"
         "}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.splitlines()[-1]) == {
+    assert _last_json_line(script) == {
         "undeclared": [],
         "unchanged": [],
         "not undone": [],
@@ -98,11 +98,9 @@ def test_every_private_name_of_moto_the_package_uses_is_declared():
     on a new object): the start-up check covers every internal the emulator touches, not only
     those it replaces. The package's own are its functions, classes and names, and what the
     methods of its classes set on `self`."""
-    source = DISTRIBUTION / "src" / "embedded_aws"
     own: set[str] = set()
     used: dict[str, str] = {}
-    for path in sorted(source.rglob("*.py")):
-        tree = ast.parse(path.read_text(), filename=str(path))
+    for where, tree in _sources():
         methods = {
             id(member)
             for node in ast.walk(tree)
@@ -125,11 +123,8 @@ def test_every_private_name_of_moto_the_package_uses_is_declared():
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 own.add(node.id)
             elif isinstance(node, ast.Attribute) and _private(node.attr):
-                used.setdefault(node.attr, f"{path.relative_to(source)}:{node.lineno}")
-    declared = {
-        target.path.partition(":")[2].rpartition(".")[2] for p in REGISTRY.patches for target in p.targets
-    }
-    assert {name: where for name, where in used.items() if name not in own | declared} == {}
+                used.setdefault(node.attr, f"{where}:{node.lineno}")
+    assert {name: where for name, where in used.items() if name not in own | _declared_names()} == {}
 
 
 # Set on a model by moto's parse_and_create_resource after it is made, so no new object shows
@@ -142,11 +137,9 @@ def test_every_attribute_the_package_sets_on_an_object_not_its_own_is_declared()
     attributes, its thread-locals) is moto's or botocore's state, or one a patch adds to moto's
     objects: each is declared (`state`, with `adds` for the added ones), since a write to a name
     moto renamed would be lost without an error."""
-    source = DISTRIBUTION / "src" / "embedded_aws"
     own: set[str] = set()
     written: dict[str, str] = {}
-    for path in sorted(source.rglob("*.py")):
-        tree = ast.parse(path.read_text(), filename=str(path))
+    for where, tree in _sources():
         thread_locals = {
             target.id
             for node in ast.walk(tree)
@@ -173,14 +166,23 @@ def test_every_attribute_the_package_sets_on_an_object_not_its_own_is_declared()
                 and isinstance(node.ctx, ast.Store)
                 and not node.attr.startswith("__")
             ) and not _on(node, "self", "cls", *thread_locals):
-                written.setdefault(node.attr, f"{path.relative_to(source)}:{node.lineno}")
-    declared = {
+                written.setdefault(node.attr, f"{where}:{node.lineno}")
+    allowed = own | _declared_names() | SET_AFTER_CREATE
+    assert {name: where for name, where in written.items() if name not in allowed} == {}
+
+
+def _sources() -> Iterator[tuple[str, ast.Module]]:
+    """Each module of the package, by its path under src/embedded_aws/, parsed."""
+    source = DISTRIBUTION / "src" / "embedded_aws"
+    for path in sorted(source.rglob("*.py")):
+        yield str(path.relative_to(source)), ast.parse(path.read_text(), filename=str(path))
+
+
+def _declared_names() -> set[str]:
+    """The attribute each declared target names (the last part of its path), of every patch."""
+    return {
         target.path.partition(":")[2].rpartition(".")[2] for p in REGISTRY.patches for target in p.targets
     }
-    undeclared = {
-        name: where for name, where in written.items() if name not in own | declared | SET_AFTER_CREATE
-    }
-    assert undeclared == {}
 
 
 def _on(node: ast.Attribute, *names: str) -> bool:
@@ -211,9 +213,7 @@ def test_a_moto_object_missing_a_declared_attribute_refuses_the_start_naming_it(
         "except IncompatibleMoto as refused:\n"
         "    print(json.dumps({'refused': str(refused), 'unchanged': SQSBackend.receive_message is receive}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    answer = json.loads(done.stdout.splitlines()[-1])
+    answer = _last_json_line(script)
     assert answer["unchanged"] and "\n" not in answer["refused"]
     assert answer["refused"].startswith(
         "embedded-aws cannot patch this moto: patch sqs.message-calls: "
@@ -237,6 +237,13 @@ def test_state_is_checked_on_a_new_object_and_a_failing_constructor_is_named():
         f"{MODULE}:Subject.kept: a new Subject cannot be made to check it "
         "(__init__() missing 1 required positional argument: 'region')"
     )
+
+
+def _last_json_line(script: str) -> Any:
+    """What `script`, run in a fresh interpreter, printed last (as JSON); it must exit 0."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def test_changed_names_what_was_rebound_added_or_removed():

@@ -6,12 +6,25 @@ once here and listed by each patch that uses them (a patch's other reads sit in 
 from __future__ import annotations
 
 from embedded_aws.compat import new_objects
-from embedded_aws.compat.registry import reads, state
+from embedded_aws.compat.registry import reads, state, states
 
 # SQS: a queue's messages as a list, and the condition a long poll waits on (moto's sends
 # notify it).
 QUEUE_MESSAGES = state("moto.sqs.models:Queue._messages", new_objects.queue)
 QUEUE_MESSAGES_LOCK = state("moto.sqs.models:Queue._messages_lock", new_objects.queue)
+
+# SQS's check of a message to send, with its parameters: sqs.answers replaces it, and the FIFO
+# duplicate check (sqs.message-calls) calls it as a send would.
+VALIDATE_MESSAGE = (
+    "moto.sqs.models:SQSBackend._validate_message",
+    "self",
+    "queue",
+    "message_body",
+    "delay_seconds",
+    "deduplication_id",
+    "group_id",
+    "validate_group_id",
+)
 
 # A request's parameters and action, as moto's responses read them.
 GET_PARAM = reads("moto.core.responses:BaseResponse._get_param", "self", "param_name", "if_none")
@@ -46,14 +59,18 @@ REQUEST_ACCESS_KEY = state("moto.iam.access_control:IAMRequestBase._access_key",
 
 # CloudFormation's stacks, events and change sets, as the change-set, failure and custom-resource
 # patches update them; the change sets' answers moto lacks are added to its objects.
-STACK_STATE = tuple(
-    state(f"moto.cloudformation.models:Stack.{name}", new_objects.stack)
-    for name in ("status", "template", "description", "parameters", "output_map")
+STACK_STATE = states(
+    "moto.cloudformation.models:Stack",
+    new_objects.stack,
+    *("status", "template", "description", "parameters", "output_map"),
 )
 EVENT_TIMESTAMP = state("moto.cloudformation.models:Event.timestamp", new_objects.stack_event)
-CHANGE_SET_STATE = tuple(
-    state(f"moto.cloudformation.models:ChangeSet.{name}", new_objects.change_set)
-    for name in ("status", "execution_status", "status_reason")
+CHANGE_SET_STATE = states(
+    "moto.cloudformation.models:ChangeSet",
+    new_objects.change_set,
+    "status",
+    "execution_status",
+    "status_reason",
 )
 
 # An AWS error answered in a JSON protocol: its HTTP status and body.

@@ -53,15 +53,17 @@ class Target:
             owner = getattr(owner, parent)
         return owner, name
 
-    def problem(self, original: Any = None) -> str | None:
+    def problem(self, original: Any = None, made: dict[Callable[[], Any], Any] | None = None) -> str | None:
         """Why this target no longer fits (None when it does). `original`: what was there before
-        the patch was applied (checked instead of the patched value)."""
+        the patch was applied (checked instead of the patched value). `made`: what each maker of
+        state objects gave already (the object, or the error it raised), so one check makes each
+        object once."""
         try:
             owner, name = self.owner_and_name()
         except (ImportError, AttributeError) as error:
             return f"{self.path} is gone ({error})"
         if self.made_by is not None:
-            return self._state_problem(owner, name, self.made_by)
+            return self._state_problem(owner, name, self.made_by, {} if made is None else made)
         value = original if original is not None else inspect.getattr_static(owner, name, _MISSING)
         if self.adds:
             return (
@@ -82,11 +84,17 @@ class Target:
             return f"{self.path} takes ({', '.join(found)}), expected ({', '.join(self.parameters)})"
         return None
 
-    def _state_problem(self, owner: type, name: str, made_by: Callable[[], Any]) -> str | None:
-        try:
-            made = made_by()
-        except Exception as error:  # noqa: BLE001 - whatever a changed constructor raises, named
-            return f"{self.path}: a new {owner.__name__} cannot be made to check it ({error})"
+    def _state_problem(
+        self, owner: type, name: str, made_by: Callable[[], Any], made_before: dict[Callable[[], Any], Any]
+    ) -> str | None:
+        if made_by not in made_before:  # (the object, or why it could not be made)
+            try:
+                made_before[made_by] = (made_by(), None)
+            except Exception as error:  # noqa: BLE001 - whatever a changed constructor raises, named
+                made_before[made_by] = (None, error)
+        made, failure = made_before[made_by]
+        if failure is not None:
+            return f"{self.path}: a new {owner.__name__} cannot be made to check it ({failure})"
         if not isinstance(made, owner):
             return f"{self.path}: {made_by.__qualname__} makes no {owner.__name__}"
         present = inspect.getattr_static(made, name, _MISSING) is not _MISSING
@@ -148,6 +156,11 @@ def state(path: str, made_by: Callable[[], Any], adds: bool = False) -> Target:
     reads or writes; `made_by` makes a new object of that class to check it on. `adds`: the patch
     sets it on moto's objects itself, and a new object must not have it yet."""
     return Target(path, adds=adds, replaced=False, made_by=made_by)
+
+
+def states(owner: str, made_by: Callable[[], Any], *names: str, adds: bool = False) -> tuple[Target, ...]:
+    """`state` for several attributes of one class (`owner`: `module:Class`)."""
+    return tuple(state(f"{owner}.{name}", made_by, adds=adds) for name in names)
 
 
 _DECLARED: dict[Callable[..., None], Patch] = {}
@@ -221,10 +234,11 @@ class Registry:
         installed = importlib.metadata.version("moto")
         if Version(installed) not in self.supported_moto:
             found.append(f"moto {installed} is installed; embedded-aws supports moto{self.supported_moto}")
+        made: dict[Callable[[], Any], Any] = {}
         for patch in self.patches:
             for target in patch.targets:
                 original = self._originals.get(target.path)
-                problem = target.problem(original[2] if original else None)
+                problem = target.problem(original[2] if original else None, made)
                 if problem:
                     found.append(f"patch {patch.name}: {problem}")
         return found

@@ -37,7 +37,7 @@ from embedded_aws.compat.internals import (
     STACK_FROM_S3_URL,
     STACK_STATE,
 )
-from embedded_aws.compat.registry import T, declare, state
+from embedded_aws.compat.registry import T, declare, states
 from embedded_aws.services.cloudformation import imports
 from embedded_aws.services.cloudformation.create_only import CREATE_ONLY
 from embedded_aws.services.cloudformation.resource_failures import add_resource_event
@@ -500,9 +500,11 @@ def execute_change_set(response: Any) -> EmptyResult:
     EVENT_TIMESTAMP,
     *CHANGE_SET_STATE,
     # DescribeChangeSet's answers moto lacks, kept on its change sets
-    *(
-        state(f"moto.cloudformation.models:ChangeSet.{name}", new_objects.change_set, adds=True)
-        for name in ("capabilities", "import_existing_resources", "resource_changes", "imports")
+    *states(
+        "moto.cloudformation.models:ChangeSet",
+        new_objects.change_set,
+        *("capabilities", "import_existing_resources", "resource_changes", "imports"),
+        adds=True,
     ),
     fixes_moto=(
         "DeleteChangeSet of a missing change set raises UnboundLocalError (a 500 page); DescribeChangeSet"

@@ -21,7 +21,7 @@ from embedded_aws.compat.internals import (
     RESOURCE_JSON,
     STACK_STATE,
 )
-from embedded_aws.compat.registry import T, declare, install, state
+from embedded_aws.compat.registry import T, declare, install, states
 from embedded_aws.services.cloudformation.failure_messages import ResourceFailed, stack_reason
 from embedded_aws.services.cloudformation.lifecycle import (
     Answer,
@@ -362,9 +362,11 @@ class CustomResourceHooks:
     GET_PARAM,
     *STACK_STATE,
     # what a Create leaves on the custom resource for its Update and Delete
-    *(
-        state(f"moto.cloudformation.custom_model:CustomModel.{name}", new_objects.custom_model, adds=True)
-        for name in ("account_id", "stack_id", "resource_type", "properties")
+    *states(
+        "moto.cloudformation.custom_model:CustomModel",
+        new_objects.custom_model,
+        *("account_id", "stack_id", "resource_type", "properties"),
+        adds=True,
     ),
     fixes_moto="custom resources get Create only; a FAILED answer is ignored and the stack stays CREATE_IN_PROGRESS",
 )

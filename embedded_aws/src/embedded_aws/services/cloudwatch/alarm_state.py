@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from embedded_aws.compat import new_objects
-from embedded_aws.compat.registry import T, declare, state
+from embedded_aws.compat.registry import T, declare, state, states
 from embedded_aws.services.cloudwatch.alarm_messages import (
     action_item,
     configuration_item,
@@ -238,11 +238,17 @@ class AlarmStates:
         "state_value",
     ),
     T("moto.cloudwatch.models:CloudWatchBackend.delete_alarms", "self", "alarm_names"),
-    *(
-        state(f"moto.cloudwatch.models:Alarm.{name}", new_objects.alarm)
-        for name in ("state_value", "state_reason", "state_reason_data", "state_updated_timestamp")
+    *states(
+        "moto.cloudwatch.models:Alarm",
+        new_objects.alarm,
+        *(
+            "state_value",
+            "state_reason",
+            "state_reason_data",
+            "state_updated_timestamp",
+            "metric_data_queries",
+        ),
     ),
-    state("moto.cloudwatch.models:Alarm.metric_data_queries", new_objects.alarm),
     # AWS's StateTransitionedTimestamp, which moto lacks
     state("moto.cloudwatch.models:Alarm.state_transitioned_timestamp", new_objects.alarm, adds=True),
     fixes_moto="CloudWatch stores alarms but never evaluates them nor runs their actions",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from embedded_aws.compat import new_objects
+from embedded_aws.compat.internals import VALIDATE_MESSAGE
 from embedded_aws.compat.registry import T, declare, install, state
 from embedded_aws.services.sqs import dead_letters
 
@@ -27,16 +28,7 @@ STATUSES = {"ResourceNotFoundException": 404}
         "an empty body or string attribute refused, AWS's JSON error types and statuses, a dead letter's "
         "DeadLetterQueueSourceArn (as LocalStack recorded AWS)"
     ),
-    T(
-        "moto.sqs.models:SQSBackend._validate_message",
-        "self",
-        "queue",
-        "message_body",
-        "delay_seconds",
-        "deduplication_id",
-        "group_id",
-        "validate_group_id",
-    ),
+    T(*VALIDATE_MESSAGE),
     T("moto.core.serialize:get_error_model", "exception", "default_service_model"),
     T("moto.sqs.responses:SQSResponse.receive_message", "self"),
     T("moto.sqs.responses:validate_message_attributes", "message_attributes"),

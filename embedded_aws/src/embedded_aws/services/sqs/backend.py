@@ -9,8 +9,8 @@ import threading
 from typing import Any, cast
 
 from embedded_aws.compat import new_objects
-from embedded_aws.compat.internals import QUEUE_MESSAGES, QUEUE_MESSAGES_LOCK
-from embedded_aws.compat.registry import T, declare, install, reads, state
+from embedded_aws.compat.internals import QUEUE_MESSAGES, QUEUE_MESSAGES_LOCK, VALIDATE_MESSAGE
+from embedded_aws.compat.registry import T, declare, install, reads, states
 from embedded_aws.services.sqs import dead_letters
 from embedded_aws.services.sqs.metrics import DELETED, EMPTY_RECEIVES, RECEIVED, SENT
 
@@ -268,21 +268,13 @@ def composed_message_calls(original: dict[str, Any], metrics: Any, lock: Any) ->
     QUEUE_MESSAGES,
     QUEUE_MESSAGES_LOCK,
     # fifo.py: a deduplicated send's message and its FIFO fields
-    *(
-        state(f"moto.sqs.models:Message.{name}", new_objects.message)
-        for name in ("group_id", "sequence_number", "deduplication_id", "message_attributes")
+    *states(
+        "moto.sqs.models:Message",
+        new_objects.message,
+        *("group_id", "sequence_number", "deduplication_id", "message_attributes"),
     ),
     # fifo.py's duplicate check validates as a send would (sqs.answers wraps it)
-    reads(
-        "moto.sqs.models:SQSBackend._validate_message",
-        "self",
-        "queue",
-        "message_body",
-        "delay_seconds",
-        "deduplication_id",
-        "group_id",
-        "validate_group_id",
-    ),
+    reads(*VALIDATE_MESSAGE),
     fixes_moto=(
         "ReceiveMessage is not thread-safe: concurrent receivers get the same message or 500s; no "
         "in-flight cap; a batch's size is its bodies' characters, not the bytes of bodies and attributes;"
