@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from ops.snapshot import section_state
 from stacks.config import REFERENCE_ITEM
 
 if TYPE_CHECKING:
@@ -33,11 +34,6 @@ def _evidence(snapshot: Snapshot, section: str) -> str:
     return "" if found is None else (found["detail"] or found["call"]).strip()
 
 
-def _state(snapshot: Snapshot, section: str) -> str:
-    found = snapshot["resources"].get(section)
-    return "unreadable" if found is None else found["state"]
-
-
 def _cannot_tell(snapshot: Snapshot, section: str) -> str:
     return f"cannot tell: {snapshot['errors'].get(section) or _evidence(snapshot, section)}"
 
@@ -46,9 +42,9 @@ def started(snapshot: Snapshot) -> bool:
     """The lab's clean-up has begun: something it deletes (the worker's event source mapping, the
     jobs queue, the worker's log group) is gone, as AWS said. Before that the checks describe an
     end state nobody has asked for yet: the view shows them as not started, not as failing."""
-    mapping_gone = _state(snapshot, "mappings") == "present" and snapshot["mappings"] == []
+    mapping_gone = section_state(snapshot, "mappings") == "present" and snapshot["mappings"] == []
     return mapping_gone or any(
-        _state(snapshot, section) == "absent" for section in ("mappings", "jobs", "log")
+        section_state(snapshot, section) == "absent" for section in ("mappings", "jobs", "log")
     )
 
 
@@ -63,7 +59,7 @@ def checks(snapshot: Snapshot) -> list[Check]:
 
     # No mapping for the worker: an empty list, or no such function to map.
     what = f"no event source mapping for {target['function_name']}"
-    state, mappings = _state(snapshot, "mappings"), snapshot["mappings"]
+    state, mappings = section_state(snapshot, "mappings"), snapshot["mappings"]
     if state == "present" and not mappings:
         found.append(Check(what, True, "ListEventSourceMappings: none"))
     elif state == "present":
@@ -75,7 +71,7 @@ def checks(snapshot: Snapshot) -> list[Check]:
         found.append(Check(what, False, _cannot_tell(snapshot, "mappings")))
 
     what = f"no jobs queue {target['jobs_queue']}"
-    state = _state(snapshot, "jobs")
+    state = section_state(snapshot, "jobs")
     if state == "absent":
         found.append(Check(what, True, _evidence(snapshot, "jobs")))
     elif state == "present":
@@ -85,7 +81,7 @@ def checks(snapshot: Snapshot) -> list[Check]:
         found.append(Check(what, False, _cannot_tell(snapshot, "jobs")))
 
     what = f"no order items in {target['orders_table']}"
-    state, orders = _state(snapshot, "orders"), snapshot["orders"]
+    state, orders = section_state(snapshot, "orders"), snapshot["orders"]
     if state == "present" and not orders:
         found.append(Check(what, True, "Scan: 0 items"))
     elif state == "present" and orders is not None:
@@ -99,7 +95,7 @@ def checks(snapshot: Snapshot) -> list[Check]:
     # A consumer of another app has no reference table (ops/snapshot.py: no ReferenceTableName).
     lab = bool(target["reference_table"])
     what = f"the reference item in {target['reference_table']} unchanged"
-    state, reference = _state(snapshot, "reference"), snapshot["reference"]
+    state, reference = section_state(snapshot, "reference"), snapshot["reference"]
     if lab and state == "present":
         shown = ", ".join(json.dumps(item, sort_keys=True) for item in reference or []) or "no items"
         found.append(Check(what, reference == [REFERENCE_ITEM], f"Scan: {shown}"))
@@ -111,7 +107,7 @@ def checks(snapshot: Snapshot) -> list[Check]:
     if lab:
         tables.append(("reference", f"the reference table {target['reference_table']}"))
     for section, name in tables:
-        what, state = f"{name} still there", _state(snapshot, section)
+        what, state = f"{name} still there", section_state(snapshot, section)
         if state == "present":
             function = snapshot["function"] or {}
             answered = f"State {function.get('state')}" if section == "function" else "the table answered"

@@ -70,7 +70,9 @@ class QueueCounts(TypedDict):
     dlq: dict[str, int] | None
 
 
-class History_(TypedDict):
+class KeptHistory(TypedDict):
+    """Where the decisions read are kept (ops/history.py), and why keeping failed, if it did."""
+
     path: str
     error: str | None
 
@@ -107,7 +109,13 @@ class Snapshot(TypedDict):
     alarms: list[dict[str, Any]] | None
     series: dict[str, list[tuple[int, float]]] | None
     log_source: str | None  # "log", or "history" when the log group is gone
-    history: History_ | None
+    history: KeptHistory | None
+
+
+def section_state(snapshot: Snapshot, name: str) -> str:
+    """How a section was read: `present`, `absent`, or `unreadable` (also when it was not read)."""
+    found = snapshot["resources"].get(name)
+    return "unreadable" if found is None else found["state"]
 
 
 class TargetError(RuntimeError):
@@ -594,7 +602,7 @@ def _kept(
             history.keep(scope, log.records)
             snapshot["history"] = {"path": str(history.path), "error": None}
             return log.records
-        if snapshot["resources"]["log"]["state"] != "absent":
+        if section_state(snapshot, "log") != "absent":
             return None  # unreadable: the log may still hold lines the history lacks
         kept = history.records(scope)
     except Exception as error:  # noqa: BLE001 - the history is a help, never a reason to fail
@@ -667,9 +675,8 @@ def format_text(snapshot: Snapshot) -> str:
 
     def unread(key: str) -> str:
         """Why a section has no data: deleted (AWS said so) or an error."""
-        found = snapshot["resources"].get(key)
-        if found is not None and found["state"] == "absent":
-            return f"absent ({found['detail']})"
+        if section_state(snapshot, key) == "absent":
+            return f"absent ({snapshot['resources'][key]['detail']})"
         return f"error: {errors[key]}"
 
     def counters(label: str, key: str, found: dict[str, int] | None, name: str) -> str:
@@ -710,8 +717,7 @@ def format_text(snapshot: Snapshot) -> str:
         lines.append(f"alarm     {alarm['name']}: {alarm['state']}  {alarm['reason']}")
     if snapshot["alarms"] == []:
         lines.append("alarms    none")
-    log_section = snapshot["resources"].get("log")
-    log_gone = log_section is not None and log_section["state"] == "absent"
+    log_gone = section_state(snapshot, "log") == "absent"
     if log_gone:
         lines.append(f"log       {target['log_group']}: {unread('log')}")
     deliveries, summary = snapshot["deliveries"], snapshot["summary"]
